@@ -1,0 +1,42 @@
+# wattsched — two commands: `make reproduce` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SCALE ?= quick
+OUT ?= results
+WORKERS ?=
+
+.PHONY: venv test test-slow lint reproduce bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# torch==2.13.0 first: the CPU wheel on this machine satisfies the [rl] extra's range,
+# so pip never pulls a multi-GB CUDA build; elsewhere pip simply downloads it.
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q "torch==2.13.0"
+	$(BIN)/pip install -q -e ".[rl,ray,test,lint]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow" -p no:cacheprovider --cov=wattsched --cov-report=term:skip-covered
+
+test-slow: $(STAMP)
+	HYPOTHESIS_PROFILE=slow $(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+
+reproduce: $(STAMP)
+	$(BIN)/wattsched reproduce --scale $(SCALE) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),)
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache

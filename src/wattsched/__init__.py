@@ -1,0 +1,29 @@
+"""wattsched: energy-aware scheduling of AI/ML work on GPUs.
+
+Two systems: MIG scheduling with dynamic repartitioning (Lipe et al., CCGrid 2025) and DVFS-aware deadline
+scheduling on CPU-GPU clusters (Mei, Wang et al., TPDS 2022).
+"""
+
+from __future__ import annotations
+
+from wattsched.errors import ConfigError, InputError, UnknownNameError, WattschedError
+from wattsched.hardware.mig import Configuration, MigProfile, SliceSpec, default_profile, load_profile
+from wattsched.workload.job import Job, JobKind, Scaling
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "Configuration",
+    "InputError",
+    "Job",
+    "JobKind",
+    "MigProfile",
+    "Scaling",
+    "SliceSpec",
+    "UnknownNameError",
+    "WattschedError",
+    "__version__",
+    "default_profile",
+    "load_profile",
+]

@@ -1,0 +1,49 @@
+"""The ``wattsched`` command line. Only this package parses arguments.
+
+Each command group lives in its own module exposing ``add_parser(subparsers)``; the parser's ``func``
+default runs the command and returns an exit status. Errors a user can cause print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from wattsched.errors import WattschedError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from wattsched.cli import dvfs, mig, reproduce
+
+    parser = argparse.ArgumentParser(prog="wattsched", description="Energy-aware scheduling of AI/ML work on GPUs.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    groups = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    mig.add_parser(groups)
+    dvfs.add_parser(groups)
+    reproduce.add_parser(groups)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    try:
+        return int(args.func(args) or 0)
+    except WattschedError as exc:
+        print(f"wattsched: error: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"wattsched: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("wattsched: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

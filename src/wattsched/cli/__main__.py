@@ -1,0 +1,5 @@
+import sys
+
+from wattsched.cli import main
+
+sys.exit(main())

@@ -1,0 +1,59 @@
+"""Exception types. Every error a user can cause is a :class:`WattschedError`.
+
+The CLI prints ``str(error)`` on one line and exits with status 2, so messages must say what was
+expected, what arrived, and where (file, row, column) when that is known.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ConfigError", "InputError", "UnknownNameError", "WattschedError"]
+
+
+class WattschedError(Exception):
+    """Base class for every error a user of wattsched can cause."""
+
+
+class InputError(WattschedError, ValueError):
+    """A malformed input file or value.
+
+    The message names the file, the 1-based data row (header excluded) and the column where known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        row: int | None = None,
+        column: str | None = None,
+    ) -> None:
+        self.path = path
+        self.row = row
+        self.column = column
+        self.reason = message
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if row is not None:
+            where.append(f"row {row}")
+        if column is not None:
+            where.append(f"column '{column}'")
+        prefix = ": ".join([", ".join(where)]) + ": " if where else ""
+        super().__init__(prefix + message)
+
+
+class ConfigError(WattschedError, ValueError):
+    """An invalid configuration value (CLI option, study file, model parameter)."""
+
+
+class UnknownNameError(WattschedError, KeyError):
+    """A name that is not in a registry; the message lists the valid names."""
+
+    def __init__(self, kind: str, name: str, valid: list[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.valid = valid
+        super().__init__(f"unknown {kind} '{name}'; valid names: {', '.join(sorted(valid))}")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
