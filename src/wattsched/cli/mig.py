@@ -1,12 +1,185 @@
-"""`wattsched mig` commands."""
+"""`wattsched mig` commands: ``generate`` a trace, ``run`` one simulation, list ``configs`` (CONTRACT §5)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import sys
+from typing import NoReturn
 
-__all__ = ["add_parser"]
+import pandas as pd
+
+from wattsched.errors import ConfigError
+from wattsched.hardware.mig import default_profile
+from wattsched.units import joules_to_kwh, seconds_to_minutes
+from wattsched.workload.arrivals import PROFILES
+from wattsched.workload.generators import WorkloadSpec, generate_jobs
+from wattsched.workload.job import Job
+from wattsched.workload.traces import file_format, read_trace, write_table, write_trace
+
+__all__ = ["OneLineErrorParser", "add_parser"]
+
+#: Per-job columns written by ``run --jobs-out`` (CONTRACT §5).
+JOBS_OUT_COLUMNS = ("job_id", "start_s", "completion_s", "tardiness_s", "preemptions")
+#: Keys ``run --json`` always prints (CONTRACT §5).
+RESULT_KEYS = ("energy_j", "avg_tardiness_s", "max_tardiness_s", "jobs", "late_jobs", "preemptions",
+               "repartitions", "end_s")
 
 
-def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = groups.add_parser("mig", help="mig commands")
+class OneLineErrorParser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line on stderr with exit status 2, like every other user error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"wattsched: error: {self.prog}: {message}\n")
+
+
+def add_parser(groups: argparse._SubParsersAction) -> None:
+    parser = groups.add_parser("mig", help="MIG scheduling: generate traces, simulate, repartition")
     parser.set_defaults(func=lambda args: parser.print_help() or 2)
+    sub = parser.add_subparsers(dest="mig_command", metavar="COMMAND", parser_class=OneLineErrorParser)
+
+    generate = sub.add_parser("generate", help="write a synthetic job trace (CSV or Parquet)")
+    _add_generator_options(generate, required=True)
+    generate.add_argument("-o", "--output", required=True, metavar="FILE",
+                          help="trace file (.csv/.parquet/.pq)")
+    generate.set_defaults(func=_generate)
+
+    run = sub.add_parser("run", help="simulate one job queue on one configuration with one policy")
+    run.add_argument("--config", required=True, metavar="N", help="configuration 1..12 or 'no-mig'")
+    run.add_argument("--policy", required=True, metavar="NAME",
+                     help="edf-fs, edf-ss, edf-ss-restricted, llf or lalf")
+    _add_generator_options(run, required=True, trace=True)
+    run.add_argument("--horizon-s", type=float, metavar="T",
+                     help="end of the arrival window in s (default: generator hours / last arrival)")
+    run.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    run.add_argument("--jobs-out", metavar="FILE", help="write per-job results (CSV or Parquet)")
+    run.set_defaults(func=_run)
+
+    configs = sub.add_parser("configs", help="list the MIG configurations of the A100-40GB")
+    configs.set_defaults(func=_configs)
+
+    from wattsched.cli import mig_import, mig_train
+
+    mig_import.add_parser(sub)
+    mig_train.add_parser(sub)
+
+
+def _add_generator_options(parser: argparse.ArgumentParser, *, required: bool, trace: bool = False) -> None:
+    source = parser.add_mutually_exclusive_group(required=required)
+    if trace:
+        source.add_argument("--trace", metavar="FILE", help="job trace file (CONTRACT §3)")
+    source.add_argument("--rate", type=float, metavar="R", help="homogeneous Poisson arrivals, jobs/min")
+    source.add_argument("--profile", metavar="NAME",
+                        help=f"hourly arrival profile ({', '.join(PROFILES.available())})")
+    parser.add_argument("--hours", type=float, metavar="H", help="arrival window in hours (default 24)")
+    parser.add_argument("--inference-share", type=float, metavar="P", help="inference share (default 0.8)")
+    parser.add_argument("--rate-multiplier", type=float, metavar="M", help="arrival rate factor (default 1)")
+    parser.add_argument("--seed", type=int, metavar="S", help="random seed (default 0)")
+
+
+_GENERATOR_ONLY = ("hours", "inference_share", "rate_multiplier", "seed")
+
+
+def _spec(args: argparse.Namespace) -> WorkloadSpec:
+    """The validated workload spec of the generator options (ConfigError on bad values)."""
+    checks = (
+        ("--rate", args.rate, lambda v: v > 0, "must be > 0 jobs/min"),
+        ("--hours", args.hours, lambda v: v > 0, "must be > 0"),
+        ("--inference-share", args.inference_share, lambda v: 0 <= v <= 1, "must be in [0, 1]"),
+        ("--rate-multiplier", args.rate_multiplier, lambda v: v > 0, "must be > 0"),
+    )
+    for option, value, ok, rule in checks:
+        if value is not None and not (math.isfinite(value) and ok(value)):
+            raise ConfigError(f"{option} {rule}, got {value:g}")
+    if args.seed is not None and args.seed < 0:
+        raise ConfigError(f"--seed must be >= 0, got {args.seed}")
+    if args.profile is not None and args.profile not in PROFILES:
+        raise ConfigError(f"unknown --profile '{args.profile}'; valid: {', '.join(PROFILES.available())}")
+    options: dict[str, object] = {"rate_per_min": args.rate, "profile": args.profile}
+    for name in ("hours", "inference_share", "rate_multiplier"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    return WorkloadSpec(**options)  # type: ignore[arg-type]
+
+
+def _generate(args: argparse.Namespace) -> int:
+    file_format(args.output)  # a bad suffix fails before any work
+    write_trace(generate_jobs(_spec(args), args.seed or 0), args.output)
+    return 0
+
+
+def _workload(args: argparse.Namespace) -> tuple[list[Job], float]:
+    """The jobs to simulate and the end of their arrival window."""
+    if args.trace is None:
+        spec = _spec(args)
+        jobs = generate_jobs(spec, args.seed or 0)
+        horizon_s = spec.horizon_s
+    else:
+        given = [f"--{name.replace('_', '-')}" for name in _GENERATOR_ONLY if getattr(args, name) is not None]
+        if given:
+            raise ConfigError(f"{', '.join(given)} only apply to generated workloads, not to --trace")
+        jobs = read_trace(args.trace)
+        horizon_s = max(job.arrival_s for job in jobs)
+    if args.horizon_s is not None:
+        if not (math.isfinite(args.horizon_s) and args.horizon_s >= 0):
+            raise ConfigError(f"--horizon-s must be >= 0, got {args.horizon_s:g}")
+        horizon_s = args.horizon_s
+    return jobs, horizon_s
+
+
+def _run(args: argparse.Namespace) -> int:
+    from wattsched.mig.simulator import resolve_policy, simulate
+
+    configuration = default_profile().configuration(args.config)  # ConfigError lists the valid ids
+    policy = resolve_policy(args.policy)  # UnknownNameError lists the valid policies
+    if args.jobs_out is not None:
+        file_format(args.jobs_out)
+    jobs, horizon_s = _workload(args)
+    record = args.jobs_out is not None
+    result = simulate(jobs, configuration, policy, horizon_s=horizon_s, record_jobs=record)
+    if args.jobs_out is not None:
+        write_table(_jobs_frame(result.records or ()), args.jobs_out)
+    summary = {"config": str(configuration.ident), "policy": args.policy, **result.to_dict()}
+    if args.json:
+        sys.stdout.write(json.dumps(summary, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(_table(summary))
+    return 0
+
+
+def _jobs_frame(records: tuple[object, ...]) -> pd.DataFrame:
+    rows = {column: [getattr(record, column) for record in records] for column in JOBS_OUT_COLUMNS}
+    frame = pd.DataFrame(rows, columns=list(JOBS_OUT_COLUMNS))
+    for column in ("start_s", "completion_s", "tardiness_s"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
+    frame["preemptions"] = frame["preemptions"].astype("int64")
+    return frame
+
+
+def _table(summary: dict[str, object]) -> str:
+    energy_j = float(summary["energy_j"])  # type: ignore[arg-type]
+    lines = [
+        f"configuration     {summary['config']}",
+        f"policy            {summary['policy']}",
+        f"jobs              {summary['jobs']} ({summary['late_jobs']} late)",
+        f"energy            {energy_j:,.0f} J ({joules_to_kwh(energy_j):.4f} kWh)",
+        "avg tardiness     {:.2f} s ({:.3f} min)".format(
+            float(summary["avg_tardiness_s"]), seconds_to_minutes(float(summary["avg_tardiness_s"]))  # type: ignore[arg-type]
+        ),
+        f"max tardiness     {float(summary['max_tardiness_s']):.2f} s",  # type: ignore[arg-type]
+        f"preemptions       {summary['preemptions']}",
+        f"repartitions      {summary['repartitions']}",
+        f"end               {float(summary['end_s']):.2f} s",  # type: ignore[arg-type]
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _configs(args: argparse.Namespace) -> int:
+    profile = default_profile()
+    lines = [f"{profile.name}: configurations (slices in slot order)"]
+    for config in (*profile.configurations, profile.full_gpu):
+        slices = " ".join(f"{s.name}@{s.first_slot}" for s in config.slices)
+        lines.append(f"{config.ident!s:>7}  units={config.total_units}  {slices}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0

@@ -1,11 +1,142 @@
-"""`wattsched mig import`: turn a public job trace into a wattsched trace file (owned by the real-workloads work)."""
+"""`wattsched mig import`: turn a public job trace into a wattsched trace file (CONTRACT §3).
+
+    wattsched mig import --format philly|alibaba-2023 --input FILE -o FILE
+        [--day N | --start-s S --end-s E] [--target-rate R [--rate-method thin|stretch]]
+        [--duration-scale F | --target-load L] [--min-duration-s S] [--max-duration-s S]
+        [--deadline-slack LO HI] [--class-rule source|duration|share] [--inference-share P]
+        [--scaling linear|measured --speeds CSV] [--multi-gpu fold|skip] [--seed S] [--json]
+
+The import report (rows read, kept, skipped and filtered by reason; window; rate; load) goes to stderr, or
+as one JSON object to stdout with ``--json``. The trace is written atomically.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 
-__all__ = ["add_parser"]
+from wattsched.errors import ConfigError
+from wattsched.workload.adapters import ADAPTERS, ImportOptions, import_trace
+
+__all__ = ["add_parser", "options_from_args"]
 
 
-def add_parser(mig_commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register ``import`` under ``wattsched mig``. Filled in by the trace-adapter work."""
+def add_parser(mig_commands: argparse._SubParsersAction) -> None:
+    """Register ``import`` under ``wattsched mig``."""
+    cmd = mig_commands.add_parser(
+        "import", help="convert a public job trace (Philly, Alibaba 2023) to a trace"
+    )
+    cmd.add_argument("--format", required=True, choices=ADAPTERS.available(), help="input trace format")
+    cmd.add_argument("--input", required=True, metavar="FILE", help="the public trace file (CSV)")
+    cmd.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="trace to write (.csv/.parquet/.pq)"
+    )
+    window = cmd.add_mutually_exclusive_group()
+    window.add_argument("--day", type=int, metavar="N", help="keep arrivals of day N of the trace clock")
+    window.add_argument("--start-s", type=float, metavar="S", help="window start on the trace clock (s)")
+    cmd.add_argument("--end-s", type=float, metavar="E", help="window end on the trace clock (s)")
+    cmd.add_argument("--target-rate", type=float, metavar="R", help="scale arrivals to R jobs/min")
+    cmd.add_argument(
+        "--rate-method",
+        choices=("thin", "stretch"),
+        default="thin",
+        help="thin: keep a random subset (keeps time of day); stretch: rescale the clock",
+    )
+    load = cmd.add_mutually_exclusive_group()
+    load.add_argument(
+        "--duration-scale", type=float, metavar="F", default=1.0, help="multiply durations by F"
+    )
+    load.add_argument(
+        "--target-load", type=float, metavar="L", help="scale durations so that sum(dur_7g) / horizon = L"
+    )
+    cmd.add_argument("--min-duration-s", type=float, metavar="S", help="leave out jobs observed shorter")
+    cmd.add_argument("--max-duration-s", type=float, metavar="S", help="leave out jobs observed longer")
+    cmd.add_argument(
+        "--deadline-slack",
+        type=float,
+        nargs=2,
+        metavar=("LO", "HI"),
+        default=(1.0, 1.5),
+        help="deadline = arrival + U(LO, HI) * dur_7g (default 1.0 1.5)",
+    )
+    cmd.add_argument(
+        "--class-rule",
+        choices=("source", "duration", "share"),
+        help="job class: source (Alibaba QoS), duration (observed <= --inference-max-s) or share",
+    )
+    cmd.add_argument("--inference-share", type=float, metavar="P", help="draw inference with probability P")
+    cmd.add_argument(
+        "--inference-max-s",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="duration rule threshold in s (default 600)",
+    )
+    cmd.add_argument(
+        "--scaling",
+        choices=("linear", "measured"),
+        default="linear",
+        help="speed-up curve for the other slice sizes (default linear)",
+    )
+    cmd.add_argument("--speeds", metavar="CSV", help="slice-speed CSV for --scaling measured")
+    cmd.add_argument(
+        "--multi-gpu",
+        choices=("fold", "skip"),
+        default="fold",
+        help="multi-GPU jobs: fold the GPU work onto one GPU (default) or leave them out",
+    )
+    cmd.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    cmd.add_argument("--json", action="store_true", help="print the import report as JSON on stdout")
+    cmd.set_defaults(func=_import)
+
+
+def options_from_args(args: argparse.Namespace) -> ImportOptions:
+    """Validated :class:`ImportOptions` from parsed arguments."""
+    if args.end_s is not None and args.start_s is None:
+        raise ConfigError("--end-s needs --start-s")
+    curves = None
+    if args.scaling == "measured":
+        if not args.speeds:
+            raise ConfigError("--scaling measured needs --speeds CSV (a slice-speed table)")
+        from wattsched.workload.measured import load_slice_speeds
+
+        curves = load_slice_speeds(args.speeds).per_model()
+    elif args.speeds:
+        raise ConfigError("--speeds is only used with --scaling measured")
+    class_rule = args.class_rule
+    if args.inference_share is not None and class_rule is None:
+        class_rule = "share"
+    return ImportOptions(
+        day=args.day,
+        start_s=args.start_s,
+        end_s=args.end_s,
+        target_rate_per_min=args.target_rate,
+        rate_method=args.rate_method,
+        duration_scale=args.duration_scale if args.target_load is None else 1.0,
+        target_load=args.target_load,
+        min_duration_s=args.min_duration_s,
+        max_duration_s=args.max_duration_s,
+        deadline_slack=(args.deadline_slack[0], args.deadline_slack[1]),
+        class_rule=class_rule,
+        inference_share=args.inference_share,
+        inference_max_s=args.inference_max_s,
+        curves=curves,
+        multi_gpu=args.multi_gpu,
+        seed=args.seed,
+    )
+
+
+def _import(args: argparse.Namespace) -> int:
+    from wattsched.workload.traces import write_trace
+
+    options = options_from_args(args)
+    jobs, report = import_trace(args.format, args.input, options)
+    write_trace(jobs, args.output)
+    if args.json:
+        print(json.dumps({**report.to_dict(), "output": str(args.output)}))
+    else:
+        for line in report.lines():
+            print(line, file=sys.stderr)
+        print(f"wrote {len(jobs)} jobs to {args.output}", file=sys.stderr)
+    return 0

@@ -1,12 +1,107 @@
-"""`wattsched reproduce` commands."""
+"""`wattsched reproduce`: run the paper reproductions and write report.md, figures/, raw/, summary.json."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 
 __all__ = ["add_parser"]
 
 
-def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = groups.add_parser("reproduce", help="reproduce commands")
-    parser.set_defaults(func=lambda args: parser.print_help() or 2)
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
+    parser = groups.add_parser(
+        "reproduce",
+        help="reproduce the papers' tables and figures",
+        description="Run every registered study (or --only some) and write DIR/report.md, DIR/figures/*.png, "
+        "DIR/raw/<study>.parquet and DIR/summary.json. A re-run into the same DIR skips finished cells.",
+    )
+    parser.add_argument(
+        "--scale",
+        choices=("quick", "paper"),
+        default="quick",
+        help="quick: a few iterations per setting (minutes); paper: the papers' iteration counts",
+    )
+    parser.add_argument("--out", type=Path, default=Path("results"), help="output folder (default: results)")
+    parser.add_argument(
+        "--executor", choices=("local", "ray"), default="local", help="local process pool (default) or Ray"
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="address of a running Ray cluster (default: start a local one)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes / Ray CPUs (default: all cores)",
+    )
+    parser.add_argument("--only", nargs="+", default=None, metavar="STUDY", help="run only these studies")
+    # Test and smoke-run aid: override the number of iterations of every selected study.
+    parser.add_argument("--iterations", type=_positive_int, default=None, help=argparse.SUPPRESS)
+    # ... and set any option of one study's factory, e.g. --study-option table2.hours=1 (value read as JSON).
+    parser.add_argument(
+        "--study-option", action="append", default=[], metavar="STUDY.KEY=VALUE", help=argparse.SUPPRESS
+    )
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from wattsched.experiments.runner import reproduce
+
+    only = list(dict.fromkeys(args.only)) if args.only else None
+    options: dict[str, dict[str, object]] = {}
+    if args.iterations is not None:
+        from wattsched.experiments.runner import load_studies
+        from wattsched.experiments.study import STUDIES
+
+        load_studies()
+        for name in only or STUDIES.available():
+            options.setdefault(name, {})["iterations"] = args.iterations
+    for text in args.study_option:
+        study, key, value = _parse_option(text)
+        options.setdefault(study, {})[key] = value
+    result = reproduce(
+        args.out,
+        args.scale,
+        only=only,
+        executor=args.executor,
+        workers=args.workers,
+        ray_address=args.ray_address,
+        study_options=options or None,
+    )
+    for run in result.runs:
+        print(
+            f"{run.name}: {run.cells} cells ({run.executed} run, {run.skipped} reused) in {run.wall_s:.1f} s",
+            file=sys.stderr,
+        )
+    print(f"wrote {args.out / 'report.md'} and {args.out / 'summary.json'}", file=sys.stderr)
+    return 0
+
+
+def _parse_option(text: str) -> tuple[str, str, object]:
+    from wattsched.errors import ConfigError
+
+    target, sep, raw = text.partition("=")
+    study, dot, key = target.partition(".")
+    if not sep or not dot or not study or not key:
+        raise ConfigError(f"--study-option expects STUDY.KEY=VALUE, got '{text}'")
+    try:
+        value: object = json.loads(raw)
+    except ValueError:
+        value = raw
+    return study, key, value

@@ -1,0 +1,104 @@
+"""The P2 per-task GPU DVFS model (``papers.md`` §B.2), vectorised over tasks.
+
+Power ``P = p0 + gamma·f_mem + c·V²·f_core`` (W) and time ``T = t0 + d·(delta/f_core + (1 − delta)/f_mem)`` (s),
+with normalised ``V, f_core, f_mem``; the default setting is ``(1, 1, 1)``: ``P* = p0 + gamma + c``,
+``t* = t0 + d``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from wattsched.errors import ConfigError
+
+__all__ = ["MODEL_COLUMNS", "TaskModel", "TaskSet"]
+
+FloatArray = npt.NDArray[np.float64]
+#: Model parameter columns of a task file (CONTRACT §6), in order.
+MODEL_COLUMNS: tuple[str, ...] = ("p0_w", "gamma_w", "c_w", "t0_s", "d_s", "delta")
+
+
+def _array(values: Any) -> FloatArray:
+    return np.ascontiguousarray(np.asarray(values, dtype=np.float64).reshape(-1))
+
+
+@dataclass(frozen=True, eq=False)
+class TaskModel:
+    """Power and time model parameters of ``n`` tasks, one float64 array each (equal lengths)."""
+
+    p0_w: FloatArray
+    gamma_w: FloatArray
+    c_w: FloatArray
+    t0_s: FloatArray
+    d_s: FloatArray
+    delta: FloatArray
+
+    def __post_init__(self) -> None:
+        lengths = set()
+        for field in fields(self):
+            array = _array(getattr(self, field.name))
+            object.__setattr__(self, field.name, array)
+            lengths.add(array.size)
+        if len(lengths) > 1:
+            raise ConfigError(f"task model arrays have different lengths: {sorted(lengths)}")
+
+    def __len__(self) -> int:
+        return int(self.p0_w.size)
+
+    @property
+    def default_power_w(self) -> FloatArray:
+        """``P*`` at the default setting (1, 1, 1)."""
+        return self.p0_w + self.gamma_w + self.c_w
+
+    @property
+    def default_time_s(self) -> FloatArray:
+        """``t*`` at the default setting."""
+        return self.t0_s + self.d_s
+
+    def power_w(self, v: Any, f_core: Any, f_mem: Any) -> FloatArray:
+        return np.asarray(self.p0_w + self.gamma_w * f_mem + self.c_w * np.square(v) * f_core, dtype=float)
+
+    def time_s(self, f_core: Any, f_mem: Any) -> FloatArray:
+        return np.asarray(self.t0_s + self.d_s * (self.delta / f_core + (1.0 - self.delta) / f_mem), dtype=float)
+
+    def energy_j(self, v: Any, f_core: Any, f_mem: Any) -> FloatArray:
+        return self.power_w(v, f_core, f_mem) * self.time_s(f_core, f_mem)
+
+    def take(self, index: Any) -> TaskModel:
+        """The sub-model of the tasks at ``index`` (an int array, slice or mask)."""
+        return TaskModel(*(np.atleast_1d(getattr(self, f.name)[index]) for f in fields(self)))
+
+
+@dataclass(frozen=True, eq=False)
+class TaskSet:
+    """Tasks with ids, absolute arrival and deadline times (s) and their DVFS model."""
+
+    task_id: tuple[str, ...]
+    arrival_s: FloatArray
+    deadline_s: FloatArray
+    model: TaskModel
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arrival_s", _array(self.arrival_s))
+        object.__setattr__(self, "deadline_s", _array(self.deadline_s))
+        n = len(self.task_id)
+        if not (self.arrival_s.size == self.deadline_s.size == len(self.model) == n):
+            raise ConfigError("task set columns have different lengths")
+
+    def __len__(self) -> int:
+        return len(self.task_id)
+
+    @property
+    def window_s(self) -> FloatArray:
+        """``deadline − arrival``: the time a task may take if it starts on arrival."""
+        return self.deadline_s - self.arrival_s
+
+    def take(self, index: Any) -> TaskSet:
+        idx = np.arange(len(self))[index]
+        idx = np.atleast_1d(idx)
+        return TaskSet(tuple(self.task_id[i] for i in idx), self.arrival_s[idx], self.deadline_s[idx],
+                       self.model.take(idx))

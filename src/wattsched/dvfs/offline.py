@@ -1,0 +1,133 @@
+"""Offline P2 scheduling: Alg. 2 (EDL with θ-readjustment, or a baseline rule) and Alg. 3 (grouping pairs into
+servers), with all tasks at T = 0 (``papers.md`` §B.4.2–B.4.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from wattsched.dvfs.baselines import ALGORITHMS, FIT_ATOL_S, PairRule
+from wattsched.dvfs.cluster import ClusterConfig, DvfsConfig, PairPool, RunResult, Schedule, account
+from wattsched.dvfs.model import TaskSet
+from wattsched.dvfs.solver import Settings, default_settings, fastest_time_s, solve, solve_one
+from wattsched.errors import InputError
+
+__all__ = ["PackState", "group_sorted", "initial_settings", "pack_batch", "run_offline"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+class PackState:
+    """Per-task decisions being built: time and power of the chosen setting, pair, start and end."""
+
+    def __init__(self, tasks: TaskSet, settings: Settings, t_min_s: FloatArray) -> None:
+        n = len(tasks)
+        self.tasks = tasks
+        self.time_s = settings.time_s.copy()
+        self.power_w = settings.power_w.copy()
+        self.t_min_s = t_min_s
+        self.pair = np.full(n, -1, dtype=np.int64)
+        self.start_s = np.zeros(n)
+        self.end_s = np.zeros(n)
+        self.readjustments = 0
+
+
+def initial_settings(tasks: TaskSet, window_s: FloatArray, dvfs: DvfsConfig) -> Settings:
+    """Phase 1 of Alg. 2/5: Alg. 1 per task (or the default setting when DVFS is off)."""
+    if not dvfs.enabled:
+        return default_settings(tasks.model, window_s)
+    if dvfs.reproduce_hkbu:  # the authors' initial solve ignores the deadline
+        return solve(tasks.model, window_s, dvfs.interval, method="hkbu", enforce_deadline=False)
+    return solve(tasks.model, window_s, dvfs.interval, method=dvfs.method)
+
+
+def pack_batch(pool: PairPool, rule: PairRule, state: PackState, batch: IntArray, now_s: float,
+               dvfs: DvfsConfig, initial: bool) -> None:
+    """Assign the tasks ``batch`` (indices into the task set) at time ``now_s`` (Alg. 2 phase 2 / Alg. 5)."""
+    deadlines = state.tasks.deadline_s
+    order = batch[rule.order(deadlines[batch], state.time_s[batch])]
+    may_readjust = rule.readjust and dvfs.enabled
+    for i in order.tolist():
+        t, d = float(state.time_s[i]), float(deadlines[i])
+        pair = rule.choose(pool, now_s, t, d, initial)
+        start = now_s
+        if pair >= 0:
+            start = max(float(pool.mu[pair]), now_s)
+            if start + t > d + FIT_ATOL_S:
+                if may_readjust and (d - start) > max(dvfs.theta * t, float(state.t_min_s[i])):
+                    # θ-readjustment: the time left before the deadline is the new window (Alg. 2 l. 16–19).
+                    _, _, _, t, p, _ = solve_one(state.tasks.model, i, d - start, dvfs.interval,
+                                                 method=dvfs.solve_method)
+                    state.power_w[i] = p
+                    state.time_s[i] = t
+                    state.readjustments += 1
+                else:
+                    pair = -1
+        if pair < 0:
+            if pool.can_open():
+                pair = pool.open(now_s)
+                start = now_s
+            else:  # fixed cluster full: the lightest ON pair takes it late
+                pair = int(np.argmin(pool.mu_on[: pool.opened]))
+                start = max(float(pool.mu[pair]), now_s)
+        pool.assign(pair, start, t, d)
+        state.pair[i] = pair
+        state.start_s[i] = start
+        state.end_s[i] = start + t
+
+
+def group_sorted(busy_s: FloatArray, pairs_per_server: int) -> IntArray:
+    """Alg. 3: sort pairs by busy time, descending, and cut into blocks of ``l``; returns each pair's new index
+    (server = new index // l), so that long pairs share servers and the idle time ``Σ (F_j − B_kj)`` is small."""
+    order = np.argsort(-np.asarray(busy_s), kind="stable")
+    new_index = np.empty(order.size, dtype=np.int64)
+    new_index[order] = np.arange(order.size)
+    return new_index
+
+
+def _check_offline(tasks: TaskSet) -> None:
+    late = np.flatnonzero(tasks.arrival_s != 0.0)
+    if late.size:
+        raise InputError("offline mode needs every arrival_s = 0 (use --mode online)", row=int(late[0]) + 1,
+                         column="arrival_s")
+
+
+def pack_offline(tasks: TaskSet, rule: PairRule, cluster: ClusterConfig, dvfs: DvfsConfig,
+                 settings: Settings | None = None) -> tuple[PackState, PairPool]:
+    """Alg. 2 on tasks released at T = 0 (their windows ``deadline − arrival``)."""
+    window = tasks.window_s
+    settings = settings if settings is not None else initial_settings(tasks, window, dvfs)
+    state = PackState(tasks, settings, fastest_time_s(tasks.model, dvfs.interval))
+    pool = PairPool(max(len(tasks), 1), cluster, server_mode=cluster.grouping == "on_demand")
+    pack_batch(pool, rule, state, np.arange(len(tasks), dtype=np.int64), 0.0, dvfs, initial=True)
+    return state, pool
+
+
+def run_offline(tasks: TaskSet, algorithm: str | PairRule = "edl", cluster: ClusterConfig | None = None,
+                dvfs: DvfsConfig | None = None, *, keep_schedule: bool = False,
+                settings: Settings | None = None) -> RunResult:
+    """Offline run: Alg. 2 packing, then Alg. 3 grouping (``sorted``) or servers opened during packing
+    (``on_demand``); every server is on from 0 to its last pair's finish and costs ``l·Δ`` to turn on."""
+    cluster = cluster or ClusterConfig()
+    dvfs = dvfs or DvfsConfig()
+    rule = ALGORITHMS.make(algorithm) if isinstance(algorithm, str) else algorithm
+    _check_offline(tasks)
+    state, pool = pack_offline(tasks, rule, cluster, dvfs, settings)
+    l = cluster.pairs_per_server
+    pair = state.pair
+    if cluster.grouping == "sorted":
+        busy = pool.mu[: pool.opened]
+        new_index = group_sorted(busy, l)
+        pair = new_index[pair] if pair.size else pair
+        servers = -(-pool.opened // l)
+        finish = np.zeros(servers)
+        np.maximum.at(finish, new_index // l, busy)
+        intervals = tuple((j, 0.0, float(finish[j])) for j in range(servers))
+        server_of_pair = np.arange(servers * l, dtype=np.int64) // l
+    else:
+        pool.close_all(drs=False)
+        intervals = tuple(sorted(pool.intervals))
+        server_of_pair = np.arange(pool.mu.size, dtype=np.int64) // l
+    schedule = Schedule(pair, state.start_s, state.end_s, state.power_w, server_of_pair, intervals)
+    return account(schedule, tasks.deadline_s, cluster, state.readjustments, keep_schedule)

@@ -1,0 +1,85 @@
+"""Online P2 scheduling: Alg. 4 (slots, DRS turn-off after ρ idle slots) and Alg. 5 (per-slot assignment).
+
+Tasks arrive on slot boundaries (an arrival inside a slot is handled at the next boundary; its window is then
+``deadline − T``). At T = 0 the offline algorithm (Alg. 2 + 3) places the initial batch on freshly turned-on
+servers. At each later slot T: (a) queued tasks run back to back (continuous time; nothing to do here),
+(b) DRS turns off every ON server whose pairs have all been idle ρ slots — at slot ``ceil(F_j) + ρ`` where
+``F_j`` is its last finish — and (c) the slot's arrivals are assigned by the rule (Alg. 5), a new server being
+turned on (cost ``l·Δ``) when no ON pair takes the task. Idle energy is counted continuously while a server is on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from wattsched.dvfs.baselines import ALGORITHMS, PairRule
+from wattsched.dvfs.cluster import ClusterConfig, DvfsConfig, PairPool, RunResult, Schedule, account
+from wattsched.dvfs.model import TaskSet
+from wattsched.dvfs.offline import PackState, group_sorted, initial_settings, pack_batch
+from wattsched.dvfs.solver import Settings, fastest_time_s
+
+__all__ = ["arrival_slots", "run_online"]
+
+IntArray = npt.NDArray[np.int64]
+
+
+def arrival_slots(tasks: TaskSet, slot_s: float) -> IntArray:
+    """The slot at which each task is first seen: ``ceil(arrival / slot)``."""
+    return np.ceil(tasks.arrival_s / slot_s - 1e-9).astype(np.int64)
+
+
+def _initial_pool(state: PackState, pool0: PairPool, cluster: ClusterConfig, capacity: int) -> PairPool:
+    """Turn the T = 0 packing into ON servers: Alg. 3 grouping (``sorted``) relabels the pairs."""
+    if cluster.grouping == "on_demand":
+        return pool0
+    l = cluster.pairs_per_server
+    opened = pool0.opened
+    new_index = group_sorted(pool0.mu[:opened], l)
+    pool = PairPool(max(capacity, opened + l), cluster, server_mode=True)
+    for _ in range(-(-opened // l)):
+        pool.open(0.0)
+    for field in ("mu", "load", "busy_ceil"):
+        getattr(pool, field)[new_index] = getattr(pool0, field)[:opened]
+    pool.mu_on[: pool.opened] = pool.mu[: pool.opened]
+    finish = np.zeros(pool.opened // l)
+    np.maximum.at(finish, new_index // l, pool0.mu[:opened])
+    pool.server_finish[: finish.size] = finish
+    placed = state.pair >= 0
+    state.pair[placed] = new_index[state.pair[placed]]
+    return pool
+
+
+def run_online(tasks: TaskSet, algorithm: str | PairRule = "edl", cluster: ClusterConfig | None = None,
+               dvfs: DvfsConfig | None = None, *, keep_schedule: bool = False,
+               settings: Settings | None = None) -> RunResult:
+    """One online run (a day of arrivals) of ``algorithm`` with DRS; see the module docstring."""
+    cluster = cluster or ClusterConfig()
+    dvfs = dvfs or DvfsConfig()
+    rule = ALGORITHMS.make(algorithm) if isinstance(algorithm, str) else algorithm
+    slot_s = cluster.slot_s
+    slots = arrival_slots(tasks, slot_s)
+    window = tasks.deadline_s - slots * slot_s
+    settings = settings if settings is not None else initial_settings(tasks, window, dvfs)
+    state = PackState(tasks, settings, fastest_time_s(tasks.model, dvfs.interval))
+    capacity = max(cluster.pairs, 1)
+
+    order = np.argsort(slots, kind="stable")
+    bounds = np.flatnonzero(np.diff(slots[order])) + 1
+    batches = np.split(order, bounds) if order.size else []
+    first = batches[0] if batches and slots[batches[0][0]] == 0 else np.zeros(0, dtype=np.int64)
+    pool0 = PairPool(max(first.size, 1), cluster, server_mode=cluster.grouping == "on_demand")
+    pack_batch(pool0, rule, state, first.astype(np.int64), 0.0, dvfs, initial=True)
+    pool = _initial_pool(state, pool0, cluster, capacity)
+
+    for batch in batches:
+        now_slot = int(slots[batch[0]])
+        if now_slot == 0:
+            continue
+        pool.turn_off_idle(now_slot)
+        pack_batch(pool, rule, state, batch.astype(np.int64), now_slot * slot_s, dvfs, initial=False)
+    pool.close_all(drs=True)
+    server_of_pair = np.arange(pool.mu.size, dtype=np.int64) // pool.l
+    schedule = Schedule(state.pair, state.start_s, state.end_s, state.power_w, server_of_pair,
+                        tuple(pool.intervals))
+    return account(schedule, tasks.deadline_s, cluster, state.readjustments, keep_schedule)

@@ -1,0 +1,177 @@
+"""Run studies: expand cells, skip the stored ones, execute the rest, store, summarise, report."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from wattsched.errors import ConfigError
+from wattsched.experiments.executors import EXECUTORS, Executor
+from wattsched.experiments.report import write_outputs
+from wattsched.experiments.store import StudyStore, cell_fingerprint, package_version
+from wattsched.experiments.study import STUDIES, Scale, Study
+
+__all__ = ["ReproduceResult", "StudyRun", "load_studies", "make_executor", "reproduce", "run_study"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """The outcome of one study: its rows (ordered by cell) and how many cells ran now vs were stored."""
+
+    name: str
+    rows: pd.DataFrame
+    cells: int
+    executed: int
+    skipped: int
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class ReproduceResult:
+    out_dir: Path
+    runs: tuple[StudyRun, ...]
+    summary: dict[str, Any]
+
+
+class _Progress:
+    """A tqdm bar on a terminal; otherwise a log line about every 10 % (cells done / total and an ETA)."""
+
+    def __init__(self, name: str, total: int, done: int, enabled: bool | None) -> None:
+        self.name, self.total, self.done, self.start_done = name, total, done, done
+        self.started = time.monotonic()
+        tty = sys.stderr.isatty() if enabled is None else enabled
+        self.bar = tqdm(total=total, initial=done, desc=name, unit="cell", file=sys.stderr) if tty else None
+        self._next_log = done
+
+    def update(self) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        elif self.done >= self._next_log or self.done == self.total:
+            self._next_log = self.done + max(1, self.total // 10)
+            elapsed = time.monotonic() - self.started
+            rate = (self.done - self.start_done) / elapsed if elapsed > 0 else 0.0
+            eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+            log.info("%s: %d/%d cells, ETA %.0f s", self.name, self.done, self.total, eta)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run_study(
+    study: Study,
+    scale: Scale,
+    out_dir: str | Path,
+    executor: Executor,
+    *,
+    flush_every_s: float = 10.0,
+    flush_every_cells: int | None = None,
+    progress: bool | None = None,
+) -> StudyRun:
+    """Run the cells of ``study`` not yet stored under ``out_dir/raw`` and return all its rows.
+
+    Finished cells are written in batches (every ``flush_every_s`` seconds or ``flush_every_cells`` cells)
+    and whatever finished is flushed when a cell fails or the run is interrupted, so a re-run resumes.
+    """
+    started = time.monotonic()
+    cells = list(study.cells(scale))
+    version = package_version()
+    fingerprints = {cell.key: cell_fingerprint(cell, version) for cell in cells}
+    if len(fingerprints) != len(cells):
+        raise ConfigError(f"study {study.name}: cell keys are not unique")
+    store = StudyStore(Path(out_dir) / "raw", study.name, scale)
+    done = store.done(fingerprints)
+    todo = [cell for cell in cells if cell.key not in done]
+    log.info("%s: %d cells, %d stored, %d to run", study.name, len(cells), len(done), len(todo))
+    bar = _Progress(study.name, len(cells), len(done), progress)
+    pending: list[tuple[str, str, list[dict[str, Any]]]] = []
+    last_flush = time.monotonic()
+    try:
+        for index, rows in executor.run(study.run_cell, todo):
+            key = todo[index].key
+            pending.append((key, fingerprints[key], list(rows)))
+            bar.update()
+            due = flush_every_cells is not None and len(pending) >= flush_every_cells
+            if due or time.monotonic() - last_flush >= flush_every_s:
+                store.append(pending)
+                pending, last_flush = [], time.monotonic()
+    finally:
+        store.append(pending)  # keep what finished, even on failure or Ctrl-C
+        bar.close()
+    rows = store.finalize(fingerprints)
+    return StudyRun(study.name, rows, len(cells), len(todo), len(done), time.monotonic() - started)
+
+
+def make_executor(name: str, workers: int | None = None, ray_address: str | None = None) -> Executor:
+    if ray_address is not None and name != "ray":
+        raise ConfigError("--ray-address needs --executor ray")
+    kwargs: dict[str, object] = {"workers": workers}
+    if name == "ray":
+        kwargs["address"] = ray_address
+    return EXECUTORS.make(name, **kwargs)
+
+
+def load_studies() -> None:
+    import wattsched.experiments.studies  # noqa: F401  (registers every study module present)
+
+
+def _make_study(name: str, options: Mapping[str, Any]) -> Study:
+    try:
+        return STUDIES.make(name, **options)
+    except TypeError as exc:
+        if options:
+            raise ConfigError(f"study '{name}' does not accept options {sorted(options)}: {exc}") from None
+        raise
+
+
+def reproduce(
+    out_dir: str | Path,
+    scale: Scale = "quick",
+    *,
+    only: Sequence[str] | None = None,
+    executor: str = "local",
+    workers: int | None = None,
+    ray_address: str | None = None,
+    study_options: Mapping[str, Mapping[str, Any]] | None = None,
+    progress: bool | None = None,
+    flush_every_s: float = 10.0,
+) -> ReproduceResult:
+    """Run the registered studies (or ``only`` those) and write report.md, figures/, raw/ and summary.json."""
+    if scale not in ("quick", "paper"):
+        raise ConfigError(f"unknown scale '{scale}'; valid: paper, quick")
+    load_studies()
+    names = list(only) if only else STUDIES.available()
+    for name in names:
+        if name not in STUDIES:
+            raise ConfigError(f"unknown study '{name}'; valid names: {', '.join(STUDIES.available())}")
+    options = dict(study_options or {})
+    for name in options:
+        if name not in STUDIES:
+            raise ConfigError(
+                f"options given for unknown study '{name}'; valid: {', '.join(STUDIES.available())}"
+            )
+    studies = [_make_study(name, options.get(name, {})) for name in names]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    runner = make_executor(executor, workers, ray_address)
+    runs = []
+    try:
+        for study in studies:
+            runs.append(run_study(study, scale, out, runner, progress=progress, flush_every_s=flush_every_s))
+    finally:
+        runner.close()
+    summary = write_outputs(
+        out, scale, list(zip(studies, runs, strict=True)), executor=runner.name, workers=runner.workers
+    )
+    return ReproduceResult(out, tuple(runs), summary)

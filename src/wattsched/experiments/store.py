@@ -1,0 +1,223 @@
+"""Result store: per-study Parquet part files plus a JSON manifest, so a killed sweep resumes.
+
+Layout under ``OUT/raw/``::
+
+    <study>.manifest.json      which cells are stored, in which part file, with each cell's fingerprint
+    <study>.parts/part-*.parquet   rows of finished cells (a cell's rows are never split across files)
+    <study>.parquet            the consolidated rows of the last completed run, ordered by cell
+
+Every file is written to a temporary name in the same folder and moved into place with ``os.replace``: a part
+file is complete before the manifest names it, so a kill at any moment leaves either the old or the new state,
+and a cell counts as done only once its rows are on disk. Files the manifest does not name are leftovers of an
+interrupted write and are removed when the store is opened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from wattsched.errors import ConfigError
+
+__all__ = [
+    "CELL_COLUMN",
+    "StudyStore",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "cell_fingerprint",
+    "package_version",
+]
+
+log = logging.getLogger(__name__)
+
+#: Column added to every stored row: the key of the cell that produced it.
+CELL_COLUMN = "cell"
+_MANIFEST_FORMAT = 1
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("wattsched")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def cell_fingerprint(cell: Any, version: str | None = None) -> str:
+    """A digest of everything that defines a cell (its repr: a frozen dataclass) and the package version."""
+    text = f"{version or package_version()}\n{cell!r}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    table = pa.Table.from_pandas(_arrow_safe(frame), preserve_index=False)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    atomic_write_bytes(path, sink.getvalue().to_pybytes())
+
+
+def _arrow_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Object columns mixing types (e.g. configuration 3 and "no-mig") become strings."""
+    out = frame
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype == object and len({type(v) for v in values if v is not None}) > 1:
+            out = out if out is not frame else frame.copy()
+            out[column] = values.map(lambda v: None if v is None else str(v))
+    return out
+
+
+class StudyStore:
+    """The stored rows of one study under ``raw_dir``."""
+
+    def __init__(self, raw_dir: Path, study: str, scale: str) -> None:
+        self.raw_dir = Path(raw_dir)
+        self.study = study
+        self.scale = scale
+        self.version = package_version()
+        self.manifest_path = self.raw_dir / f"{study}.manifest.json"
+        self.parts_dir = self.raw_dir / f"{study}.parts"
+        self.result_path = self.raw_dir / f"{study}.parquet"
+        self._parts: list[dict[str, Any]] = []
+        self._next_part = 1
+        self._load()
+
+    # -- manifest -------------------------------------------------------------------------------------
+    def _load(self) -> None:
+        if self.manifest_path.exists():
+            try:
+                data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+                if data.get("format") != _MANIFEST_FORMAT or data.get("study") != self.study:
+                    raise ValueError("manifest of another format or study")
+                self._parts = [p for p in data["parts"] if (self.parts_dir / p["file"]).is_file()]
+                self._next_part = int(data["next_part"])
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise ConfigError(
+                    f"{self.manifest_path}: unreadable result manifest ({exc}); "
+                    "delete it to start this study afresh"
+                ) from None
+        named = {p["file"] for p in self._parts}
+        if self.parts_dir.is_dir():
+            for leftover in self.parts_dir.iterdir():
+                if leftover.name not in named:  # an interrupted write
+                    leftover.unlink(missing_ok=True)
+
+    def _save(self, cells_hash: str | None = None) -> None:
+        data = {
+            "format": _MANIFEST_FORMAT,
+            "study": self.study,
+            "scale": self.scale,
+            "package_version": self.version,
+            "config_hash": cells_hash,
+            "next_part": self._next_part,
+            "cells_done": sorted(k for p in self._parts for k in p["cells"]),
+            "parts": self._parts,
+        }
+        atomic_write_text(self.manifest_path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+    # -- queries --------------------------------------------------------------------------------------
+    def done(self, fingerprints: Mapping[str, str]) -> set[str]:
+        """Keys of ``fingerprints`` whose rows are stored for exactly that fingerprint."""
+        stored = {k: fp for p in self._parts for k, fp in p["cells"].items()}
+        return {key for key, fp in fingerprints.items() if stored.get(key) == fp}
+
+    # -- writes ---------------------------------------------------------------------------------------
+    def append(self, finished: Sequence[tuple[str, str, list[dict[str, Any]]]]) -> None:
+        """Store finished cells ``(key, fingerprint, rows)`` as one new part file, then name it."""
+        if not finished:
+            return
+        name = f"part-{self._next_part:06d}.parquet"
+        _write_parquet(_rows_frame(finished), self.parts_dir / name)
+        keys = {key for key, _, _ in finished}
+        for part in self._parts:  # a re-run cell replaces its old rows
+            part["cells"] = {k: fp for k, fp in part["cells"].items() if k not in keys}
+        self._parts.append({"file": name, "cells": {key: fp for key, fp, _ in finished}})
+        self._next_part += 1
+        self._save()
+
+    def load(self, keys: Iterable[str]) -> pd.DataFrame:
+        """Rows of ``keys`` in that order; the rows of one cell keep the order the cell returned them in."""
+        wanted = list(keys)
+        frames = []
+        for part in self._parts:
+            if set(part["cells"]) & set(wanted):
+                frame = pq.read_table(self.parts_dir / part["file"]).to_pandas()
+                frames.append(frame[frame[CELL_COLUMN].isin(part["cells"])])
+        if not frames:
+            return pd.DataFrame({CELL_COLUMN: pd.Series([], dtype=object)})
+        rows = pd.concat(frames, ignore_index=True)
+        rank = {key: i for i, key in enumerate(wanted)}
+        rows = rows[rows[CELL_COLUMN].isin(rank)]
+        order = rows[CELL_COLUMN].map(rank)
+        rows = rows.assign(_order=order.to_numpy()).sort_values("_order", kind="stable")
+        return rows.drop(columns="_order").reset_index(drop=True)
+
+    def finalize(self, fingerprints: Mapping[str, str]) -> pd.DataFrame:
+        """Write ``<study>.parquet`` for the cells of ``fingerprints``, in that order; compact the parts."""
+        keys = list(fingerprints)
+        missing = set(keys) - self.done(fingerprints)
+        if missing:
+            raise RuntimeError(f"{self.study}: {len(missing)} cells are not stored yet")
+        rows = self.load(keys)
+        _write_parquet(rows, self.result_path)
+        self._compact(
+            hashlib.sha256("\n".join(f"{k}={fingerprints[k]}" for k in keys).encode()).hexdigest()[:16]
+        )
+        return rows
+
+    def _compact(self, cells_hash: str) -> None:
+        """Merge every part into one file (kept as the resume cache, stale scales included)."""
+        if len(self._parts) > 1:
+            all_keys = [k for p in self._parts for k in p["cells"]]
+            merged = self.load(all_keys)
+            name = f"part-{self._next_part:06d}.parquet"
+            _write_parquet(merged, self.parts_dir / name)
+            old = [p["file"] for p in self._parts]
+            self._parts = [
+                {"file": name, "cells": {k: fp for p in self._parts for k, fp in p["cells"].items()}}
+            ]
+            self._next_part += 1
+            self._save(cells_hash)
+            for file in old:
+                (self.parts_dir / file).unlink(missing_ok=True)
+        else:
+            self._save(cells_hash)
+
+
+def _rows_frame(finished: Sequence[tuple[str, str, list[dict[str, Any]]]]) -> pd.DataFrame:
+    records = []
+    for key, _, rows in finished:
+        for row in rows:
+            records.append({**row, CELL_COLUMN: key})
+    frame = pd.DataFrame.from_records(records) if records else pd.DataFrame()
+    if CELL_COLUMN not in frame.columns:
+        frame[CELL_COLUMN] = pd.Series([], dtype=object)
+    return frame

@@ -1,0 +1,63 @@
+"""The ET metric of P1 (CONTRACT §2, papers.md §A.4) and run summaries, as pure functions.
+
+Per run ``i``: ``x_i`` = energy in joules, ``y_i`` = average tardiness in **minutes**. The coefficient
+``a = t̄ / (2·s̄)`` uses the pooled means over all runs of one comparison, and
+``ET = mean((a·x_i + y_i) / (a + 1))``. Inputs are in the library's units (J, s); the conversion of
+tardiness to minutes happens here and only here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from wattsched.errors import ConfigError
+from wattsched.units import SECONDS_PER_MINUTE
+
+__all__ = ["et_coefficient", "et_score", "et_values", "summarize_runs"]
+
+
+def _arrays(energy_j: ArrayLike, avg_tardiness_s: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(energy_j, dtype=float).ravel()
+    y = np.asarray(avg_tardiness_s, dtype=float).ravel() / SECONDS_PER_MINUTE
+    if x.shape != y.shape:
+        raise ConfigError(f"energy and tardiness need the same number of runs, got {x.size} and {y.size}")
+    if x.size == 0:
+        raise ConfigError("ET needs at least one run")
+    return x, y
+
+
+def et_coefficient(energy_j: ArrayLike, avg_tardiness_s: ArrayLike) -> float:
+    """``a = t̄ / (2·s̄)`` over a pool of runs (energy in J, tardiness converted to minutes)."""
+    x, y = _arrays(energy_j, avg_tardiness_s)
+    mean_energy = float(x.mean())
+    if mean_energy <= 0.0:
+        raise ConfigError("ET coefficient needs a positive mean energy")
+    return float(y.mean()) / (2.0 * mean_energy)
+
+
+def et_values(energy_j: ArrayLike, avg_tardiness_s: ArrayLike, a: float) -> np.ndarray:
+    """Per-run ``(a·x_i + y_i) / (a + 1)`` (``y_i`` in minutes)."""
+    x, y = _arrays(energy_j, avg_tardiness_s)
+    return (a * x + y) / (a + 1.0)
+
+
+def et_score(energy_j: ArrayLike, avg_tardiness_s: ArrayLike, a: float | None = None) -> float:
+    """Mean ET of the runs; ``a`` defaults to the coefficient pooled over these same runs."""
+    if a is None:
+        a = et_coefficient(energy_j, avg_tardiness_s)
+    return float(et_values(energy_j, avg_tardiness_s, a).mean())
+
+
+def summarize_runs(runs: Iterable[Mapping[str, float]] | Sequence[object]) -> dict[str, float]:
+    """Means of the usual per-run totals (``energy_j``, ``avg_tardiness_s``, ``max_tardiness_s``,
+    ``late_jobs``, ``preemptions``, ``repartitions``, ``jobs``) over runs given as mappings or results."""
+    keys = ("energy_j", "avg_tardiness_s", "max_tardiness_s", "late_jobs", "preemptions", "repartitions", "jobs")
+    rows = [r if isinstance(r, Mapping) else {k: getattr(r, k) for k in keys} for r in runs]
+    if not rows:
+        raise ConfigError("summarize_runs needs at least one run")
+    out = {k: float(np.mean([float(r[k]) for r in rows])) for k in keys if all(k in r for r in rows)}
+    out["runs"] = float(len(rows))
+    return out

@@ -1,0 +1,97 @@
+"""Result, per-job record and snapshot types of the MIG simulator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["JobRecord", "JobView", "SimResult", "SimSnapshot", "SliceSegment"]
+
+#: One stretch a job ran on one slice: ``(start_s, end_s, configuration ident, first_slot)``.
+SliceSegment = tuple[float, float, int | str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """What happened to one job. ``deadline_s`` is the deadline used for tardiness (shifted in
+    ``deadline_shift`` mode); ``start_s`` is the first time the job ran."""
+
+    job_id: str
+    arrival_s: float
+    deadline_s: float
+    start_s: float
+    completion_s: float
+    tardiness_s: float
+    preemptions: int
+    slices: tuple[SliceSegment, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SimResult:
+    """Totals of one simulation (CONTRACT §2/§4 units: s, J)."""
+
+    energy_j: float
+    avg_tardiness_s: float
+    max_tardiness_s: float
+    jobs: int
+    late_jobs: int
+    preemptions: int
+    repartitions: int
+    end_s: float
+    #: Time spent at each busy-unit level u = 0..7 over [0, end_s] (sums to end_s).
+    busy_time_s: tuple[float, ...]
+    #: Total time without slices because of repartitions.
+    blackout_s: float
+    records: tuple[JobRecord, ...] | None = None
+
+    def to_dict(self) -> dict[str, float | int | list[float]]:
+        """JSON-able scalars (and ``busy_time_s`` as a list); per-job records are left out."""
+        return {
+            "energy_j": self.energy_j,
+            "avg_tardiness_s": self.avg_tardiness_s,
+            "max_tardiness_s": self.max_tardiness_s,
+            "jobs": self.jobs,
+            "late_jobs": self.late_jobs,
+            "preemptions": self.preemptions,
+            "repartitions": self.repartitions,
+            "end_s": self.end_s,
+            "busy_time_s": list(self.busy_time_s),
+            "blackout_s": self.blackout_s,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """An unfinished job as seen in a :class:`SimSnapshot`."""
+
+    job_id: str
+    arrival_s: float
+    deadline_s: float
+    remaining_fraction: float
+    durations_s: tuple[float, ...]
+    #: Index of the slice (in the configuration's slot order) the job runs on, or ``None`` if it waits.
+    slice_index: int | None
+
+    @property
+    def remaining_s(self) -> tuple[float, ...]:
+        """Remaining run time alone on each slice size (same indexing as ``durations_s``)."""
+        return tuple(self.remaining_fraction * d for d in self.durations_s)
+
+
+@dataclass(frozen=True, slots=True)
+class SimSnapshot:
+    """Read-only state at the current epoch, for repartitioning policies and RL observations/rewards."""
+
+    now_s: float
+    #: The configuration in force (during a blackout: the one being created).
+    configuration: int | str
+    in_blackout: bool
+    #: Arrived, unfinished jobs sorted by (deadline, arrival, row).
+    jobs: tuple[JobView, ...]
+    #: Energy consumed over [0, now_s].
+    energy_j: float
+    #: Σ over jobs of the time spent past their deadline while unfinished (up to now_s), plus completed
+    #: tardiness.
+    accrued_tardiness_s: float
+    completed_jobs: int
+    preemptions: int
+    repartitions: int

@@ -1,0 +1,140 @@
+"""Lookahead: a training-free repartitioning planner of our own (not in P1).
+
+At each decision epoch it simulates the jobs now in the system forward, once per candidate configuration,
+with the
+same simulator and in-configuration scheduler as the real run, and picks the candidate with the lowest
+ET-style
+cost ``a·E_dyn + L / N`` (``E_dyn`` energy above idle in joules, ``L`` total tardiness in minutes, ``N`` the
+expected jobs per day; the same scalarisation as the DQN reward, papers.md §A.6.3). A candidate other than the
+current configuration starts after the 4 s repartition blackout, so the penalty is counted where it bites: the
+delay of every job. Idle power is left out because over a common window it is the same for every candidate.
+
+The plan never sees the day's future jobs. Optionally it adds *sampled* arrivals: ``sampled_days`` extra days
+drawn from the workload spec at ``reset(seed)``, whose jobs arriving within ``window_s`` after now join the
+plan;
+the cost is then averaged over those scenarios (common to all candidates).
+
+Cost is bounded by planning only the ``max_jobs`` earliest-deadline jobs and the ``candidates`` given.
+Planning jobs start together at ``now`` with durations scaled by their remaining fraction; running jobs are
+re-placed by the scheduler in the plan, an approximation of restricted EDF-SS's "running jobs keep their
+slice".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from wattsched.errors import ConfigError
+from wattsched.hardware.mig import MigProfile, default_profile
+from wattsched.mig.partition.base import MIG_CONFIGURATIONS, PARTITIONERS, ConfigId
+from wattsched.units import SECONDS_PER_MINUTE
+from wattsched.workload.job import Job, JobKind, Scaling
+
+__all__ = ["LookaheadPartitioner"]
+
+
+@dataclass
+class LookaheadPartitioner:
+    """Simulate-and-compare planner; ``et_coefficient`` is ET's ``a`` per joule (from pilot runs)."""
+
+    et_coefficient: float = 3.5e-8
+    jobs_norm: float = 207.0
+    candidates: tuple[int, ...] = MIG_CONFIGURATIONS
+    max_jobs: int = 10
+    sampled_days: int = 0
+    window_s: float = 1800.0
+    switch_margin: float = 0.0
+    initial: ConfigId = 2
+    workload: Any = None  # WorkloadSpec for sampled arrivals; None: the alibaba-day profile
+    profile: MigProfile | None = None
+    scheduler: str = "edf-ss-restricted"
+    name: str = "lookahead"
+    _scenarios: list[list[Job]] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.candidates or any(c not in MIG_CONFIGURATIONS for c in self.candidates):
+            raise ConfigError(
+                f"lookahead candidates must be MIG configurations 1..12, got {self.candidates!r}"
+            )
+        if self.max_jobs < 1 or self.sampled_days < 0 or self.window_s < 0 or self.switch_margin < 0:
+            raise ConfigError(
+                "lookahead needs max_jobs >= 1, sampled_days >= 0, window_s >= 0, switch_margin >= 0"
+            )
+        if self.et_coefficient < 0 or self.jobs_norm <= 0:
+            raise ConfigError("lookahead needs et_coefficient >= 0 and jobs_norm > 0")
+
+    def reset(self, seed: int | None = None) -> None:
+        self._scenarios = []
+        if self.sampled_days:
+            import numpy as np
+
+            from wattsched.workload.generators import WorkloadSpec, generate_jobs
+
+            spec = self.workload or WorkloadSpec(profile="alibaba-day")
+            root = np.random.SeedSequence(0 if seed is None else seed, spawn_key=(7,))
+            self._scenarios = [generate_jobs(spec, child) for child in root.spawn(self.sampled_days)]
+
+    def initial_configuration(self) -> ConfigId:
+        return self.initial
+
+    def decide(self, snapshot: Any) -> ConfigId:
+        current = snapshot.configuration
+        now_s = float(snapshot.now_s)
+        ranked = sorted(snapshot.jobs, key=lambda j: (j.deadline_s, j.arrival_s))[: self.max_jobs]
+        if not ranked:
+            return current
+        base = [_planning_job(j, index, now_s) for index, j in enumerate(ranked)]
+        scenarios = (
+            [[]]
+            if not self._scenarios
+            else [[j for j in day if now_s < j.arrival_s <= now_s + self.window_s] for day in self._scenarios]
+        )
+        costs = {c: self._cost(base, scenarios, c, c != current, now_s) for c in self.candidates}
+        best = min(costs, key=lambda c: (costs[c], c != current, c))
+        if current in costs and costs[current] - costs[best] <= self.switch_margin * abs(costs[current]):
+            return current
+        return best
+
+    def _cost(
+        self, base: list[Job], scenarios: Sequence[list[Job]], config: int, switch: bool, now_s: float
+    ) -> float:
+        from wattsched.mig.simulator import simulate
+
+        profile = self.profile or default_profile()
+        idle_w = profile.power(0)
+        delay_s = profile.repartition_s if switch else 0.0
+        total = 0.0
+        for extra in scenarios:
+            ready_s = now_s + delay_s
+            jobs = [_arriving_at(j, max(j.arrival_s, ready_s)) for j in (*base, *extra)]
+            result = simulate(jobs, config, self.scheduler, profile=profile, horizon_s=now_s)
+            dynamic_j = result.energy_j - idle_w * result.end_s
+            tardiness_min = result.avg_tardiness_s * result.jobs / SECONDS_PER_MINUTE
+            total += self.et_coefficient * dynamic_j + tardiness_min / self.jobs_norm
+        return total / len(scenarios)
+
+
+def _planning_job(view: Any, index: int, now_s: float) -> Job:
+    fraction = float(view.remaining_fraction)
+    durations = tuple(max(fraction * d, 1e-9) for d in view.durations_s)
+    return Job(
+        f"p{index:04d}",
+        now_s,
+        float(view.deadline_s),
+        getattr(view, "kind", JobKind.INFERENCE),
+        getattr(view, "scaling", Scaling.MEASURED),
+        durations,
+    )
+
+
+def _arriving_at(job: Job, arrival_s: float) -> Job:
+    if arrival_s == job.arrival_s:
+        return job
+    return Job(job.job_id, arrival_s, job.deadline_s, job.kind, job.scaling, job.durations_s)
+
+
+@PARTITIONERS.register("lookahead")
+def _make_lookahead(**options: Any) -> LookaheadPartitioner:
+    return LookaheadPartitioner(**options)

@@ -1,0 +1,137 @@
+"""Run one day under a repartitioning policy, logging every decision (Fig. 11, repartitions per hour).
+
+``run_day`` drives the simulator's stepping API: at each decision epoch (job arrival or completion outside a
+blackout) it asks the policy for a configuration and applies it with ``MigSimulation.repartition``
+(CONTRACT §4).
+Day seeds live here too, so that every caller (study, CLI, benchmark, environment) draws the same held-out
+days.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from wattsched.hardware.mig import MigProfile
+from wattsched.mig.partition.base import ConfigId, RepartitionPolicy
+
+if TYPE_CHECKING:
+    from wattsched.mig.simulator import RepartitionMode
+from wattsched.workload.job import Job
+
+__all__ = [
+    "DayRun",
+    "Decision",
+    "configuration_time_s",
+    "held_out_day",
+    "repartitions_per_hour",
+    "run_day",
+    "training_day",
+]
+
+_TRAINING_STREAM = 0
+_HELD_OUT_STREAM = 1
+
+
+def training_day(seed: int, index: int) -> np.random.SeedSequence:
+    """Seed of training day ``index`` (DQN episodes, static selection, pilot runs)."""
+    return np.random.SeedSequence(seed, spawn_key=(_TRAINING_STREAM, index))
+
+
+def held_out_day(seed: int, index: int) -> np.random.SeedSequence:
+    """Seed of held-out evaluation day ``index``; disjoint from every training day of any index."""
+    return np.random.SeedSequence(seed, spawn_key=(_HELD_OUT_STREAM, index))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision epoch: the configuration in force after it and whether it started a repartition."""
+
+    time_s: float
+    configuration: ConfigId
+    repartitioned: bool
+
+
+@dataclass(frozen=True)
+class DayRun:
+    """The simulator's result for the day plus the decision log."""
+
+    result: object  # wattsched.mig.simulator.SimResult (kept untyped to avoid an import cycle at type time)
+    initial_configuration: ConfigId
+    decisions: tuple[Decision, ...]
+
+    @property
+    def repartition_times_s(self) -> tuple[float, ...]:
+        return tuple(d.time_s for d in self.decisions if d.repartitioned)
+
+
+def run_day(
+    jobs: Sequence[Job],
+    partitioner: RepartitionPolicy,
+    *,
+    horizon_s: float | None,
+    profile: MigProfile | None = None,
+    repartition_mode: RepartitionMode = "blackout",
+    seed: int | None = None,
+) -> DayRun:
+    """Simulate ``jobs`` with ``partitioner`` choosing the configuration at every decision epoch."""
+    from wattsched.mig.simulator import MigSimulation
+
+    partitioner.reset(seed)
+    initial = partitioner.initial_configuration()
+    sim = MigSimulation(
+        list(jobs),
+        initial,
+        partitioner.scheduler,
+        profile=profile,
+        horizon_s=horizon_s,
+        repartition_mode=repartition_mode,
+    )
+    decisions: list[Decision] = []
+    while sim.advance():
+        snapshot = sim.snapshot()
+        choice = partitioner.decide(snapshot)
+        changed = bool(sim.repartition(choice))
+        decisions.append(
+            Decision(float(snapshot.now_s), choice if changed else snapshot.configuration, changed)
+        )
+    return DayRun(sim.result(), initial, tuple(decisions))
+
+
+def repartitions_per_hour(run: DayRun, hours: int = 24) -> np.ndarray:
+    """Number of repartitions started in each hour of the day (times past ``hours`` wrap around)."""
+    counts = np.zeros(hours, dtype=np.int64)
+    for time_s in run.repartition_times_s:
+        counts[int(time_s // 3600.0) % hours] += 1
+    return counts
+
+
+def configuration_time_s(
+    run: DayRun,
+    configurations: Sequence[ConfigId],
+    *,
+    interval_s: float = 4 * 3600.0,
+    day_s: float = 86_400.0,
+) -> np.ndarray:
+    """Seconds spent in each configuration per interval of ``[0, day_s)``: shape (intervals, configurations).
+
+    A configuration counts from the decision that chose it (its blackout included) until the next change.
+    """
+    intervals = int(np.ceil(day_s / interval_s))
+    table = np.zeros((intervals, len(configurations)), dtype=np.float64)
+    column = {c: i for i, c in enumerate(configurations)}
+    changes = [(0.0, run.initial_configuration)] + [
+        (d.time_s, d.configuration) for d in run.decisions if d.repartitioned
+    ]
+    for (start_s, config), (end_s, _) in zip(changes, [*changes[1:], (day_s, None)], strict=True):
+        start_s, end_s = min(start_s, day_s), min(end_s, day_s)
+        if config not in column or end_s <= start_s:
+            continue
+        first, last = int(start_s // interval_s), int(min(end_s, day_s - 1e-9) // interval_s)
+        for block in range(first, last + 1):
+            low, high = max(start_s, block * interval_s), min(end_s, (block + 1) * interval_s)
+            table[block, column[config]] += max(high - low, 0.0)
+    return table

@@ -1,0 +1,46 @@
+"""Shared machinery of the laxity policies (LLF, LALF): critical-laxity events and re-evaluation."""
+
+from __future__ import annotations
+
+from wattsched.mig.policies.base import reevaluate_all
+from wattsched.mig.state import MigState
+
+__all__ = ["LaxityPolicy"]
+
+_KEY_DECIMALS = 6
+
+
+class LaxityPolicy:
+    """Least laxity first with critical-laxity events (papers.md §A.5.4, CONTRACT §4).
+
+    Laxity of job ``j`` at time ``t``: ``d_j - t - fraction_j * ref_j`` where ``ref_j`` is the job's duration
+    on a reference slice of the configuration (subclasses: fastest slice, or mean over slices). Ranking by
+    ``d_j - fraction_j * ref_j`` is the same as ranking by laxity. A waiting job's key is constant, so its
+    critical-laxity event can be scheduled analytically at ``key - critical_laxity_s``.
+    """
+
+    name = "laxity"
+
+    def __init__(self, critical_laxity_s: float = 60.0, max_critical_events: int = 3) -> None:
+        self.critical_laxity_s: float | None = float(critical_laxity_s)
+        self.max_critical_events = int(max_critical_events)
+
+    def reference_duration_s(self, state: MigState, durations: tuple[float, ...]) -> float:
+        raise NotImplementedError
+
+    def _key(self, state: MigState, job: int) -> float:
+        reference = self.reference_duration_s(state, state.durations_s[job])
+        # Rounded to the microsecond so that laxities equal up to float noise tie exactly and fall to the
+        # CONTRACT tie-break (earlier arrival, then row). This matters: a job preempted by a critical-laxity
+        # event reaches the threshold exactly when its preemptor, running on its reference slice, sits there.
+        return round(state.deadline_s[job] - state.fraction[job] * reference, _KEY_DECIMALS)
+
+    def waiting_key(self, state: MigState, job: int) -> float:
+        return self._key(state, job)
+
+    def critical_time_s(self, state: MigState, job: int) -> float:
+        threshold = self.critical_laxity_s if self.critical_laxity_s is not None else 0.0
+        return self._key(state, job) - threshold
+
+    def assign(self, state: MigState) -> list[int] | None:
+        return reevaluate_all(state, self._key, slowest_feasible=False)

@@ -1,0 +1,131 @@
+"""The in-configuration scheduling policy interface, its registry and the shared slice rules.
+
+A policy is a small stateless object. The simulator calls :meth:`SchedulingPolicy.assign` at every
+scheduling point with the :class:`~wattsched.mig.state.MigState` as a read-only view; the policy returns a
+*decision*: a list ``assignment`` with one entry per slice of the current configuration (the job index to run
+there, or -1 for idle), or ``None`` for "keep the current assignment". The simulator validates the decision
+(each job at most once, only waiting or running jobs, a slice idles only when no job waits) and applies it:
+any job moved off its slice counts one preemption. The simulator knows no policy by name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from wattsched.mig.state import MigState
+from wattsched.registry import Registry
+
+__all__ = [
+    "POLICIES",
+    "PolicyError",
+    "SchedulingPolicy",
+    "edf_ss_slice",
+    "fastest_slice",
+    "reevaluate_all",
+]
+
+
+class PolicyError(RuntimeError):
+    """A policy returned a decision the simulator cannot apply (a bug in the policy, not a user error)."""
+
+
+@runtime_checkable
+class SchedulingPolicy(Protocol):
+    """An in-configuration scheduler (CONTRACT §4, papers.md §A.5)."""
+
+    #: Registry name, e.g. ``"edf-ss"``.
+    name: str
+    #: Critical-laxity threshold in seconds, or ``None`` when the policy uses no critical-laxity events.
+    critical_laxity_s: float | None
+    #: A waiting job's critical-laxity event triggers a re-evaluation only while it has had fewer events.
+    max_critical_events: int
+
+    def waiting_key(self, state: MigState, job: int) -> float:
+        """Priority key of a waiting job (lower first); must not change while the job waits."""
+        ...
+
+    def critical_time_s(self, state: MigState, job: int) -> float:
+        """Time at which the waiting ``job``'s laxity reaches ``critical_laxity_s`` (``inf`` if never)."""
+        ...
+
+    def assign(self, state: MigState) -> list[int] | None:
+        """The job to run on each slice (-1 idle), or ``None`` to keep the current assignment."""
+        ...
+
+
+POLICIES: Registry[SchedulingPolicy] = Registry("scheduling policy")
+
+
+def fastest_slice(durations: tuple[float, ...], free: list[int], slice_dix: list[int]) -> int:
+    """The free slice with the least remaining time (``free`` in scan order, so ties go to smaller g/slot)."""
+    best = -1
+    best_dur = math.inf
+    for s in free:
+        d = durations[slice_dix[s]]
+        if d < best_dur:
+            best_dur = d
+            best = s
+    return best
+
+
+def edf_ss_slice(
+    now_s: float, fraction: float, deadline_s: float, durations: tuple[float, ...], free: list[int],
+    slice_dix: list[int],
+) -> tuple[int, bool]:
+    """EDF-SS slice rule: the slowest free slice that meets the deadline, else the fastest free slice.
+
+    Returns ``(slice, meets_deadline)``; ``(-1, False)`` when ``free`` is empty.
+    """
+    slow = -1
+    slow_dur = -1.0
+    fast = -1
+    fast_dur = math.inf
+    budget = deadline_s - now_s
+    for s in free:
+        d = durations[slice_dix[s]]
+        if fraction * d <= budget:
+            if d > slow_dur:
+                slow_dur = d
+                slow = s
+        elif d < fast_dur:
+            fast_dur = d
+            fast = s
+    if slow >= 0:
+        return slow, True
+    return fast, False
+
+
+def reevaluate_all(
+    state: MigState, running_key: Callable[[MigState, int], float], slowest_feasible: bool
+) -> list[int]:
+    """Full re-evaluation (papers.md §A.5.1): rank all unfinished jobs, place them in order on free slices.
+
+    Only the best ``n_slices`` jobs can get a slice, so the candidates are the running jobs (with keys from
+    ``running_key``) and the first ``n_slices`` waiting jobs. ``slowest_feasible`` selects the EDF-SS slice
+    rule, otherwise the fastest free slice is used.
+    """
+    job_on = state.job_on
+    n = len(job_on)
+    candidates = [(running_key(state, j), j) for j in job_on if j >= 0]
+    candidates.extend(state.waiting[:n])
+    candidates.sort()
+    free = state.scan_order.copy()
+    out = [-1] * n
+    slice_dix = state.slice_dix
+    durations = state.durations_s
+    if slowest_feasible:
+        now = state.now_s
+        fraction = state.fraction
+        deadline = state.deadline_s
+        for _, j in candidates[:n]:
+            s, _ = edf_ss_slice(now, fraction[j], deadline[j], durations[j], free, slice_dix)
+            out[s] = j
+            free.remove(s)
+    else:
+        for _, j in candidates[:n]:
+            s = fastest_slice(durations[j], free, slice_dix)
+            out[s] = j
+            free.remove(s)
+    return out

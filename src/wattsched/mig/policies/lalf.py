@@ -1,0 +1,26 @@
+"""LALF: least *average* laxity first — laxity against the mean over the configuration's slices (§A.5.5)."""
+
+from __future__ import annotations
+
+from wattsched.mig.policies._laxity import LaxityPolicy
+from wattsched.mig.policies.base import POLICIES
+from wattsched.mig.state import MigState
+
+__all__ = ["LeastAverageLaxityFirst"]
+
+
+class LeastAverageLaxityFirst(LaxityPolicy):
+    """Laxity uses the mean remaining time over all slices of the configuration (with multiplicity).
+
+    Jobs take the fastest free slice. A job running on a slice faster than the mean *gains* laxity, so after a
+    preemption its laxity can cross the critical threshold again: here the per-job cap matters.
+    """
+
+    name = "lalf"
+
+    def reference_duration_s(self, state: MigState, durations: tuple[float, ...]) -> float:
+        dix = state.slice_dix
+        return sum([durations[x] for x in dix]) / len(dix)
+
+
+POLICIES.register("lalf")(LeastAverageLaxityFirst)

@@ -1,0 +1,26 @@
+"""LLF: least laxity first against the fastest slice of the configuration (papers.md §A.5.4)."""
+
+from __future__ import annotations
+
+from wattsched.mig.policies._laxity import LaxityPolicy
+from wattsched.mig.policies.base import POLICIES
+from wattsched.mig.state import MigState
+
+__all__ = ["LeastLaxityFirst"]
+
+
+class LeastLaxityFirst(LaxityPolicy):
+    """Laxity uses the job's remaining time on the fastest slice of the configuration (occupied or not).
+
+    Jobs take the fastest free slice. With the configuration fixed, a job's laxity never rises (it falls at
+    rate 1 while waiting and at rate ``1 - dur_fast/dur_s`` while running), so each job has at most one
+    critical-laxity event per configuration; the cap of 3 binds only after repartitions raise laxity.
+    """
+
+    name = "llf"
+
+    def reference_duration_s(self, state: MigState, durations: tuple[float, ...]) -> float:
+        return min([durations[x] for x in state.config_dixes])
+
+
+POLICIES.register("llf")(LeastLaxityFirst)

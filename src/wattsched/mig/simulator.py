@@ -1,0 +1,383 @@
+"""Event-driven, preemptive simulator of one MIG GPU (CONTRACT §4, papers.md §A.5.1).
+
+Events: job arrival, job completion, critical-laxity timer and repartition end, kept in the domain-blind
+:class:`~wattsched.sim.EventQueue`. Events closer than :data:`EPS_S` are one *instant*: the simulator
+processes all of them, then runs the scheduler once. A job that ran ``Δ`` on a slice with duration
+``dur`` loses ``Δ/dur`` of its work; a completion event sits at ``start + remaining·dur`` exactly. Energy is
+the piecewise-constant integral of ``P(u)``, ``u`` = compute units of busy slices, from 0 to
+``end_s = max(horizon_s, last event)``.
+
+Repartitioning (:meth:`MigSimulation.repartition`) preempts every running job, each counting one preemption
+(the MIG instance it ran on is destroyed). ``repartition_mode="blackout"`` (default, papers.md §A.2.4):
+no slice exists for ``profile.repartition_s`` seconds, the GPU draws ``P(0)``, arrivals wait, then the new
+configuration exists and the scheduler runs at once. ``"deadline_shift"`` (the SMART-MIG alternative): the
+change is instantaneous, and the deadline of every arrived, unfinished job is reduced by ``repartition_s``,
+for scheduling and for tardiness alike (later arrivals are not shifted).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, insort
+from collections.abc import Sequence
+from typing import Literal
+
+from wattsched.errors import ConfigError
+from wattsched.hardware.mig import Configuration, MigProfile, default_profile
+from wattsched.mig import _apply
+from wattsched.mig._results import JobRecord, JobView, SimResult, SimSnapshot
+from wattsched.mig.policies import POLICIES, SchedulingPolicy
+from wattsched.mig.state import WAITING, MigState
+from wattsched.sim import EventQueue
+from wattsched.workload.job import Job
+
+__all__ = ["EPS_S", "MigSimulation", "RepartitionMode", "resolve_configuration", "resolve_policy", "simulate"]
+
+#: Events closer than this (seconds) form one instant; tardiness below it counts as on time.
+EPS_S = 1e-9
+_COMPLETION, _BLACKOUT_END, _ARRIVAL, _TIMER = 0, 1, 2, 3
+RepartitionMode = Literal["blackout", "deadline_shift"]
+
+
+def resolve_configuration(profile: MigProfile, configuration: int | str | Configuration) -> Configuration:
+    """A :class:`Configuration` from an id (1..12, ``"no-mig"``) or a configuration object."""
+    if isinstance(configuration, Configuration):
+        return configuration
+    return profile.configuration(configuration)
+
+
+def resolve_policy(policy: str | SchedulingPolicy) -> SchedulingPolicy:
+    """A policy object from a registry name (see ``POLICIES.available()``) or a policy object."""
+    return POLICIES.make(policy) if isinstance(policy, str) else policy
+
+
+class MigSimulation:
+    """One simulation run, steppable decision epoch by decision epoch (for repartitioning and RL)."""
+
+    def __init__(
+        self,
+        jobs: Sequence[Job],
+        configuration: int | str | Configuration,
+        policy: str | SchedulingPolicy,
+        *,
+        profile: MigProfile | None = None,
+        horizon_s: float | None = None,
+        record_jobs: bool = False,
+        repartition_mode: RepartitionMode = "blackout",
+    ) -> None:
+        if repartition_mode not in ("blackout", "deadline_shift"):
+            raise ConfigError(
+                f"unknown repartition_mode '{repartition_mode}'; valid: blackout, deadline_shift"
+            )
+        self._profile = profile if profile is not None else default_profile()
+        self._policy = resolve_policy(policy)
+        self._mode = repartition_mode
+        order = sorted(range(len(jobs)), key=lambda i: (jobs[i].arrival_s, i))
+        self._jobs = [jobs[i] for i in order]
+        self._rows = order
+        self._state = MigState(
+            [j.deadline_s for j in self._jobs], [tuple(j.durations_s) for j in self._jobs], record_jobs
+        )
+        last_arrival = self._jobs[-1].arrival_s if self._jobs else 0.0
+        self._horizon_s = float(horizon_s) if horizon_s is not None else last_arrival
+        self._queue = EventQueue()
+        self._power_w = self._profile.power_w
+        self._busy_time = [0.0] * len(self._power_w)
+        self._units = 0
+        self._last_s = 0.0
+        self._now_s = 0.0
+        self._in_blackout = False
+        self._preemptions = 0
+        self._repartitions = 0
+        self._blackout_s = 0.0
+        self._completed = 0
+        self._tardiness_sum_s = 0.0
+        self._tardiness_max_s = 0.0
+        self._late = 0
+        self._end_s = math.nan
+        self._finished = False
+        self._config = resolve_configuration(self._profile, configuration)
+        self._install(self._config)
+        if self._jobs:
+            self._queue.schedule(self._jobs[0].arrival_s, _ARRIVAL, 0)
+
+    # ------------------------------------------------------------------ public stepping API
+    @property
+    def now_s(self) -> float:
+        return self._now_s
+
+    @property
+    def configuration(self) -> Configuration:
+        """The configuration in force (during a blackout: the one being created)."""
+        return self._config
+
+    @property
+    def in_blackout(self) -> bool:
+        return self._in_blackout
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    @property
+    def energy_j(self) -> float:
+        """Energy consumed so far (up to ``now_s``; up to ``end_s`` once finished)."""
+        return sum(p * t for p, t in zip(self._power_w, self._busy_time, strict=True))
+
+    @property
+    def accrued_tardiness_s(self) -> float:
+        """Completed tardiness plus the time arrived unfinished jobs have spent past their deadline."""
+        st = self._state
+        now = self._now_s
+        total = self._tardiness_sum_s
+        for j in self._present_jobs():
+            late = now - st.deadline_s[j]
+            if late > 0.0:
+                total += late
+        return total
+
+    def advance(self) -> bool:
+        """Process events up to and including the next decision epoch (an arrival or completion outside a
+        blackout, after the scheduler has handled it). Returns ``False`` once the run is finished."""
+        if self._finished:
+            return False
+        while True:
+            self._drop_stale_events()
+            if not self._queue:
+                break
+            if self._process_instant():
+                return True
+        self._finish()
+        return False
+
+    def run(self) -> SimResult:
+        """Run to the end without further repartitions and return the result."""
+        while self.advance():
+            pass
+        return self.result()
+
+    def result(self) -> SimResult:
+        if not self._finished:
+            raise RuntimeError("the simulation has not finished; run() it or advance() until False")
+        n = len(self._jobs)
+        return SimResult(
+            energy_j=self.energy_j,
+            avg_tardiness_s=self._tardiness_sum_s / n if n else 0.0,
+            max_tardiness_s=self._tardiness_max_s,
+            jobs=n,
+            late_jobs=self._late,
+            preemptions=self._preemptions,
+            repartitions=self._repartitions,
+            end_s=self._end_s,
+            busy_time_s=tuple(self._busy_time),
+            blackout_s=self._blackout_s,
+            records=self._records() if self._state.history is not None else None,
+        )
+
+    def repartition(self, configuration: int | str | Configuration) -> bool:
+        """Change the configuration at the current epoch; ``False`` (and no cost) if it is the current one."""
+        config = resolve_configuration(self._profile, configuration)
+        if self._in_blackout:
+            raise RuntimeError("cannot repartition during a repartition blackout")
+        if config == self._config:
+            return False
+        now = self._now_s
+        self._stop_all(now)
+        self._repartitions += 1
+        if self._mode == "blackout":
+            self._install(None)
+            self._config = config
+            self._in_blackout = True
+            self._blackout_s += self._profile.repartition_s
+            self._queue.schedule(now + self._profile.repartition_s, _BLACKOUT_END, config)
+        else:
+            st = self._state
+            for j in self._present_jobs():
+                st.deadline_s[j] -= self._profile.repartition_s
+            self._install(config)
+            self._config = config
+            self._reschedule(now)
+        return True
+
+    def snapshot(self) -> SimSnapshot:
+        st = self._state
+        now = self._now_s
+        present = sorted(self._present_jobs(), key=lambda j: (st.deadline_s[j], j))
+        views = []
+        for j in present:
+            s = st.slice_of[j]
+            job = self._jobs[j]
+            views.append(JobView(job.job_id, job.arrival_s, st.deadline_s[j], st.current_fraction(j, now),
+                                 st.durations_s[j], s if s >= 0 else None))
+        return SimSnapshot(
+            now_s=now, configuration=self._config.ident, in_blackout=self._in_blackout, jobs=tuple(views),
+            energy_j=self.energy_j, accrued_tardiness_s=self.accrued_tardiness_s,
+            completed_jobs=self._completed, preemptions=self._preemptions, repartitions=self._repartitions,
+        )
+
+    def fork(self) -> MigSimulation:
+        """An independent copy for look-ahead (jobs, profile and the stateless policy are shared)."""
+        other = MigSimulation.__new__(MigSimulation)
+        other.__dict__.update(self.__dict__)
+        other._state = self._state.copy()
+        other._queue = self._queue.copy()
+        other._busy_time = self._busy_time.copy()
+        return other
+
+    # ------------------------------------------------------------------ internals
+    def _present_jobs(self) -> list[int]:
+        st = self._state
+        return [j for _, j in st.waiting] + [j for j in st.job_on if j >= 0]
+
+    def _install(self, config: Configuration | None) -> None:
+        """Make ``config``'s slices current (``None``: no slice, during a blackout)."""
+        st = self._state
+        slices = config.slices if config is not None else ()
+        st.slice_units = [s.compute_units for s in slices]
+        st.slice_dix = [s.duration_index for s in slices]
+        st.slice_slot = [s.first_slot for s in slices]
+        st.scan_order = sorted(range(len(slices)), key=lambda s: (st.slice_units[s], st.slice_slot[s]))
+        st.config_dixes = tuple(sorted(set(st.slice_dix)))
+        st.job_on = [-1] * len(slices)
+        # Keys (LLF/LALF) depend on the configuration: re-key the waiting jobs and their timers.
+        entries = [j for _, j in st.waiting]
+        st.waiting = []
+        for j in entries:
+            self._enqueue(j, st.now_s)
+
+    def _enqueue(self, j: int, now: float) -> None:
+        """Add job ``j`` to the waiting list and schedule its critical-laxity event if it has one."""
+        st = self._state
+        st.slice_of[j] = WAITING
+        st.timer_s[j] = -1.0
+        if self._in_blackout or not st.job_on:
+            key = st.deadline_s[j]
+        else:
+            policy = self._policy
+            key = policy.waiting_key(st, j)
+            if policy.critical_laxity_s is not None and st.crit_count[j] < policy.max_critical_events:
+                when = policy.critical_time_s(st, j)
+                if when > now + EPS_S and when < math.inf:
+                    st.timer_s[j] = when
+                    self._queue.schedule(when, _TIMER, j)
+        st.wkey[j] = key
+        insort(st.waiting, (key, j))
+
+    def _dequeue(self, j: int) -> None:
+        st = self._state
+        waiting = st.waiting
+        i = bisect_left(waiting, (st.wkey[j], j))
+        del waiting[i]
+
+    def _stop_all(self, now: float) -> None:
+        """Preempt every running job (repartition)."""
+        st = self._state
+        stopped = []
+        for s, j in enumerate(st.job_on):
+            if j >= 0:
+                _apply.stop_job(self, j, s, now)
+                stopped.append(j)
+        st.job_on = [-1] * len(st.job_on)
+        self._units = 0
+        for j in stopped:
+            self._enqueue(j, now)
+
+    def _drop_stale_events(self) -> None:
+        """Discard cancelled completions and timers at the head of the queue, so they never move the clock."""
+        queue = self._queue
+        heap = queue._heap  # read-only peek at the head, for speed
+        st = self._state
+        while heap:
+            time, kind, _, j = heap[0]
+            if kind == _COMPLETION:
+                if st.slice_of[j] >= 0 and st.end_s[j] == time:
+                    return
+            elif kind != _TIMER or (st.slice_of[j] == WAITING and st.timer_s[j] == time):
+                return
+            queue.discard_next()
+
+    def _process_instant(self) -> bool:
+        queue = self._queue
+        st = self._state
+        limit = queue.peek_time() + EPS_S
+        heap = queue._heap  # read-only peek at the next event time, for speed
+        batch = [queue.pop()]
+        while heap and heap[0][0] <= limit:
+            batch.append(queue.pop())
+        # The instant is the latest of its events, so no job starts before it arrives.
+        t = batch[-1][0]
+        self._busy_time[self._units] += t - self._last_s
+        self._last_s = t
+        self._now_s = t
+        st.now_s = t
+        schedule = epoch = False
+        for time, kind, _, payload in batch:
+            if kind == _COMPLETION:
+                if st.slice_of[payload] >= 0 and st.end_s[payload] == time:
+                    _apply.complete_job(self, payload, t)
+                    schedule = epoch = True
+            elif kind == _ARRIVAL:
+                j = payload
+                self._enqueue(j, t)
+                if j + 1 < len(self._jobs):
+                    queue.schedule(self._jobs[j + 1].arrival_s, _ARRIVAL, j + 1)
+                if not self._in_blackout:
+                    schedule = epoch = True
+            elif kind == _TIMER:
+                j = payload
+                if st.slice_of[j] == WAITING and st.timer_s[j] == time:
+                    st.timer_s[j] = -1.0
+                    st.crit_count[j] += 1
+                    schedule = True
+            else:
+                self._in_blackout = False
+                self._install(payload)
+                schedule = True
+        if schedule and not self._in_blackout:
+            self._reschedule(t)
+        return epoch
+
+    def _reschedule(self, now: float) -> None:
+        st = self._state
+        job_on = st.job_on
+        if not job_on:
+            return
+        _apply.sync_running(st, now)
+        decision = self._policy.assign(st)
+        if decision is not None:
+            _apply.apply_decision(self, decision, now)
+
+    def _finish(self) -> None:
+        end = max(self._horizon_s, self._last_s)
+        self._busy_time[self._units] += end - self._last_s
+        self._last_s = end
+        self._now_s = end
+        self._end_s = end
+        self._finished = True
+
+    def _records(self) -> tuple[JobRecord, ...]:
+        st = self._state
+        history = st.history if st.history is not None else [[] for _ in self._jobs]
+        records: list[JobRecord | None] = [None] * len(self._jobs)
+        for j, job in enumerate(self._jobs):
+            tard = st.completion_s[j] - st.deadline_s[j]
+            records[self._rows[j]] = JobRecord(
+                job.job_id, job.arrival_s, st.deadline_s[j], st.first_start_s[j], st.completion_s[j],
+                tard if tard > EPS_S else 0.0, st.preemptions[j], tuple(history[j]),
+            )
+        return tuple(r for r in records if r is not None)
+
+
+def simulate(
+    jobs: Sequence[Job],
+    configuration: int | str | Configuration,
+    policy: str | SchedulingPolicy,
+    *,
+    profile: MigProfile | None = None,
+    horizon_s: float | None = None,
+    record_jobs: bool = False,
+) -> SimResult:
+    """Simulate ``jobs`` on a fixed configuration under an in-configuration policy."""
+    return MigSimulation(
+        jobs, configuration, policy, profile=profile, horizon_s=horizon_s, record_jobs=record_jobs
+    ).run()

@@ -1,0 +1,178 @@
+"""Synthetic MIG job queues with P1's job mix (papers.md §A.3).
+
+``generate_jobs(spec, seed)`` is a pure function of ``(spec, seed)``: arrivals and job attributes come from
+two independent child streams of ``SeedSequence(seed)``, and every attribute is drawn as one vector.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from wattsched.errors import ConfigError
+from wattsched.hardware.mig import FULL_GPU_INDEX
+from wattsched.units import SECONDS_PER_HOUR
+from wattsched.workload.arrivals import PROFILES, poisson_arrivals, profile_arrivals
+from wattsched.workload.job import Job, JobKind, Scaling
+from wattsched.workload.scaling import (
+    CAPPED_LIMITS,
+    DEFAULT_FULL_GPU_SPEEDUP,
+    SUBLINEAR_CURVES,
+    ScalingCurve,
+    capped_curve,
+    linear_curve,
+)
+
+__all__ = ["WorkloadSpec", "generate_jobs", "job_id"]
+
+# Floor on a drawn 1g duration: an Exponential draw can be exactly 0, and traces need durations > 0.
+_MIN_DURATION_S = 1e-6
+
+
+def _finite(value: float) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What to generate: one arrival source and the job-mix distribution (defaults: P1 §V-A).
+
+    Exactly one of ``rate_per_min`` (homogeneous Poisson) and ``profile`` (a name in ``PROFILES``) is set.
+    ``scaling_weights`` weigh the types (linear, sublinear, capped). When ``curves`` is given, each job draws
+    its curve uniformly from it instead of the paper mix and is labelled with the curve's ``kind``.
+    """
+
+    rate_per_min: float | None = None
+    profile: str | None = None
+    hours: float = 24.0
+    inference_share: float = 0.8
+    rate_multiplier: float = 1.0
+    deadline_slack: tuple[float, float] = (1.0, 1.5)
+    curves: tuple[ScalingCurve, ...] | None = None
+    inference_mean_s: float = 180.0
+    training_range_s: tuple[float, float] = (600.0, 2400.0)
+    scaling_weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    capped_limits: tuple[int, ...] = CAPPED_LIMITS
+    sublinear_curves: tuple[ScalingCurve, ...] = SUBLINEAR_CURVES
+    full_gpu_speedup: float = DEFAULT_FULL_GPU_SPEEDUP
+
+    def __post_init__(self) -> None:
+        if (self.rate_per_min is None) == (self.profile is None):
+            raise ConfigError("give exactly one arrival source: a rate (jobs/min) or a profile name")
+        if self.rate_per_min is not None and not (_finite(self.rate_per_min) and self.rate_per_min > 0):
+            raise ConfigError(f"rate must be > 0 jobs/min, got {self.rate_per_min!r}")
+        if self.profile is not None:
+            PROFILES.make(self.profile)  # raises UnknownNameError listing the valid profiles
+        if not (_finite(self.hours) and self.hours > 0):
+            raise ConfigError(f"hours must be > 0, got {self.hours!r}")
+        if not (_finite(self.inference_share) and 0.0 <= self.inference_share <= 1.0):
+            raise ConfigError(f"inference share must be in [0, 1], got {self.inference_share!r}")
+        if not (_finite(self.rate_multiplier) and self.rate_multiplier > 0):
+            raise ConfigError(f"rate multiplier must be > 0, got {self.rate_multiplier!r}")
+        low, high = self._pair("deadline_slack", self.deadline_slack)
+        if not 0 <= low <= high:
+            raise ConfigError(f"deadline_slack must satisfy 0 <= low <= high, got {self.deadline_slack!r}")
+        if not (_finite(self.inference_mean_s) and self.inference_mean_s > 0):
+            raise ConfigError(f"inference_mean_s must be > 0, got {self.inference_mean_s!r}")
+        low, high = self._pair("training_range_s", self.training_range_s)
+        if not 0 < low <= high:
+            raise ConfigError(f"training_range_s must satisfy 0 < low <= high, got {self.training_range_s!r}")
+        weights = self.scaling_weights
+        if len(weights) != 3 or not all(_finite(w) and w >= 0 for w in weights) or sum(weights) <= 0:
+            raise ConfigError("scaling_weights needs 3 weights >= 0 (linear, sublinear, capped), not all 0; "
+                              f"got {weights!r}")
+        if not self.capped_limits or not all(_finite(c) and c >= 1 for c in self.capped_limits):
+            raise ConfigError(f"capped_limits needs caps >= 1, got {self.capped_limits!r}")
+        if not self.sublinear_curves:
+            raise ConfigError("sublinear_curves must not be empty")
+        if self.curves is not None and not self.curves:
+            raise ConfigError("curves must not be empty when given")
+        if not (_finite(self.full_gpu_speedup) and self.full_gpu_speedup > 0):
+            raise ConfigError(f"full_gpu_speedup must be > 0, got {self.full_gpu_speedup!r}")
+
+    @staticmethod
+    def _pair(name: str, pair: tuple[float, float]) -> tuple[float, float]:
+        if len(pair) != 2 or not all(_finite(v) for v in pair):
+            raise ConfigError(f"{name} must be two finite numbers, got {pair!r}")
+        return float(pair[0]), float(pair[1])
+
+    @property
+    def horizon_s(self) -> float:
+        """Length of the arrival window in seconds."""
+        return self.hours * SECONDS_PER_HOUR
+
+
+def job_id(index: int) -> str:
+    """The id of the ``index``-th generated job: ``j000000``, ``j000001``, ..."""
+    return f"j{index:06d}"
+
+
+def _child_generators(seed: int | np.random.SeedSequence, count: int) -> list[np.random.Generator]:
+    # Derive children from the spawn key instead of calling ``spawn`` so a caller's SeedSequence is not
+    # mutated: generating twice from the same object gives the same jobs.
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return [
+        np.random.default_rng(
+            np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, index), pool_size=root.pool_size)
+        )
+        for index in range(count)
+    ]
+
+
+def _arrivals(spec: WorkloadSpec, rng: np.random.Generator) -> np.ndarray:
+    if spec.rate_per_min is not None:
+        return poisson_arrivals(spec.rate_per_min * spec.rate_multiplier, spec.horizon_s, rng)
+    assert spec.profile is not None
+    return profile_arrivals(PROFILES.make(spec.profile), spec.horizon_s, rng, spec.rate_multiplier)
+
+
+def _curve_choice(spec: WorkloadSpec, count: int, rng: np.random.Generator) -> tuple[
+    tuple[ScalingCurve, ...], np.ndarray
+]:
+    """The candidate curves and, for each job, the index of its curve."""
+    if spec.curves is not None:
+        return spec.curves, rng.integers(0, len(spec.curves), size=count)
+    # Candidate table: [linear, sublinear..., capped...]; draw the type, then the member within the type.
+    caps = tuple(capped_curve(c) for c in spec.capped_limits)
+    table = (linear_curve(), *spec.sublinear_curves, *caps)
+    weights = np.asarray(spec.scaling_weights, dtype=np.float64)
+    kind = rng.choice(3, size=count, p=weights / weights.sum())
+    sub = rng.integers(0, len(spec.sublinear_curves), size=count)
+    cap = rng.integers(0, len(caps), size=count)
+    index = np.where(kind == 0, 0, np.where(kind == 1, 1 + sub, 1 + len(spec.sublinear_curves) + cap))
+    return table, index
+
+
+def generate_jobs(spec: WorkloadSpec, seed: int | np.random.SeedSequence) -> list[Job]:
+    """A job queue drawn from ``spec``: P1's mix over the spec's arrival process, sorted by arrival."""
+    arrival_rng, attribute_rng = _child_generators(seed, 2)
+    arrivals = _arrivals(spec, arrival_rng)
+    count = arrivals.size
+    rng = attribute_rng
+    inference = rng.random(count) < spec.inference_share
+    inference_s = rng.exponential(spec.inference_mean_s, size=count)
+    training_s = rng.uniform(spec.training_range_s[0], spec.training_range_s[1], size=count)
+    table, curve_index = _curve_choice(spec, count, rng)
+    slack = rng.uniform(spec.deadline_slack[0], spec.deadline_slack[1], size=count)
+
+    dur_1g = np.maximum(np.where(inference, inference_s, training_s), _MIN_DURATION_S)
+    speedups = np.asarray([c.speedups for c in table], dtype=np.float64)[curve_index]
+    durations = np.empty((count, FULL_GPU_INDEX + 1), dtype=np.float64)
+    durations[:, :FULL_GPU_INDEX] = dur_1g[:, None] / speedups
+    dur_7g = durations[:, FULL_GPU_INDEX - 1]
+    linear = np.asarray([c.kind == Scaling.LINEAR for c in table])[curve_index]
+    durations[:, FULL_GPU_INDEX] = np.where(linear, dur_7g / spec.full_gpu_speedup, dur_7g)
+    deadlines = arrivals + slack * dur_7g
+
+    kinds = np.where(inference, 0, 1).tolist()
+    chosen = curve_index.tolist()
+    kind_values = (JobKind.INFERENCE, JobKind.TRAINING)
+    labels = [c.kind for c in table]
+    return [
+        Job(f"j{i:06d}", arrival, deadline, kind_values[k], labels[c], tuple(row))  # type: ignore[arg-type]
+        for i, (arrival, deadline, k, c, row) in enumerate(zip(
+            arrivals.tolist(), deadlines.tolist(), kinds, chosen, durations.tolist(), strict=True
+        ))
+    ]

@@ -1,0 +1,101 @@
+"""run_day through the real simulator: the repartition mechanism on a hand-made trace, and the baselines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from wattsched.mig.partition import PARTITIONERS, run_day
+from wattsched.mig.partition.evaluate import evaluate_policy
+from wattsched.workload.job import Job, JobKind, Scaling
+
+
+def _linear(job_id: str, arrival_s: float, deadline_s: float, dur_1g_s: float) -> Job:
+    durations = tuple(dur_1g_s / g for g in (1, 2, 3, 4, 7))
+    return Job(
+        job_id, arrival_s, deadline_s, JobKind.TRAINING, Scaling.LINEAR, (*durations, durations[-1] / 1.06)
+    )
+
+
+@dataclass
+class _SwitchOnce:
+    """Start on ``initial``; at the first decision at or after ``at_s`` switch to ``target`` and stay."""
+
+    initial: int
+    target: int
+    at_s: float
+    scheduler: str = "edf-ss-restricted"
+    name: str = "switch-once"
+
+    def reset(self, seed: int | None = None) -> None:
+        del seed
+
+    def initial_configuration(self) -> int:
+        return self.initial
+
+    def decide(self, snapshot: Any) -> int:
+        return self.target if snapshot.now_s >= self.at_s else snapshot.configuration
+
+
+# A (7g: 100 s) arrives at 0 on cfg 1; B arrives at 50 and waits (d_B > d_A, so no preemption).
+# At B's arrival the policy switches to cfg 12 (seven 1g slices).
+JOBS = [_linear("A", 0.0, 1000.0, 700.0), _linear("B", 50.0, 2050.0, 700.0)]
+
+
+def test_blackout_costs_four_seconds_at_idle_power_and_preempts_the_running_job() -> None:
+    run = run_day(JOBS, _SwitchOnce(1, 12, 50.0), horizon_s=0.0)
+    result: Any = run.result
+    # [0, 50): A on 7g, u = 7, 248.5 W -> 12,425 J; A keeps 50/100 = half of its work
+    # [50, 54): blackout, no slice, 40 W -> 160 J
+    # [54, 404): A (0.5 x 700 s on 1g) and B on two 1g slices, u = 2, 160 W -> 56,000 J
+    # [404, 754): B alone, u = 1, 119 W -> 41,650 J
+    assert result.energy_j == pytest.approx(12_425 + 160 + 56_000 + 41_650)
+    assert result.end_s == pytest.approx(754.0)
+    assert result.blackout_s == pytest.approx(4.0)
+    assert result.busy_time_s[0] == pytest.approx(4.0)  # the only idle time is the blackout
+    assert result.repartitions == 1
+    assert result.preemptions == 1  # exactly the running job A; the waiting B is not preempted
+    assert result.avg_tardiness_s == 0.0
+    assert [(d.time_s, d.configuration, d.repartitioned) for d in run.decisions] == [
+        (0.0, 1, False),
+        (50.0, 12, True),
+        (pytest.approx(404.0), 12, False),
+        (pytest.approx(754.0), 12, False),
+    ]
+
+
+def test_deadline_shift_mode_has_no_blackout() -> None:
+    run = run_day(JOBS, _SwitchOnce(1, 12, 50.0), horizon_s=0.0, repartition_mode="deadline_shift")
+    result: Any = run.result
+    # as above without the 4 s gap: 12,425 + 56,000 (50..400) + 41,650 (400..750)
+    assert result.energy_j == pytest.approx(12_425 + 56_000 + 41_650)
+    assert result.blackout_s == 0.0 and result.repartitions == 1 and result.preemptions == 1
+
+
+def test_choosing_the_current_configuration_costs_nothing() -> None:
+    stay = run_day(JOBS, _SwitchOnce(1, 1, 0.0), horizon_s=0.0).result
+    fixed = run_day(JOBS, PARTITIONERS.make("static", configuration=1), horizon_s=0.0).result
+    assert stay == fixed
+    assert stay.repartitions == 0 and stay.blackout_s == 0.0
+
+
+def test_day_night_repartitions_twice_a_day_and_policies_are_deterministic() -> None:
+    rows = evaluate_policy("day-night", PARTITIONERS.make("day-night"), range(2), seed=11)
+    assert [r["repartitions"] for r in rows] == [2, 2]
+    assert rows[0]["rep_h05"] == 1 and rows[0]["rep_h17"] == 1
+    again = evaluate_policy("day-night", PARTITIONERS.make("day-night"), range(2), seed=11)
+    assert rows == again
+    # Fig. 11 columns: cfg 6 holds the 08-12 h interval all day long on a day-night day
+    assert rows[0]["cfg_b2_c06"] == pytest.approx(4 * 3600.0)
+
+
+def test_lookahead_never_sees_future_jobs() -> None:
+    # A plan is made from the snapshot alone: the same decisions result whatever comes after the decision.
+    policy = PARTITIONERS.make("lookahead")
+    early = run_day(JOBS[:1], policy, horizon_s=0.0).decisions[0]
+    with_future = run_day(
+        [*JOBS[:1], _linear("late", 5000.0, 9000.0, 70.0)], policy, horizon_s=0.0
+    ).decisions[0]
+    assert early == with_future
