@@ -54,7 +54,8 @@ def et_score(energy_j: ArrayLike, avg_tardiness_s: ArrayLike, a: float | None = 
 def summarize_runs(runs: Iterable[Mapping[str, float]] | Sequence[object]) -> dict[str, float]:
     """Means of the usual per-run totals (``energy_j``, ``avg_tardiness_s``, ``max_tardiness_s``,
     ``late_jobs``, ``preemptions``, ``repartitions``, ``jobs``) over runs given as mappings or results."""
-    keys = ("energy_j", "avg_tardiness_s", "max_tardiness_s", "late_jobs", "preemptions", "repartitions", "jobs")
+    keys = ("energy_j", "avg_tardiness_s", "max_tardiness_s", "late_jobs", "preemptions", "repartitions",
+            "jobs")
     rows = [r if isinstance(r, Mapping) else {k: getattr(r, k) for k in keys} for r in runs]
     if not rows:
         raise ConfigError("summarize_runs needs at least one run")

@@ -51,7 +51,7 @@ def _two_job_trace() -> list[Job]:
 def test_edf_fs_hand_schedule_migrates_to_the_fastest_slice() -> None:
     # t=0: A alone -> fastest slice 4g (200 < 400).
     # t=100: B (d 150) first -> 4g (100 s, ends 200); A (half done) -> 3g: moved, preemption 1; rem 0.5*400.
-    # t=200: B done (late by 50). A has 0.5 - 100/400 = 0.25 left: 4g 50 s < 3g 100 s -> moves, preemption 2.
+    # t=200: B done (late by 50). A has 0.5 - 100/400 = 0.25 left: 4g 50 s < 3g 100 s: moves (2).
     # A ends at 250. Energy: [0,100) u=4 243.9*100 + [100,200) u=7 248.5*100 + [200,250) u=4 243.9*50.
     result = simulate(_two_job_trace(), 2, "edf-fs", record_jobs=True)
     a, b = by_id(result)["A"], by_id(result)["B"]
@@ -68,7 +68,7 @@ def test_edf_ss_hand_schedule_keeps_the_slow_slice() -> None:
     # t=0: A alone; both slices meet d=1000, slowest is 3g (400 s).
     # t=100: B (d 150) first: 4g ends 200 > 150, 3g ends 300 > 150 -> no slice meets -> fastest, 4g.
     #   A: only 3g is left, it is where A runs: no preemption.
-    # t=200: B done, 50 s late. A has 0.5 left: 3g ends 400 <= 1000, the slowest that meets -> stays; ends 400.
+    # t=200: B done, 50 s late. A has 0.5 left: 3g ends 400 <= 1000, the slowest that meets: stays.
     # Energy: [0,100) u=3 205.3*100 + [100,200) u=7 248.5*100 + [200,400) u=3 205.3*200 = 86440 J.
     result = simulate(_two_job_trace(), 2, "edf-ss", record_jobs=True)
     a = by_id(result)["A"]

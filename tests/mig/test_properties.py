@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from itertools import pairwise
 
 import pytest
 from hypothesis import given
@@ -73,7 +74,7 @@ def check_invariants(jobs: list[Job], result: SimResult, config: Configuration |
         assert rec.tardiness_s == pytest.approx(max(0.0, rec.completion_s - rec.deadline_s), abs=1e-8)
     for intervals in by_slice.values():  # no slice runs two jobs at once
         intervals.sort()
-        for (_, end), (start, _) in zip(intervals, intervals[1:], strict=False):
+        for (_, end), (start, _) in pairwise(intervals):
             assert start >= end - 1e-9
     # Energy recomputed independently: sweep u(t) over the segment boundaries.
     changes.sort()
@@ -97,19 +98,22 @@ def check_invariants(jobs: list[Job], result: SimResult, config: Configuration |
 
 def _check_work_conserving(jobs: list[Job], records: tuple, n_slices: int) -> None:  # type: ignore[type-arg]
     """A free slice idles only when no job waits: check at the middle of every elementary interval."""
-    points = sorted({0.0, *(j.arrival_s for j in jobs), *(t for r in records for s in r.slices for t in s[:2])})
-    for lo, hi in zip(points, points[1:], strict=False):
+    ends = (t for r in records for s in r.slices for t in s[:2])
+    points = sorted({0.0, *(j.arrival_s for j in jobs), *ends})
+    for lo, hi in pairwise(points):
         if hi - lo < 1e-6:
             continue
         mid = (lo + hi) / 2
         running = sum(1 for r in records for s in r.slices if s[0] <= mid < s[1])
         present = sum(1 for j, r in zip(jobs, records, strict=True) if j.arrival_s <= mid < r.completion_s)
         assert running <= n_slices
-        assert running == n_slices or running == present
+        assert running in (n_slices, present)
 
 
 @given(traces(), st.sampled_from(CONFIGS), st.sampled_from(POLICIES.available()))
-def test_invariants_hold_for_every_policy_and_configuration(jobs: list[Job], ident: int | str, policy: str) -> None:
+def test_invariants_hold_for_every_policy_and_configuration(
+    jobs: list[Job], ident: int | str, policy: str
+) -> None:
     result = simulate(jobs, ident, policy, record_jobs=True)
     check_invariants(jobs, result, PROFILE.configuration(ident))
     assert simulate(jobs, ident, policy, record_jobs=True) == result  # deterministic
@@ -117,8 +121,9 @@ def test_invariants_hold_for_every_policy_and_configuration(jobs: list[Job], ide
 
 @given(traces(), st.sampled_from([1, 5, "no-mig"]))
 def test_variants_coincide_when_all_slices_are_identical(jobs: list[Job], ident: int | str) -> None:
-    assert simulate(jobs, ident, "edf-fs", record_jobs=True) == simulate(jobs, ident, "edf-ss", record_jobs=True)
-    assert simulate(jobs, ident, "llf", record_jobs=True) == simulate(jobs, ident, "lalf", record_jobs=True)
+    for first, second in (("edf-fs", "edf-ss"), ("llf", "lalf")):
+        one = simulate(jobs, ident, first, record_jobs=True)
+        assert one == simulate(jobs, ident, second, record_jobs=True)
 
 
 @given(traces(), st.lists(st.sampled_from(CONFIGS), min_size=1, max_size=30),
@@ -126,7 +131,9 @@ def test_variants_coincide_when_all_slices_are_identical(jobs: list[Job], ident:
 def test_invariants_hold_across_repartitions(
     jobs: list[Job], choices: list[int | str], policy: str, mode: str
 ) -> None:
-    sim = MigSimulation(jobs, choices[0], policy, record_jobs=True, repartition_mode=mode)  # type: ignore[arg-type]
+    sim = MigSimulation(
+        jobs, choices[0], policy, record_jobs=True, repartition_mode=mode  # type: ignore[arg-type]
+    )
     step = 0
     while sim.advance():
         assert not sim.in_blackout

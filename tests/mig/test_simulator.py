@@ -21,7 +21,8 @@ def job(name: str, arrival: float, deadline: float, *, d3: float = BIG, d4: floa
 
 
 def _repartition_trace() -> list[Job]:
-    # A: arrives 0, d 300; 100 s on 7g, 160 s on 4g, 240 s on 3g. B: arrives 50, d 348; 300 s on 4g, 400 on 3g.
+    # A: arrives 0, d 300; 100 s on 7g, 160 s on 4g, 240 s on 3g.
+    # B: arrives 50, d 348; 300 s on 4g, 400 s on 3g.
     return [job("A", 0, 300, d3=240, d4=160, d7=100), job("B", 50, 348, d3=400, d4=300, d7=150)]
 
 

@@ -11,6 +11,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from wattsched.cli._parsing import OneLineErrorParser
 from wattsched.errors import WattschedError
 
 __all__ = ["build_parser", "main"]
@@ -19,9 +20,13 @@ __all__ = ["build_parser", "main"]
 def build_parser() -> argparse.ArgumentParser:
     from wattsched.cli import dvfs, mig, reproduce
 
-    parser = argparse.ArgumentParser(prog="wattsched", description="Energy-aware scheduling of AI/ML work on GPUs.")
+    parser = OneLineErrorParser(
+        prog="wattsched", description="Energy-aware scheduling of AI/ML work on GPUs."
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
-    groups = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    groups = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=OneLineErrorParser
+    )
     mig.add_parser(groups)
     dvfs.add_parser(groups)
     reproduce.add_parser(groups)
@@ -31,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    level = logging.INFO if args.verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(message)s")
     try:
         return int(args.func(args) or 0)
     except WattschedError as exc:

@@ -6,10 +6,10 @@ import argparse
 import json
 import math
 import sys
-from typing import NoReturn
 
 import pandas as pd
 
+from wattsched.cli._parsing import OneLineErrorParser
 from wattsched.errors import ConfigError
 from wattsched.hardware.mig import default_profile
 from wattsched.units import joules_to_kwh, seconds_to_minutes
@@ -18,20 +18,13 @@ from wattsched.workload.generators import WorkloadSpec, generate_jobs
 from wattsched.workload.job import Job
 from wattsched.workload.traces import file_format, read_trace, write_table, write_trace
 
-__all__ = ["OneLineErrorParser", "add_parser"]
+__all__ = ["add_parser"]
 
 #: Per-job columns written by ``run --jobs-out`` (CONTRACT §5).
 JOBS_OUT_COLUMNS = ("job_id", "start_s", "completion_s", "tardiness_s", "preemptions")
 #: Keys ``run --json`` always prints (CONTRACT §5).
 RESULT_KEYS = ("energy_j", "avg_tardiness_s", "max_tardiness_s", "jobs", "late_jobs", "preemptions",
                "repartitions", "end_s")
-
-
-class OneLineErrorParser(argparse.ArgumentParser):
-    """A parser whose usage errors are one line on stderr with exit status 2, like every other user error."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"wattsched: error: {self.prog}: {message}\n")
 
 
 def add_parser(groups: argparse._SubParsersAction) -> None:

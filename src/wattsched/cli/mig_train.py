@@ -110,7 +110,6 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     unknown = sorted(set(methods) - set(_METHODS))
     if unknown or not methods:
         raise ConfigError(f"unknown method(s) {', '.join(unknown) or '(none)'}; valid: {', '.join(_METHODS)}")
-    a_pilot = pilot_et_coefficient(args.seed)
     policies: dict[str, Any] = {}
     for method in methods:
         if method == "dynamic":
@@ -118,7 +117,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         elif method == "static":
             policies[method] = PARTITIONERS.make("static", configuration=args.static_config)
         elif method == "lookahead":
-            policies[method] = PARTITIONERS.make("lookahead", et_coefficient=a_pilot)
+            policies[method] = PARTITIONERS.make("lookahead", et_coefficient=pilot_et_coefficient(args.seed))
         else:
             policies[method] = PARTITIONERS.make(method)
     rows: list[dict[str, Any]] = []

@@ -55,8 +55,6 @@ def start_job(sim: MigSimulation, j: int, s: int, now: float) -> None:
     st.run_start_s[j] = now
     st.seg_start_s[j] = now
     st.timer_s[j] = -1.0
-    if math.isnan(st.first_start_s[j]):
-        st.first_start_s[j] = now
     end = now + st.fraction[j] * st.durations_s[j][st.slice_dix[s]]
     if end < sim._queue.now:  # only for remainders below EPS_S: keep the queue's clock monotone
         end = sim._queue.now

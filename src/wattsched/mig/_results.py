@@ -13,7 +13,8 @@ SliceSegment = tuple[float, float, int | str, int]
 @dataclass(frozen=True, slots=True)
 class JobRecord:
     """What happened to one job. ``deadline_s`` is the deadline used for tardiness (shifted in
-    ``deadline_shift`` mode); ``start_s`` is the first time the job ran."""
+    ``deadline_shift`` mode); ``start_s`` is the first time the job ran (a placement undone at the same
+    instant by a repartition is not a run: zero-length stretches are not recorded)."""
 
     job_id: str
     arrival_s: float

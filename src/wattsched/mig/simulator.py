@@ -362,7 +362,8 @@ class MigSimulation:
         for j, job in enumerate(self._jobs):
             tard = st.completion_s[j] - st.deadline_s[j]
             records[self._rows[j]] = JobRecord(
-                job.job_id, job.arrival_s, st.deadline_s[j], st.first_start_s[j], st.completion_s[j],
+                job.job_id, job.arrival_s, st.deadline_s[j], history[j][0][0] if history[j] else math.nan,
+                st.completion_s[j],
                 tard if tard > EPS_S else 0.0, st.preemptions[j], tuple(history[j]),
             )
         return tuple(r for r in records if r is not None)

@@ -42,7 +42,6 @@ class MigState:
         "deadline_s",
         "durations_s",
         "end_s",
-        "first_start_s",
         "fraction",
         "history",
         "job_on",
@@ -70,7 +69,6 @@ class MigState:
         self.end_s = [math.inf] * n
         self.run_start_s = [0.0] * n
         self.seg_start_s = [0.0] * n
-        self.first_start_s = [math.nan] * n
         self.completion_s = [math.nan] * n
         self.preemptions = [0] * n
         self.crit_count = [0] * n

@@ -170,7 +170,8 @@ def _plot(rows: pd.DataFrame, block: dict[str, Any], figures_dir: Path) -> list[
     axes[0].set_xticks(np.arange(len(workloads)) + 0.4 - width / 2, workloads, rotation=25, ha="right")
     axes[0].set_ylabel("ET / best ET of the workload")
     axes[0].set_title("In-configuration ranking (mean over configs and days)")
-    axes[0].legend(fontsize=7)
+    axes[0].set_ylim(0, 1.5)
+    axes[0].legend(fontsize=7, ncol=3, loc="upper center")
     reps = block["repartitioning"]
     methods = sorted({m for w in reps for m in reps[w]})
     width = 0.8 / max(len(methods), 1)
@@ -183,7 +184,7 @@ def _plot(rows: pd.DataFrame, block: dict[str, Any], figures_dir: Path) -> list[
     )
     axes[1].set_ylabel("ET / best ET of the workload")
     axes[1].set_title("Repartitioning methods")
-    axes[1].legend(fontsize=7)
+    axes[1].legend(fontsize=7, ncol=3, loc="upper center")
     fig.tight_layout()
     fig.savefig(figures_dir / "real_workloads_et.png", dpi=110)
     plt.close(fig)
@@ -192,12 +193,9 @@ def _plot(rows: pd.DataFrame, block: dict[str, Any], figures_dir: Path) -> list[
     if not profiles.empty:
         fig, ax = plt.subplots(figsize=(7, 3.5))
         for name, group in profiles.groupby("workload"):
-            ax.step(
-                group["hour"],
-                group["rate_profile_per_min"],
-                where="post",
-                label=str(name).removeprefix("profile:"),
-            )
+            hours = [*group["hour"], 24]  # close the last hour of the step plot
+            rates = [*group["rate_profile_per_min"], group["rate_profile_per_min"].iloc[-1]]
+            ax.step(hours, rates, where="post", label=str(name).removeprefix("profile:"))
         ax.set_xlabel("hour of day (Alibaba 2023: hours since trace start, mod 24)")
         ax.set_ylabel("jobs/min (mean scaled to P1's)")
         ax.set_title("Hourly arrival profiles derived from the traces vs P1 Fig. 5")

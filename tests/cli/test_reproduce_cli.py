@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from wattsched.cli import main
+
+TINY = [
+    "--only",
+    "table2",
+    "--iterations",
+    "1",
+    "--study-option",
+    "table2.hours=0.5",
+    "--study-option",
+    "table2.configurations=[1, 3]",
+]
+
+
+def test_reproduce_table2_quick_tiny(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results"
+    assert main(["reproduce", "--scale", "quick", "--out", str(out), "--workers", "1", *TINY]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert sorted(summary["table2"]) == ["edf-fs", "edf-ss", "edf-ss-restricted", "lalf", "llf"]
+    assert set(summary["table2_detail"]["edf-ss"]) == {"energy_j", "avg_tardiness_s", "preemptions"}
+    assert (out / "raw" / "table2.parquet").is_file() and (out / "report.md").is_file()
+    assert (out / "figures" / "table2_fig4_preemptions.png").is_file()
+    assert "table2: 4 cells (4 run, 0 reused)" in capsys.readouterr().err
+    first = (out / "summary.json").read_bytes()
+    # a second run reuses every stored cell and writes the same summary
+    assert main(["reproduce", "--out", str(out), "--workers", "2", *TINY]) == 0
+    assert "(0 run, 4 reused)" in capsys.readouterr().err
+    assert (out / "summary.json").read_bytes() == first
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--only", "nope"], "unknown study 'nope'"),
+        (["--ray-address", "127.0.0.1:1"], "--ray-address needs --executor ray"),
+        (["--only", "table2", "--study-option", "oops"], "expects STUDY.KEY=VALUE"),
+        (["--only", "table2", "--study-option", "table2.hours=-2"], "hours"),
+    ],
+)
+def test_user_errors_exit_2_with_one_line(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["reproduce", "--out", str(tmp_path), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and err.startswith("wattsched: error:")
+
+
+def test_bad_worker_count_is_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["reproduce", "--workers", "0"])
+    assert info.value.code == 2 and "expected a number >= 1" in capsys.readouterr().err
