@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import resource
@@ -44,6 +45,7 @@ def main() -> int:
     parser.add_argument("--fraction", type=float, default=1.0, help="share of the 250 queues to run (0, 1]")
     parser.add_argument("--out", type=Path, default=None, help="keep results here (new or empty folder)")
     args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not 0 < args.fraction <= 1:
         parser.error("--fraction must be in (0, 1]")
     full = Table2Study()

@@ -1,4 +1,4 @@
-"""Model fitting: exact recovery on synthetic rows, and fit quality on the real GTX 1080 Ti / RTX 2070S data."""
+"""Model fitting: exact recovery on synthetic rows; fit quality on the real 1080 Ti / 2070S data."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ def synthetic_rows(p0: float, gamma: float, c: float, t0: float, d: float, delta
     v = 2 * (fc - 0.5) ** 2 + 0.5
     time_ms = 1000 * (t0 + d * (delta / fc + (1 - delta) / fm))
     power = p0 + gamma * fm + c * v * v * fc
-    return pd.DataFrame({"appName": "synthetic", "coreF": core, "memF": mem, "time/ms": time_ms, "power/W": power})
+    return pd.DataFrame(
+        {"appName": "synthetic", "coreF": core, "memF": mem, "time/ms": time_ms, "power/W": power}
+    )
 
 
 def test_exact_model_data_is_recovered() -> None:
@@ -33,7 +35,9 @@ def test_exact_model_data_is_recovered() -> None:
     assert 0 < fit.saving_narrow < fit.saving_wide  # the wide interval contains the narrow one
 
 
-@pytest.mark.parametrize(("name", "gpu", "apps"), [("gtx1080ti.csv", "gtx1080ti", 30), ("gtx2070s.csv", "rtx2070s", 20)])
+@pytest.mark.parametrize(
+    ("name", "gpu", "apps"), [("gtx1080ti.csv", "gtx1080ti", 30), ("gtx2070s.csv", "rtx2070s", 20)]
+)
 def test_real_measurements_fit_well(shared_data: Path, name: str, gpu: str, apps: int) -> None:
     fits = fit_measurements(shared_data / "dvfs-measurements" / name, load_dvfs_gpu(gpu))
     assert len(fits) == apps and all(f.samples == 20 for f in fits)
@@ -59,5 +63,5 @@ def test_measurement_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         read_measurements(bad)
     assert info.value.row == 5 and info.value.column == "power/W"
-    with pytest.raises(InputError, match="expected .csv"):
+    with pytest.raises(InputError, match=r"expected \.csv"):
         read_measurements(tmp_path / "m.parquet")

@@ -15,7 +15,9 @@ from wattsched.errors import InputError
 OFF = DvfsConfig(enabled=False)
 
 
-def flat_tasks(default_s: list[float], deadline_s: list[float], arrival_s: list[float] | None = None) -> TaskSet:
+def flat_tasks(
+    default_s: list[float], deadline_s: list[float], arrival_s: list[float] | None = None
+) -> TaskSet:
     """Tasks with P* = 100 W (p0 40, gamma 20, c 40) and t* = default_s (t0 = 0.2 t*, d = 0.8 t*)."""
     t = np.asarray(default_s, float)
     n = t.size
@@ -78,7 +80,9 @@ def test_alg3_sorted_grouping_by_hand() -> None:
 
 
 def test_theta_readjustment_speeds_a_task_onto_the_lightest_pair() -> None:
-    model = TaskModel([50.0, 50.0], [30.0, 30.0], [120.0, 120.0], [600.0, 600.0], [6000.0, 6000.0], [0.5, 0.5])
+    model = TaskModel(
+        [50.0, 50.0], [30.0, 30.0], [120.0, 120.0], [600.0, 600.0], [6000.0, 6000.0], [0.5, 0.5]
+    )
     wide = DvfsConfig().interval
     alone = solve(model, np.inf, wide)
     t1, t2 = float(alone.time_s[0]), float(alone.time_s[1])
@@ -96,7 +100,7 @@ def test_theta_readjustment_speeds_a_task_onto_the_lightest_pair() -> None:
     assert schedule.end_s[1] == pytest.approx(deadline2, rel=1e-9)
     assert readjusted.energy_run_j > plain.energy_run_j  # runtime energy traded for one pair less
     assert readjusted.deadline_misses == 0
-    # theta too small to matter: d - mu = 0.9 t2 must exceed max(theta t2, t_min); with theta = 0.95 it does not
+    # readjustment needs d - mu = 0.9 t2 > max(theta t2, t_min): with theta = 0.95 it is not allowed
     blocked = run_offline(tasks, "edl", ClusterConfig(), DvfsConfig(theta=0.95))
     assert blocked.pairs_used == 2 and blocked.readjustments == 0
 

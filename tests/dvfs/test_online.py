@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 
 import numpy as np
@@ -68,7 +69,7 @@ def check_invariants(tasks: TaskSet, result: RunResult, l: int) -> None:
         by_pair[pair].append((schedule.start_s[i], schedule.end_s[i]))
     for spans in by_pair.values():
         spans.sort()
-        for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        for (_, end), (start, _) in itertools.pairwise(spans):
             assert start >= end - 1e-6
     # a server is off only when all its pairs are idle: every run lies inside an on-interval of its server,
     # and a server's on-intervals do not overlap
@@ -77,7 +78,7 @@ def check_invariants(tasks: TaskSet, result: RunResult, l: int) -> None:
         on[server].append((start, stop))
     for spans in on.values():
         spans.sort()
-        for (_, stop), (start, _) in zip(spans, spans[1:], strict=False):
+        for (_, stop), (start, _) in itertools.pairwise(spans):
             assert start >= stop - 1e-9
     for i, pair in enumerate(schedule.pair.tolist()):
         server = int(schedule.server_of_pair[pair])
@@ -96,11 +97,18 @@ SMALL_DAY = GeneratorSpec(horizon_slots=120)
 
 
 @settings(max_examples=25)
-@given(seed=st.integers(0, 10_000), util=st.floats(0.2, 1.6), l=st.sampled_from([1, 2, 3, 4]),
-       algo=st.sampled_from(["edl", "edf-bf", "edf-wf", "lpt-ff", "bin"]), dvfs=st.booleans(),
-       theta=st.sampled_from([0.3, 0.7, 1.0]), grouping=st.sampled_from(["sorted", "on_demand"]))
-def test_online_schedule_invariants(seed: int, util: float, l: int, algo: str, dvfs: bool, theta: float,
-                                    grouping: str) -> None:
+@given(
+    seed=st.integers(0, 10_000),
+    util=st.floats(0.2, 1.6),
+    l=st.sampled_from([1, 2, 3, 4]),
+    algo=st.sampled_from(["edl", "edf-bf", "edf-wf", "lpt-ff", "bin"]),
+    dvfs=st.booleans(),
+    theta=st.sampled_from([0.3, 0.7, 1.0]),
+    grouping=st.sampled_from(["sorted", "on_demand"]),
+)
+def test_online_schedule_invariants(
+    seed: int, util: float, l: int, algo: str, dvfs: bool, theta: float, grouping: str
+) -> None:
     tasks = generate_online(util, 24, seed, SMALL_DAY)
     cluster = ClusterConfig(pairs=24, pairs_per_server=l, grouping=grouping)
     result = run_online(tasks, algo, cluster, DvfsConfig(enabled=dvfs, theta=theta), keep_schedule=True)
@@ -109,11 +117,18 @@ def test_online_schedule_invariants(seed: int, util: float, l: int, algo: str, d
 
 
 @settings(max_examples=25)
-@given(seed=st.integers(0, 10_000), util=st.floats(0.1, 1.6), l=st.sampled_from([1, 2, 5]),
-       algo=st.sampled_from(["edl", "edf-bf", "edf-wf", "lpt-ff", "bin"]), dvfs=st.booleans(),
-       theta=st.sampled_from([0.3, 1.0]), grouping=st.sampled_from(["sorted", "on_demand"]))
-def test_offline_schedule_invariants(seed: int, util: float, l: int, algo: str, dvfs: bool, theta: float,
-                                     grouping: str) -> None:
+@given(
+    seed=st.integers(0, 10_000),
+    util=st.floats(0.1, 1.6),
+    l=st.sampled_from([1, 2, 5]),
+    algo=st.sampled_from(["edl", "edf-bf", "edf-wf", "lpt-ff", "bin"]),
+    dvfs=st.booleans(),
+    theta=st.sampled_from([0.3, 1.0]),
+    grouping=st.sampled_from(["sorted", "on_demand"]),
+)
+def test_offline_schedule_invariants(
+    seed: int, util: float, l: int, algo: str, dvfs: bool, theta: float, grouping: str
+) -> None:
     tasks = generate_offline(util, 32, seed)
     cluster = ClusterConfig(pairs=32, pairs_per_server=l, grouping=grouping)
     result = run_offline(tasks, algo, cluster, DvfsConfig(enabled=dvfs, theta=theta), keep_schedule=True)
@@ -123,8 +138,9 @@ def test_offline_schedule_invariants(seed: int, util: float, l: int, algo: str, 
 
 def test_strict_capacity_makes_tasks_late_instead_of_opening_pairs() -> None:
     tasks = generate_online(1.6, 32, 3, SMALL_DAY)
-    result = run_online(tasks, "edl", ClusterConfig(pairs=2, allow_overflow=False), DvfsConfig(),
-                        keep_schedule=True)
+    result = run_online(
+        tasks, "edl", ClusterConfig(pairs=2, allow_overflow=False), DvfsConfig(), keep_schedule=True
+    )
     assert result.pairs_used <= 2 and result.deadline_misses > 0
     check_invariants(tasks, result, 1)
 
@@ -132,8 +148,12 @@ def test_strict_capacity_makes_tasks_late_instead_of_opening_pairs() -> None:
 def test_online_is_deterministic_and_dvfs_saves_energy() -> None:
     tasks = generate_online(1.0, 128, 5, GeneratorSpec(horizon_slots=240))
     a = run_online(tasks, "edl", ClusterConfig(pairs=128, pairs_per_server=4), DvfsConfig())
-    b = run_online(generate_online(1.0, 128, 5, GeneratorSpec(horizon_slots=240)), "edl",
-                   ClusterConfig(pairs=128, pairs_per_server=4), DvfsConfig())
+    b = run_online(
+        generate_online(1.0, 128, 5, GeneratorSpec(horizon_slots=240)),
+        "edl",
+        ClusterConfig(pairs=128, pairs_per_server=4),
+        DvfsConfig(),
+    )
     assert a == b
     off = run_online(tasks, "edl", ClusterConfig(pairs=128, pairs_per_server=4), OFF)
     assert 0.25 < 1 - a.energy_total_j / off.energy_total_j < 0.40

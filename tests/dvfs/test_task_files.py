@@ -87,7 +87,11 @@ def _good() -> pd.DataFrame:
         (lambda f: f.assign(c_w=f["c_w"].astype(object).where(f.index != 1, "abc")), 2, "c_w"),
         (lambda f: f.assign(t0_s=f["t0_s"].where(f.index != 0, np.nan)), 1, "t0_s"),
         (lambda f: f.assign(d_s=f["d_s"].where(f.index != 2, -1.0)), 3, "d_s"),
-        (lambda f: f.assign(deadline_s=f["deadline_s"].where(f.index != 1, 0.0), arrival_s=1.0), 2, "deadline_s"),
+        (
+            lambda f: f.assign(deadline_s=f["deadline_s"].where(f.index != 1, 0.0), arrival_s=1.0),
+            2,
+            "deadline_s",
+        ),
         (lambda f: f.assign(task_id=["a", "b", "a"]), 3, "task_id"),
         (lambda f: f.assign(delta=f["delta"].where(f.index != 0, 1.5)), 1, "delta"),
     ],

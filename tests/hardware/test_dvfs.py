@@ -23,9 +23,20 @@ def test_packaged_gpus() -> None:
     gpu = default_dvfs_gpu()
     assert (gpu.core_clock_mhz, gpu.memory_clock_mhz, gpu.core_voltage_v) == (1800.0, 5000.0, 1.05)
     wide, narrow = gpu.interval("wide"), gpu.interval("narrow")
-    assert (wide.v_min, wide.v_max, wide.f_core_min, wide.f_mem_min, wide.f_mem_max) == (0.5, 1.2, 0.5, 0.5, 1.2)
+    assert (wide.v_min, wide.v_max, wide.f_core_min, wide.f_mem_min, wide.f_mem_max) == (
+        0.5,
+        1.2,
+        0.5,
+        0.5,
+        1.2,
+    )
     assert (narrow.v_min, narrow.v_max, narrow.f_core_min, narrow.f_mem_min, narrow.f_mem_max) == (
-        0.8, 1.24, 0.89, 0.8, 1.1)
+        0.8,
+        1.24,
+        0.89,
+        0.8,
+        1.1,
+    )
     # f_core,max = g1(1.2) = sqrt(0.35) + 0.5 ~ 1.0916 (papers.md §B.2)
     assert wide.f_core_max_at_top == pytest.approx(1.0916, abs=1e-4)
     # narrow: f_core >= 0.89 needs V >= 2 (0.39)^2 + 0.5 = 0.8042 > 0.8

@@ -99,3 +99,17 @@ def test_lookahead_never_sees_future_jobs() -> None:
         [*JOBS[:1], _linear("late", 5000.0, 9000.0, 70.0)], policy, horizon_s=0.0
     ).decisions[0]
     assert early == with_future
+
+
+def test_lookahead_with_sampled_arrivals_is_seeded() -> None:
+    from wattsched.workload.generators import WorkloadSpec, generate_jobs
+
+    spec = WorkloadSpec(profile="alibaba-day", hours=2.0)
+    jobs = generate_jobs(spec, 8)
+    policy = PARTITIONERS.make(
+        "lookahead", sampled_days=2, window_s=600.0, candidates=(1, 2, 3, 6), workload=spec
+    )
+    first = run_day(jobs, policy, horizon_s=spec.horizon_s, seed=1)
+    second = run_day(jobs, policy, horizon_s=spec.horizon_s, seed=1)
+    assert first == second
+    assert {d.configuration for d in first.decisions} <= {1, 2, 3, 6}

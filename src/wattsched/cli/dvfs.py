@@ -38,8 +38,10 @@ def _solve(args: argparse.Namespace) -> int:
         frame[name] = getattr(result, name)
     write_frame_atomic(frame, args.output)
     infeasible = int((~result.feasible).sum())
-    print(f"solved {len(tasks)} tasks ({infeasible} with no setting meeting the window) -> {args.output}",
-          file=sys.stderr)
+    print(
+        f"solved {len(tasks)} tasks ({infeasible} with no setting meeting the window) -> {args.output}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -57,17 +59,31 @@ def _run(args: argparse.Namespace) -> int:
     if slot_s <= 0:
         raise ConfigError(f"--slot-s must be > 0, got {slot_s}")
     idle_w = args.idle_power_w if args.idle_power_w is not None else base.idle_power_w
-    per_pair_j = (args.turn_on_j_per_pair if args.turn_on_j_per_pair is not None
-                  else base.turn_on_j_per_pair / base.slot_s * slot_s)
-    cluster = ClusterConfig(pairs=args.pairs, pairs_per_server=args.pairs_per_server, idle_power_w=idle_w,
-                            turn_on_j_per_pair=per_pair_j, slot_s=slot_s,
-                            drs_idle_slots=args.drs_slots if args.drs_slots is not None else base.drs_idle_slots,
-                            grouping=args.grouping, allow_overflow=not args.strict_capacity)
+    per_pair_j = (
+        args.turn_on_j_per_pair
+        if args.turn_on_j_per_pair is not None
+        else base.turn_on_j_per_pair / base.slot_s * slot_s
+    )
+    cluster = ClusterConfig(
+        pairs=args.pairs,
+        pairs_per_server=args.pairs_per_server,
+        idle_power_w=idle_w,
+        turn_on_j_per_pair=per_pair_j,
+        slot_s=slot_s,
+        drs_idle_slots=args.drs_slots if args.drs_slots is not None else base.drs_idle_slots,
+        grouping=args.grouping,
+        allow_overflow=not args.strict_capacity,
+    )
     interval = gpu.interval(args.interval)
     if args.v_max is not None:
         interval = interval.with_v_max(args.v_max)
-    dvfs = DvfsConfig(enabled=args.dvfs == "on", theta=args.theta, interval=interval, method=args.method,
-                      reproduce_hkbu=args.reproduce_hkbu)
+    dvfs = DvfsConfig(
+        enabled=args.dvfs == "on",
+        theta=args.theta,
+        interval=interval,
+        method=args.method,
+        reproduce_hkbu=args.reproduce_hkbu,
+    )
     if args.tasks:
         tasks = read_tasks(args.tasks)
     else:
@@ -83,8 +99,14 @@ def _run(args: argparse.Namespace) -> int:
         if exc.path is None and args.tasks:
             raise InputError(exc.reason, path=args.tasks, row=exc.row, column=exc.column) from None
         raise
-    data: dict[str, Any] = {"mode": args.mode, "algo": args.algo, "dvfs": args.dvfs, "theta": args.theta,
-                            "pairs_per_server": args.pairs_per_server, **result.to_dict()}
+    data: dict[str, Any] = {
+        "mode": args.mode,
+        "algo": args.algo,
+        "dvfs": args.dvfs,
+        "theta": args.theta,
+        "pairs_per_server": args.pairs_per_server,
+        **result.to_dict(),
+    }
     if args.json:
         print(json.dumps(data, indent=2))
     else:
@@ -105,16 +127,30 @@ def _fit(args: argparse.Namespace) -> int:
     if args.output:
         write_frame_atomic(frame, args.output)
     if args.json:
-        print(json.dumps({"applications": frame.to_dict(orient="records"),
-                          "mean_saving_wide": float(np.mean(frame["saving_wide"])),
-                          "mean_saving_narrow": float(np.mean(frame["saving_narrow"]))}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "applications": frame.to_dict(orient="records"),
+                    "mean_saving_wide": float(np.mean(frame["saving_wide"])),
+                    "mean_saving_narrow": float(np.mean(frame["saving_narrow"])),
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"{'application':28s} {'time MAPE':>9s} {'power MAPE':>10s} {'saving wide':>11s} {'saving narrow':>13s}")
+    print(
+        f"{'application':28s} {'time MAPE':>9s} {'power MAPE':>10s} "
+        f"{'saving wide':>11s} {'saving narrow':>13s}"
+    )
     for fit in fits:
-        print(f"{fit.app:28s} {fit.time_mape:9.2%} {fit.power_mape:10.2%} {fit.saving_wide:11.1%} "
-              f"{fit.saving_narrow:13.1%}")
-    print(f"{'mean':28s} {frame['time_mape'].mean():9.2%} {frame['power_mape'].mean():10.2%} "
-          f"{frame['saving_wide'].mean():11.1%} {frame['saving_narrow'].mean():13.1%}")
+        print(
+            f"{fit.app:28s} {fit.time_mape:9.2%} {fit.power_mape:10.2%} {fit.saving_wide:11.1%} "
+            f"{fit.saving_narrow:13.1%}"
+        )
+    print(
+        f"{'mean':28s} {frame['time_mape'].mean():9.2%} {frame['power_mape'].mean():10.2%} "
+        f"{frame['saving_wide'].mean():11.1%} {frame['saving_narrow'].mean():13.1%}"
+    )
     return 0
 
 
@@ -125,7 +161,7 @@ def _add_generator_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
 
 
-def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(groups: argparse._SubParsersAction) -> None:
     parser = groups.add_parser("dvfs", help="DVFS-aware deadline scheduling on CPU-GPU clusters (P2)")
     parser.set_defaults(func=lambda args: parser.print_help() or 2)
     commands = parser.add_subparsers(dest="dvfs_command", metavar="COMMAND")
@@ -151,20 +187,30 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     run.add_argument("--algo", choices=("edl", "edf-bf", "edf-wf", "lpt-ff", "bin"), default="edl")
     run.add_argument("--theta", type=float, default=1.0, help="θ of the readjustment (1 = off)")
     run.add_argument("--dvfs", choices=("on", "off"), default="on")
-    run.add_argument("--grouping", choices=("sorted", "on_demand"), default="sorted",
-                     help="offline/initial grouping: Alg. 3 (sorted, paper) or opening order (authors' code)")
+    run.add_argument(
+        "--grouping",
+        choices=("sorted", "on_demand"),
+        default="sorted",
+        help="offline/initial grouping: Alg. 3 (sorted, paper) or opening order (authors' code)",
+    )
     run.add_argument("--gpu", default="gtx1080ti", help="DVFS GPU name or TOML file")
     run.add_argument("--interval", choices=("wide", "narrow"), default="wide")
     run.add_argument("--v-max", type=float, help="voltage ceiling (paper 1.2, authors' code 1.25)")
     run.add_argument("--method", choices=("exact", "hkbu"), default="exact", help="Alg. 1 search")
-    run.add_argument("--reproduce-hkbu", action="store_true",
-                     help="authors' quirks: initial solve ignores the deadline, 16-point grid")
+    run.add_argument(
+        "--reproduce-hkbu",
+        action="store_true",
+        help="authors' quirks: initial solve ignores the deadline, 16-point grid",
+    )
     run.add_argument("--idle-power-w", type=float, help="idle power per pair (paper 37 W)")
     run.add_argument("--turn-on-j-per-pair", type=float, help="Δ per pair in J (paper 90 W·slot)")
     run.add_argument("--slot-s", type=float, help="slot length (default 60 s)")
     run.add_argument("--drs-slots", type=int, help="ρ, idle slots before DRS turns a server off (default 2)")
-    run.add_argument("--strict-capacity", action="store_true",
-                     help="never open more than --pairs pairs (late tasks instead)")
+    run.add_argument(
+        "--strict-capacity",
+        action="store_true",
+        help="never open more than --pairs pairs (late tasks instead)",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(func=_run)
 

@@ -10,7 +10,7 @@ import sys
 import pandas as pd
 
 from wattsched.cli._parsing import OneLineErrorParser
-from wattsched.errors import ConfigError
+from wattsched.errors import ConfigError, InputError
 from wattsched.hardware.mig import default_profile
 from wattsched.units import joules_to_kwh, seconds_to_minutes
 from wattsched.workload.arrivals import PROFILES
@@ -131,11 +131,15 @@ def _run(args: argparse.Namespace) -> int:
     jobs, horizon_s = _workload(args)
     record = args.jobs_out is not None
     result = simulate(jobs, configuration, policy, horizon_s=horizon_s, record_jobs=record)
+    overflow = [key for key in RESULT_KEYS if not math.isfinite(float(getattr(result, key)))]
+    if overflow:  # times near the float64 limit (e.g. 1e308 s) overflow the sums; JSON cannot hold inf/NaN
+        raise InputError(f"the simulation overflowed ({', '.join(overflow)} not finite): "
+                         "times or durations are too large", path=args.trace)
     if args.jobs_out is not None:
         write_table(_jobs_frame(result.records or ()), args.jobs_out)
     summary = {"config": str(configuration.ident), "policy": args.policy, **result.to_dict()}
     if args.json:
-        sys.stdout.write(json.dumps(summary, sort_keys=True) + "\n")
+        sys.stdout.write(json.dumps(summary, sort_keys=True, allow_nan=False) + "\n")
     else:
         sys.stdout.write(_table(summary))
     return 0

@@ -38,10 +38,17 @@ class ClusterConfig:
 
     def __post_init__(self) -> None:
         if self.pairs_per_server < 1 or self.pairs < 1:
-            raise ConfigError(f"pairs and pairs_per_server must be >= 1, got {self.pairs}, {self.pairs_per_server}")
+            raise ConfigError(
+                f"pairs and pairs_per_server must be >= 1, got {self.pairs}, {self.pairs_per_server}"
+            )
         if self.grouping not in GROUPINGS:
             raise ConfigError(f"unknown grouping '{self.grouping}'; valid: {', '.join(GROUPINGS)}")
-        if self.slot_s <= 0 or self.idle_power_w < 0 or self.turn_on_j_per_pair < 0 or self.drs_idle_slots < 0:
+        if (
+            self.slot_s <= 0
+            or self.idle_power_w < 0
+            or self.turn_on_j_per_pair < 0
+            or self.drs_idle_slots < 0
+        ):
             raise ConfigError("slot_s must be > 0; idle power, turn-on energy and drs_idle_slots >= 0")
 
     @property
@@ -115,8 +122,9 @@ class RunResult:
         return data
 
 
-def account(schedule: Schedule, deadline_s: FloatArray, config: ClusterConfig, readjustments: int,
-            keep_schedule: bool) -> RunResult:
+def account(
+    schedule: Schedule, deadline_s: FloatArray, config: ClusterConfig, readjustments: int, keep_schedule: bool
+) -> RunResult:
     """Energies and counts of a finished schedule."""
     busy = schedule.end_s - schedule.start_s
     run = float(np.sum(schedule.power_w * busy))
@@ -128,9 +136,21 @@ def account(schedule: Schedule, deadline_s: FloatArray, config: ClusterConfig, r
     used = np.unique(schedule.pair)
     servers = np.unique(schedule.server_of_pair[used]) if used.size else used
     end = max((off for _, _, off in schedule.intervals), default=0.0)
-    return RunResult(run + idle + overhead, run, idle, overhead, int(schedule.pair.size), misses, int(used.size),
-                     turn_ons, int(servers.size), readjustments, bool(used.size and used.max() >= config.pairs),
-                     float(end), schedule if keep_schedule else None)
+    return RunResult(
+        run + idle + overhead,
+        run,
+        idle,
+        overhead,
+        int(schedule.pair.size),
+        misses,
+        int(used.size),
+        turn_ons,
+        int(servers.size),
+        readjustments,
+        bool(used.size and used.max() >= config.pairs),
+        float(end),
+        schedule if keep_schedule else None,
+    )
 
 
 class PairPool:
@@ -143,7 +163,7 @@ class PairPool:
 
     def __init__(self, capacity_pairs: int, config: ClusterConfig, server_mode: bool) -> None:
         l = config.pairs_per_server if server_mode else 1
-        capacity = int(math.ceil(max(capacity_pairs, 1) / l)) * l
+        capacity = math.ceil(max(capacity_pairs, 1) / l) * l
         self.l = l
         self.config = config
         self.server_mode = server_mode
@@ -216,7 +236,9 @@ class PairPool:
             self._close(int(server), float(off_slot[server]) * slot)
 
     def _close(self, server: int, off_s: float) -> None:
-        self.intervals.append((server, float(self.server_on_s[server]), max(off_s, float(self.server_on_s[server]))))
+        self.intervals.append(
+            (server, float(self.server_on_s[server]), max(off_s, float(self.server_on_s[server])))
+        )
         self.server_on[server] = False
         first = server * self.l
         self.mu_on[first : first + self.l] = np.inf

@@ -1,9 +1,9 @@
 """Fit the P2 task model to measured (core clock, memory clock, time, power) rows, as the paper did
 (``papers.md`` §B.5.1), and compute each application's optimal single-task saving ("theoretical bound").
 
-Clocks are normalised to the GPU's default; ``V = g1^-1(f_core)``. Time is fitted on ``[1, 1/f_core, 1/f_mem]``
-(coefficients ``t0, d·delta, d·(1−delta)``) and power on ``[1, f_mem, V²·f_core]`` (``p0, gamma, c``) by
-non-negative least squares (the authors used a non-negative Lasso with a tiny penalty).
+Clocks are normalised to the GPU's default; ``V = g1^-1(f_core)``. Time is fitted on ``[1, 1/f_core,
+1/f_mem]`` (coefficients ``t0, d·delta, d·(1−delta)``) and power on ``[1, f_mem, V²·f_core]`` (``p0, gamma,
+c``) by non-negative least squares (the authors used a non-negative Lasso with a tiny penalty).
 """
 
 from __future__ import annotations
@@ -66,8 +66,12 @@ def read_measurements(path: str | Path) -> pd.DataFrame:
         bad = ~(np.isfinite(values) & (values > 0))
         if bad.any():
             row = int(np.flatnonzero(bad)[0]) + 1
-            raise InputError(f"expected a positive number, got {frame[column].iloc[row - 1]!r}", path=str(path),
-                             row=row, column=column)
+            raise InputError(
+                f"expected a positive number, got {frame[column].iloc[row - 1]!r}",
+                path=str(path),
+                row=row,
+                column=column,
+            )
         frame[column] = values
     return frame
 
@@ -89,15 +93,27 @@ def fit_application(rows: pd.DataFrame, gpu: DvfsGpu, app: str) -> AppFit:
     (p0, gamma, c), _ = nnls(power_x, power_w)
     d = d_core + d_mem
     delta = d_core / d if d > 0 else 1.0
-    model = TaskModel([p0], [gamma], [c], [t0], [d], [delta])
+    model = TaskModel(*(np.array([x], dtype=float) for x in (p0, gamma, c, t0, d, delta)))
     default_j = float(model.default_power_w[0] * model.default_time_s[0])
     savings = []
     for interval in (gpu.wide, gpu.narrow):
         best = solve(model, np.inf, interval)
         savings.append(1.0 - float(best.energy_j[0]) / default_j if default_j > 0 else 0.0)
-    return AppFit(gpu.name, app, int(len(rows)), float(p0), float(gamma), float(c), float(t0), float(d),
-                  float(delta), _mape(time_s, time_x @ np.array([t0, d_core, d_mem])),
-                  _mape(power_w, power_x @ np.array([p0, gamma, c])), savings[0], savings[1])
+    return AppFit(
+        gpu.name,
+        app,
+        len(rows),
+        float(p0),
+        float(gamma),
+        float(c),
+        float(t0),
+        float(d),
+        float(delta),
+        _mape(time_s, time_x @ np.array([t0, d_core, d_mem])),
+        _mape(power_w, power_x @ np.array([p0, gamma, c])),
+        savings[0],
+        savings[1],
+    )
 
 
 def fit_measurements(path: str | Path, gpu: DvfsGpu) -> list[AppFit]:

@@ -1,8 +1,8 @@
 """The P2 per-task GPU DVFS model (``papers.md`` §B.2), vectorised over tasks.
 
-Power ``P = p0 + gamma·f_mem + c·V²·f_core`` (W) and time ``T = t0 + d·(delta/f_core + (1 − delta)/f_mem)`` (s),
-with normalised ``V, f_core, f_mem``; the default setting is ``(1, 1, 1)``: ``P* = p0 + gamma + c``,
-``t* = t0 + d``.
+Power ``P = p0 + gamma·f_mem + c·V²·f_core`` (W) and time
+``T = t0 + d·(delta/f_core + (1 − delta)/f_mem)`` (s), with normalised ``V, f_core, f_mem``; the default
+setting is ``(1, 1, 1)``: ``P* = p0 + gamma + c``, ``t* = t0 + d``.
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ class TaskModel:
         return np.asarray(self.p0_w + self.gamma_w * f_mem + self.c_w * np.square(v) * f_core, dtype=float)
 
     def time_s(self, f_core: Any, f_mem: Any) -> FloatArray:
-        return np.asarray(self.t0_s + self.d_s * (self.delta / f_core + (1.0 - self.delta) / f_mem), dtype=float)
+        return np.asarray(
+            self.t0_s + self.d_s * (self.delta / f_core + (1.0 - self.delta) / f_mem), dtype=float
+        )
 
     def energy_j(self, v: Any, f_core: Any, f_mem: Any) -> FloatArray:
         return self.power_w(v, f_core, f_mem) * self.time_s(f_core, f_mem)
@@ -100,5 +102,9 @@ class TaskSet:
     def take(self, index: Any) -> TaskSet:
         idx = np.arange(len(self))[index]
         idx = np.atleast_1d(idx)
-        return TaskSet(tuple(self.task_id[i] for i in idx), self.arrival_s[idx], self.deadline_s[idx],
-                       self.model.take(idx))
+        return TaskSet(
+            tuple(self.task_id[i] for i in idx),
+            self.arrival_s[idx],
+            self.deadline_s[idx],
+            self.model.take(idx),
+        )

@@ -42,8 +42,15 @@ def initial_settings(tasks: TaskSet, window_s: FloatArray, dvfs: DvfsConfig) -> 
     return solve(tasks.model, window_s, dvfs.interval, method=dvfs.method)
 
 
-def pack_batch(pool: PairPool, rule: PairRule, state: PackState, batch: IntArray, now_s: float,
-               dvfs: DvfsConfig, initial: bool) -> None:
+def pack_batch(
+    pool: PairPool,
+    rule: PairRule,
+    state: PackState,
+    batch: IntArray,
+    now_s: float,
+    dvfs: DvfsConfig,
+    initial: bool,
+) -> None:
     """Assign the tasks ``batch`` (indices into the task set) at time ``now_s`` (Alg. 2 phase 2 / Alg. 5)."""
     deadlines = state.tasks.deadline_s
     order = batch[rule.order(deadlines[batch], state.time_s[batch])]
@@ -57,8 +64,9 @@ def pack_batch(pool: PairPool, rule: PairRule, state: PackState, batch: IntArray
             if start + t > d + FIT_ATOL_S:
                 if may_readjust and (d - start) > max(dvfs.theta * t, float(state.t_min_s[i])):
                     # θ-readjustment: the time left before the deadline is the new window (Alg. 2 l. 16–19).
-                    _, _, _, t, p, _ = solve_one(state.tasks.model, i, d - start, dvfs.interval,
-                                                 method=dvfs.solve_method)
+                    _, _, _, t, p, _ = solve_one(
+                        state.tasks.model, i, d - start, dvfs.interval, method=dvfs.solve_method
+                    )
                     state.power_w[i] = p
                     state.time_s[i] = t
                     state.readjustments += 1
@@ -78,8 +86,11 @@ def pack_batch(pool: PairPool, rule: PairRule, state: PackState, batch: IntArray
 
 
 def group_sorted(busy_s: FloatArray, pairs_per_server: int) -> IntArray:
-    """Alg. 3: sort pairs by busy time, descending, and cut into blocks of ``l``; returns each pair's new index
-    (server = new index // l), so that long pairs share servers and the idle time ``Σ (F_j − B_kj)`` is small."""
+    """Alg. 3: sort pairs by busy time, descending, and cut into blocks of ``l``.
+
+    Returns each pair's new index (server = new index // l): long pairs share servers, which makes the idle
+    time ``Σ (F_j − B_kj)`` small.
+    """
     order = np.argsort(-np.asarray(busy_s), kind="stable")
     new_index = np.empty(order.size, dtype=np.int64)
     new_index[order] = np.arange(order.size)
@@ -89,12 +100,16 @@ def group_sorted(busy_s: FloatArray, pairs_per_server: int) -> IntArray:
 def _check_offline(tasks: TaskSet) -> None:
     late = np.flatnonzero(tasks.arrival_s != 0.0)
     if late.size:
-        raise InputError("offline mode needs every arrival_s = 0 (use --mode online)", row=int(late[0]) + 1,
-                         column="arrival_s")
+        raise InputError(
+            "offline mode needs every arrival_s = 0 (use --mode online)",
+            row=int(late[0]) + 1,
+            column="arrival_s",
+        )
 
 
-def pack_offline(tasks: TaskSet, rule: PairRule, cluster: ClusterConfig, dvfs: DvfsConfig,
-                 settings: Settings | None = None) -> tuple[PackState, PairPool]:
+def pack_offline(
+    tasks: TaskSet, rule: PairRule, cluster: ClusterConfig, dvfs: DvfsConfig, settings: Settings | None = None
+) -> tuple[PackState, PairPool]:
     """Alg. 2 on tasks released at T = 0 (their windows ``deadline − arrival``)."""
     window = tasks.window_s
     settings = settings if settings is not None else initial_settings(tasks, window, dvfs)
@@ -104,9 +119,15 @@ def pack_offline(tasks: TaskSet, rule: PairRule, cluster: ClusterConfig, dvfs: D
     return state, pool
 
 
-def run_offline(tasks: TaskSet, algorithm: str | PairRule = "edl", cluster: ClusterConfig | None = None,
-                dvfs: DvfsConfig | None = None, *, keep_schedule: bool = False,
-                settings: Settings | None = None) -> RunResult:
+def run_offline(
+    tasks: TaskSet,
+    algorithm: str | PairRule = "edl",
+    cluster: ClusterConfig | None = None,
+    dvfs: DvfsConfig | None = None,
+    *,
+    keep_schedule: bool = False,
+    settings: Settings | None = None,
+) -> RunResult:
     """Offline run: Alg. 2 packing, then Alg. 3 grouping (``sorted``) or servers opened during packing
     (``on_demand``); every server is on from 0 to its last pair's finish and costs ``l·Δ`` to turn on."""
     cluster = cluster or ClusterConfig()

@@ -1,11 +1,12 @@
 """Online P2 scheduling: Alg. 4 (slots, DRS turn-off after ρ idle slots) and Alg. 5 (per-slot assignment).
 
-Tasks arrive on slot boundaries (an arrival inside a slot is handled at the next boundary; its window is then
-``deadline − T``). At T = 0 the offline algorithm (Alg. 2 + 3) places the initial batch on freshly turned-on
-servers. At each later slot T: (a) queued tasks run back to back (continuous time; nothing to do here),
-(b) DRS turns off every ON server whose pairs have all been idle ρ slots — at slot ``ceil(F_j) + ρ`` where
-``F_j`` is its last finish — and (c) the slot's arrivals are assigned by the rule (Alg. 5), a new server being
-turned on (cost ``l·Δ``) when no ON pair takes the task. Idle energy is counted continuously while a server is on.
+Tasks arrive on slot boundaries (an arrival inside a slot is handled at the next boundary; its window is
+then ``deadline − T``). At T = 0 the offline algorithm (Alg. 2 + 3) places the initial batch on freshly
+turned-on servers. At each later slot T: (a) queued tasks run back to back (continuous time; nothing to do
+here), (b) DRS turns off every ON server whose pairs have all been idle ρ slots — at slot ``ceil(F_j) + ρ``
+where ``F_j`` is its last finish — and (c) the slot's arrivals are assigned by the rule (Alg. 5), a new
+server being turned on (cost ``l·Δ``) when no ON pair takes the task. Idle energy is counted continuously
+while a server is on.
 """
 
 from __future__ import annotations
@@ -50,9 +51,15 @@ def _initial_pool(state: PackState, pool0: PairPool, cluster: ClusterConfig, cap
     return pool
 
 
-def run_online(tasks: TaskSet, algorithm: str | PairRule = "edl", cluster: ClusterConfig | None = None,
-               dvfs: DvfsConfig | None = None, *, keep_schedule: bool = False,
-               settings: Settings | None = None) -> RunResult:
+def run_online(
+    tasks: TaskSet,
+    algorithm: str | PairRule = "edl",
+    cluster: ClusterConfig | None = None,
+    dvfs: DvfsConfig | None = None,
+    *,
+    keep_schedule: bool = False,
+    settings: Settings | None = None,
+) -> RunResult:
     """One online run (a day of arrivals) of ``algorithm`` with DRS; see the module docstring."""
     cluster = cluster or ClusterConfig()
     dvfs = dvfs or DvfsConfig()
@@ -80,6 +87,7 @@ def run_online(tasks: TaskSet, algorithm: str | PairRule = "edl", cluster: Clust
         pack_batch(pool, rule, state, batch.astype(np.int64), now_slot * slot_s, dvfs, initial=False)
     pool.close_all(drs=True)
     server_of_pair = np.arange(pool.mu.size, dtype=np.int64) // pool.l
-    schedule = Schedule(state.pair, state.start_s, state.end_s, state.power_w, server_of_pair,
-                        tuple(pool.intervals))
+    schedule = Schedule(
+        state.pair, state.start_s, state.end_s, state.power_w, server_of_pair, tuple(pool.intervals)
+    )
     return account(schedule, tasks.deadline_s, cluster, state.readjustments, keep_schedule)

@@ -1,15 +1,15 @@
 """Algorithm 1 of P2: the minimum-energy V/f setting of each task under a time window, vectorised over tasks.
 
 For a fixed core voltage ``V`` the core clock sits on the coupling curve ``f_core = g1(V)`` and the energy
-``E(f_mem) = (A + gamma·f_mem)(B + C/f_mem)`` (``A = p0 + c·V²·f_core``, ``B = t0 + d·delta/f_core``,
-``C = d·(1 − delta)``) is convex with minimiser ``sqrt(A·C / (gamma·B))``; the window ``W`` needs
-``f_mem >= C / (W − B)``. So ``f_mem(V)`` is closed-form and only ``V`` is searched: every task's feasible voltage
-range ``[v_start, v_max]`` (``v_start`` solves the deadline at full memory clock exactly) gets a uniform grid,
-and the best grid cell is refined by golden-section search to ~1e-10 in ``V`` (``papers.md`` §B.4.1).
+``E(f_mem) = (A + gamma·f_mem)(B + C/f_mem)`` (``A = p0 + c·V²·f_core``, ``B = t0 + d·delta/f_core``, ``C =
+d·(1 − delta)``) is convex with minimiser ``sqrt(A·C / (gamma·B))``; the window ``W`` needs ``f_mem >= C /
+(W − B)``. So ``f_mem(V)`` is closed-form and only ``V`` is searched: every task's feasible voltage range
+``[v_start, v_max]`` (``v_start`` solves the deadline at full memory clock exactly) gets a uniform grid, and
+the best grid cell is refined by golden-section search to ~1e-10 in ``V`` (``papers.md`` §B.4.1).
 
-``method="hkbu"`` reproduces the authors' code: 16 grid voltages, closed-form ``f_mem`` clipped to its bounds,
-and (when the deadline is enforced) only grid points with ``T <= W`` kept. A window no setting meets yields the
-fastest setting with ``feasible = False``.
+``method="hkbu"`` reproduces the authors' code: 16 grid voltages, closed-form ``f_mem`` clipped to its
+bounds, and (when the deadline is enforced) only grid points with ``T <= W`` kept. A window no setting meets
+yields the fastest setting with ``feasible = False``.
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ class Settings:
         return Settings(*(np.atleast_1d(getattr(self, f.name)[index]) for f in fields(self)))
 
 
-def _settings(model: TaskModel, v: FloatArray, fc: FloatArray, fm: FloatArray, window: FloatArray) -> Settings:
+def _settings(
+    model: TaskModel, v: FloatArray, fc: FloatArray, fm: FloatArray, window: FloatArray
+) -> Settings:
     time = model.time_s(fc, fm)
     power = model.power_w(v, fc, fm)
     feasible = time <= window * (1.0 + DEADLINE_RTOL)
@@ -65,7 +67,9 @@ def _settings(model: TaskModel, v: FloatArray, fc: FloatArray, fm: FloatArray, w
 def default_settings(model: TaskModel, window_s: Any = np.inf) -> Settings:
     """DVFS off: every task at the default setting (1, 1, 1)."""
     ones = np.ones(len(model))
-    return _settings(model, ones, ones.copy(), ones.copy(), np.broadcast_to(np.asarray(window_s, float), ones.shape))
+    return _settings(
+        model, ones, ones.copy(), ones.copy(), np.broadcast_to(np.asarray(window_s, float), ones.shape)
+    )
 
 
 def fastest_time_s(model: TaskModel, interval: ScalingInterval) -> FloatArray:
@@ -93,7 +97,7 @@ class _Problem:
         self.fm_max = interval.f_mem_max
 
     def evaluate(self, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """``(f_core, f_mem, energy)`` at voltages ``v`` with the best window-meeting ``f_mem`` (inf if none)."""
+        """``(f_core, f_mem, energy)`` at voltages ``v``, best window-meeting ``f_mem`` (inf: none)."""
         cp = self.coupling
         fc = np.sqrt((v - cp.offset) / cp.scale) + cp.base
         a = self.p0 + self.c * v * v * fc
@@ -110,7 +114,9 @@ class _Problem:
         return fc, fm, np.where(ok, energy, np.inf)
 
 
-def _start_voltage(model: TaskModel, window: FloatArray, interval: ScalingInterval) -> tuple[FloatArray, BoolArray]:
+def _start_voltage(
+    model: TaskModel, window: FloatArray, interval: ScalingInterval
+) -> tuple[FloatArray, BoolArray]:
     """Lowest voltage meeting the window at full memory clock, and whether any setting meets it."""
     slack = window - model.t0_s - model.d_s * (1.0 - model.delta) / interval.f_mem_max
     d_core = model.d_s * model.delta
@@ -124,8 +130,9 @@ def _start_voltage(model: TaskModel, window: FloatArray, interval: ScalingInterv
     return np.asarray(v_start, float), np.asarray(feasible, bool)
 
 
-def _solve_exact(model: TaskModel, window: FloatArray, interval: ScalingInterval, grid_points: int,
-                 iterations: int) -> Settings:
+def _solve_exact(
+    model: TaskModel, window: FloatArray, interval: ScalingInterval, grid_points: int, iterations: int
+) -> Settings:
     n = len(model)
     v_start, feasible = _start_voltage(model, window, interval)
     problem = _Problem(model, window, interval, col=True)
@@ -171,8 +178,9 @@ def _golden_section(problem: _Problem, lo: FloatArray, hi: FloatArray, iteration
     return np.where(e1 <= e2, x1, x2)
 
 
-def _solve_hkbu(model: TaskModel, window: FloatArray, interval: ScalingInterval, grid: HkbuGrid,
-                enforce_deadline: bool) -> Settings:
+def _solve_hkbu(
+    model: TaskModel, window: FloatArray, interval: ScalingInterval, grid: HkbuGrid, enforce_deadline: bool
+) -> Settings:
     voltages = grid.voltages()
     cp = interval.coupling
     v = np.broadcast_to(voltages[None, :], (len(model), voltages.size))
@@ -182,7 +190,9 @@ def _solve_hkbu(model: TaskModel, window: FloatArray, interval: ScalingInterval,
     b = problem.t0 + problem.d_core / fc
     with np.errstate(divide="ignore", invalid="ignore"):
         fm_opt = np.sqrt(a * problem.mem_ratio / b)
-    fm = np.clip(np.where(np.isnan(fm_opt), interval.f_mem_min, fm_opt), interval.f_mem_min, interval.f_mem_max)
+    fm = np.clip(
+        np.where(np.isnan(fm_opt), interval.f_mem_min, fm_opt), interval.f_mem_min, interval.f_mem_max
+    )
     time = b + problem.c_mem / fm
     energy = (a + problem.gamma * fm) * time
     if enforce_deadline:
@@ -198,23 +208,38 @@ def _solve_hkbu(model: TaskModel, window: FloatArray, interval: ScalingInterval,
     return _settings(model, v_out, fc_out, fm_out, window)
 
 
-def _chunked(model: TaskModel, window: FloatArray, interval: ScalingInterval, grid_points: int,
-             iterations: int) -> Settings:
+def _chunked(
+    model: TaskModel, window: FloatArray, interval: ScalingInterval, grid_points: int, iterations: int
+) -> Settings:
     """Solve in cache-sized chunks: the (tasks x grid) temporaries then stay in L2."""
     if len(model) <= _CHUNK:
         return _solve_exact(model, window, interval, grid_points, iterations)
-    parts = [_solve_exact(model.take(slice(s, s + _CHUNK)), window[s : s + _CHUNK], interval, grid_points,
-                          iterations) for s in range(0, len(model), _CHUNK)]
+    parts = [
+        _solve_exact(
+            model.take(slice(s, s + _CHUNK)), window[s : s + _CHUNK], interval, grid_points, iterations
+        )
+        for s in range(0, len(model), _CHUNK)
+    ]
     return Settings(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(Settings)))
 
 
-def solve(model: TaskModel, window_s: Any, interval: ScalingInterval, *, method: str = "exact",
-          hkbu_grid: HkbuGrid | None = None, enforce_deadline: bool = True, grid_points: int = 16,
-          iterations: int = 28) -> Settings:
-    """Alg. 1 for every task of ``model`` with time windows ``window_s`` (s; scalar or per task; ``inf`` = none).
+def solve(
+    model: TaskModel,
+    window_s: Any,
+    interval: ScalingInterval,
+    *,
+    method: str = "exact",
+    hkbu_grid: HkbuGrid | None = None,
+    enforce_deadline: bool = True,
+    grid_points: int = 16,
+    iterations: int = 28,
+) -> Settings:
+    """Alg. 1 for every task of ``model`` with time windows ``window_s`` (s; scalar or per task;
+    ``inf`` = none).
 
     ``method="exact"`` is the constrained optimum in ``interval``; ``"hkbu"`` the authors' 16-point grid
-    (``hkbu_grid``, default 0.5..1.25 step 0.05) that, with ``enforce_deadline=False``, ignores the window like
+    (``hkbu_grid``, default 0.5..1.25 step 0.05) that, with ``enforce_deadline=False``, ignores the
+    window like
     their initial solve.
     """
     window = np.ascontiguousarray(np.broadcast_to(np.asarray(window_s, dtype=float), (len(model),)))
@@ -250,9 +275,17 @@ def _scalar_energy(p: tuple[float, ...], v: float, window: float) -> tuple[float
     return fc, fm, (a + gamma * fm) * (b + c_mem / fm)
 
 
-def solve_one(model: TaskModel, index: int, window_s: float, interval: ScalingInterval, *,
-              method: str = "exact", hkbu_grid: HkbuGrid | None = None, grid_points: int = 16,
-              iterations: int = 28) -> tuple[float, float, float, float, float, bool]:
+def solve_one(
+    model: TaskModel,
+    index: int,
+    window_s: float,
+    interval: ScalingInterval,
+    *,
+    method: str = "exact",
+    hkbu_grid: HkbuGrid | None = None,
+    grid_points: int = 16,
+    iterations: int = 28,
+) -> tuple[float, float, float, float, float, bool]:
     """Alg. 1 for task ``index`` alone in plain floats (the re-solve inside packing loops).
 
     Returns ``(v, f_core, f_mem, time_s, power_w, feasible)``; same search as :func:`solve`.
@@ -264,17 +297,37 @@ def solve_one(model: TaskModel, index: int, window_s: float, interval: ScalingIn
     ratio = (c_mem / gamma if gamma > 0 else math.inf) if c_mem > 0 else 0.0
     iv = interval
     cp = iv.coupling
-    params = (p0, gamma, c, t0, d_core, c_mem, ratio, cp.offset, cp.scale, cp.base, iv.f_mem_min, iv.f_mem_max)
+    params = (
+        p0,
+        gamma,
+        c,
+        t0,
+        d_core,
+        c_mem,
+        ratio,
+        cp.offset,
+        cp.scale,
+        cp.base,
+        iv.f_mem_min,
+        iv.f_mem_max,
+    )
     if method == "hkbu":
         grid = hkbu_grid or HkbuGrid()
         candidates = [float(v) for v in grid.voltages()]
-        iv = ScalingInterval(iv.name, grid.v_min, max(candidates), iv.f_core_min, iv.f_mem_min, iv.f_mem_max,
-                             iv.coupling) if candidates[-1] > iv.v_max else iv
+        iv = (
+            ScalingInterval(
+                iv.name, grid.v_min, max(candidates), iv.f_core_min, iv.f_mem_min, iv.f_mem_max, iv.coupling
+            )
+            if candidates[-1] > iv.v_max
+            else iv
+        )
         best = (math.inf, 0.0, 0.0, 0.0)
         for v in candidates:
             fc = float(iv.coupling.f_core_max(v))
             a, b = p0 + c * v * v * fc, t0 + d_core / fc
-            fm_opt = math.sqrt(a * ratio / b) if (ratio < math.inf and b > 0) else (math.inf if ratio > 0 else 0.0)
+            fm_opt = (
+                math.sqrt(a * ratio / b) if (ratio < math.inf and b > 0) else (math.inf if ratio > 0 else 0.0)
+            )
             fm = min(max(fm_opt, iv.f_mem_min), iv.f_mem_max)
             t = b + c_mem / fm
             e = (a + gamma * fm) * t
@@ -287,8 +340,9 @@ def solve_one(model: TaskModel, index: int, window_s: float, interval: ScalingIn
         slack = window_s - t0 - c_mem / iv.f_mem_max
         top = math.sqrt((iv.v_max - cp.offset) / cp.scale) + cp.base
         fc_need = d_core / max(slack, 1e-300) if d_core > 0 else 0.0
-        ok = (slack > 0 or (d_core == 0 and slack >= -DEADLINE_RTOL * window_s)) and \
-            fc_need <= top * (1.0 + DEADLINE_RTOL)
+        ok = (slack > 0 or (d_core == 0 and slack >= -DEADLINE_RTOL * window_s)) and fc_need <= top * (
+            1.0 + DEADLINE_RTOL
+        )
         if not ok:
             best = (math.inf, iv.v_max, top, iv.f_mem_max)
         else:

@@ -56,8 +56,14 @@ class GeneratorSpec:
     initial_share: float = 0.4
 
 
-def _draw(rng: np.random.Generator, n: int, util: tuple[float, float], spec: GeneratorSpec,
-          arrival_slots: np.ndarray, id_offset: int = 0) -> TaskSet:
+def _draw(
+    rng: np.random.Generator,
+    n: int,
+    util: tuple[float, float],
+    spec: GeneratorSpec,
+    arrival_slots: np.ndarray,
+    id_offset: int = 0,
+) -> TaskSet:
     ext = rng.integers(spec.ext[0], spec.ext[1] + 1, n).astype(float)
     d = rng.uniform(*spec.d_slots, n) * ext
     t0 = rng.uniform(*spec.t0_slots, n) * ext
@@ -77,11 +83,12 @@ def _draw(rng: np.random.Generator, n: int, util: tuple[float, float], spec: Gen
 def _count(util: float, pairs: int) -> int:
     if util < 0 or pairs <= 0:
         raise ConfigError(f"utilisation must be >= 0 and pairs > 0, got U={util}, pairs={pairs}")
-    return int(round(util * pairs))
+    return round(util * pairs)
 
 
-def generate_offline(util: float, pairs: int, seed: int | np.random.SeedSequence,
-                     spec: GeneratorSpec = GeneratorSpec()) -> TaskSet:
+def generate_offline(
+    util: float, pairs: int, seed: int | np.random.SeedSequence, spec: GeneratorSpec = GeneratorSpec()
+) -> TaskSet:
     """``round(pairs·U)`` tasks at T = 0 with ``u ~ U(0.25, 0.75)`` (so ``U_J ≈ U``)."""
     n = _count(util, pairs)
     rng = np.random.default_rng(seed)
@@ -102,12 +109,13 @@ def _slot_counts(rng: np.random.Generator, n: int, slots: int) -> np.ndarray:
     return rng.multinomial(n, np.full(slots, 1.0 / slots))
 
 
-def generate_online(util: float, pairs: int, seed: int | np.random.SeedSequence,
-                    spec: GeneratorSpec = GeneratorSpec()) -> TaskSet:
+def generate_online(
+    util: float, pairs: int, seed: int | np.random.SeedSequence, spec: GeneratorSpec = GeneratorSpec()
+) -> TaskSet:
     """Online day: ``floor(initial_share·pairs)`` tasks at T = 0, then ``round(pairs·U)`` tasks over slots
     ``1..horizon−1`` as Poisson(n/horizon) counts resampled to sum to n; ``u ~ U(0.15, 0.85)``."""
     n = _count(util, pairs)
-    initial = int(math.floor(spec.initial_share * pairs))
+    initial = math.floor(spec.initial_share * pairs)
     rng = np.random.default_rng(seed)
     counts = _slot_counts(rng, n, spec.horizon_slots - 1)
     slots = np.concatenate([np.zeros(initial, np.int64), np.repeat(np.arange(1, spec.horizon_slots), counts)])
@@ -125,8 +133,9 @@ def task_utilisation(tasks: TaskSet, pairs: int, mean_util: float = 0.5) -> floa
 
 
 def tasks_to_frame(tasks: TaskSet) -> pd.DataFrame:
-    frame = pd.DataFrame({"task_id": list(tasks.task_id), "arrival_s": tasks.arrival_s,
-                          "deadline_s": tasks.deadline_s})
+    frame = pd.DataFrame(
+        {"task_id": list(tasks.task_id), "arrival_s": tasks.arrival_s, "deadline_s": tasks.deadline_s}
+    )
     for column in MODEL_COLUMNS:
         frame[column] = getattr(tasks.model, column)
     return frame
@@ -154,27 +163,35 @@ def frame_to_tasks(frame: pd.DataFrame, source: str) -> TaskSet:
     dup = text_ids.duplicated()
     if dup.any():
         row = int(np.flatnonzero(dup.to_numpy())[0]) + 1
-        raise InputError(f"duplicate task_id '{text_ids.iloc[row - 1]}'", path=source, row=row, column="task_id")
+        raise InputError(
+            f"duplicate task_id '{text_ids.iloc[row - 1]}'", path=source, row=row, column="task_id"
+        )
     values: dict[str, np.ndarray] = {}
     for column in TASK_COLUMNS[1:]:
         numbers = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
         bad = ~np.isfinite(numbers)
         if bad.any():
             row = int(np.flatnonzero(bad)[0]) + 1
-            raise InputError(f"not a finite number: {frame[column].iloc[row - 1]!r}", path=source, row=row,
-                             column=column)
+            raise InputError(
+                f"not a finite number: {frame[column].iloc[row - 1]!r}", path=source, row=row, column=column
+            )
         negative = numbers < 0
         if negative.any():
             row = int(np.flatnonzero(negative)[0]) + 1
             raise InputError(f"negative value {numbers[row - 1]}", path=source, row=row, column=column)
         values[column] = numbers
-    for column, ok in (("delta", values["delta"] <= 1.0),
-                       ("deadline_s", values["deadline_s"] >= values["arrival_s"]),
-                       ("d_s", values["t0_s"] + values["d_s"] > 0)):
+    for column, ok in (
+        ("delta", values["delta"] <= 1.0),
+        ("deadline_s", values["deadline_s"] >= values["arrival_s"]),
+        ("d_s", values["t0_s"] + values["d_s"] > 0),
+    ):
         if not ok.all():
             row = int(np.flatnonzero(~ok)[0]) + 1
-            reason = {"delta": "delta must be in [0, 1]", "deadline_s": "deadline_s is before arrival_s",
-                      "d_s": "t0_s + d_s must be > 0"}[column]
+            reason = {
+                "delta": "delta must be in [0, 1]",
+                "deadline_s": "deadline_s is before arrival_s",
+                "d_s": "t0_s + d_s must be > 0",
+            }[column]
             raise InputError(reason, path=source, row=row, column=column)
     model = TaskModel(*(values[c] for c in MODEL_COLUMNS))
     return TaskSet(tuple(text_ids), values["arrival_s"], values["deadline_s"], model)

@@ -1,7 +1,8 @@
 """GPU DVFS hardware as data: the V-f coupling, the scaling intervals and the P2 cluster constants.
 
-All voltages and frequencies are normalised to the GPU's factory default (``papers.md`` §B.2). The facts live in
-``hardware/data/*_dvfs.toml``; :func:`load_dvfs_gpu` validates them. Adding a GPU means adding a TOML file.
+All voltages and frequencies are normalised to the GPU's factory default (``papers.md`` §B.2). The facts
+live in ``hardware/data/*_dvfs.toml``; :func:`load_dvfs_gpu` validates them. Adding a GPU means adding a
+TOML file.
 """
 
 from __future__ import annotations
@@ -70,8 +71,10 @@ class ScalingInterval:
 
     def __post_init__(self) -> None:
         if not (0 < self.v_min < self.v_max and 0 < self.f_mem_min <= self.f_mem_max and self.f_core_min > 0):
-            raise ConfigError(f"interval '{self.name}': bounds must satisfy 0 < v_min < v_max, 0 < f_mem_min <= "
-                              f"f_mem_max, f_core_min > 0")
+            raise ConfigError(
+                f"interval '{self.name}': bounds must satisfy 0 < v_min < v_max, 0 < f_mem_min <= "
+                f"f_mem_max, f_core_min > 0"
+            )
         if self.f_core_min < float(self.coupling.f_core_max(self.v_min)) - 1e-12:
             # Below the coupling curve at v_min the optimum need not lie on f_core = g1(V); not modelled.
             raise ConfigError(f"interval '{self.name}': f_core_min {self.f_core_min} is below g1(v_min)")
@@ -90,8 +93,9 @@ class ScalingInterval:
 
     def with_v_max(self, v_max: float) -> ScalingInterval:
         """A copy with another voltage ceiling (the paper uses 1.2; the authors' code 1.25)."""
-        return ScalingInterval(self.name, self.v_min, v_max, self.f_core_min, self.f_mem_min, self.f_mem_max,
-                               self.coupling)
+        return ScalingInterval(
+            self.name, self.v_min, v_max, self.f_core_min, self.f_mem_min, self.f_mem_max, self.coupling
+        )
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ class HkbuGrid:
     v_max: float = 1.25
 
     def voltages(self) -> FloatArray:
-        count = int(math.floor((self.v_max - self.v_min) / self.v_step + 1e-9)) + 1
+        count = math.floor((self.v_max - self.v_min) / self.v_step + 1e-9) + 1
         return self.v_min + self.v_step * np.arange(count, dtype=float)
 
 
@@ -127,15 +131,15 @@ class ClusterConstants:
 
     @staticmethod
     def rho_for(turn_on_j_per_pair: float, idle_power_w: float, slot_s: float) -> int:
-        """The paper's rule ``rho = floor(Δ / (P_idle · slot))``: idling ρ slots costs no more than a turn-on."""
+        """The paper's rule ``rho = floor(Δ / (P_idle · slot))``: ρ idle slots cost at most a turn-on."""
         if idle_power_w <= 0:
             raise ConfigError("rho needs a positive idle power")
-        return int(math.floor(turn_on_j_per_pair / (idle_power_w * slot_s) + 1e-12))
+        return math.floor(turn_on_j_per_pair / (idle_power_w * slot_s) + 1e-12)
 
 
 @dataclass(frozen=True)
 class DvfsGpu:
-    """A DVFS-capable GPU: default clocks, coupling, wide and narrow intervals, HKBU grid, cluster constants."""
+    """A DVFS GPU: default clocks, coupling, wide and narrow intervals, HKBU grid, cluster constants."""
 
     name: str
     description: str

@@ -17,6 +17,7 @@ from wattsched.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
 __all__ = [
     "HOURS_PER_DAY",
+    "MAX_ARRIVALS",
     "PROFILES",
     "ArrivalProfile",
     "poisson_arrivals",
@@ -24,6 +25,8 @@ __all__ = [
 ]
 
 HOURS_PER_DAY = 24
+#: Most arrivals one draw may expect (rate x horizon); beyond it a run would not fit in memory or time.
+MAX_ARRIVALS = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,11 @@ def poisson_arrivals(rate_per_min: float, horizon_s: float, rng: np.random.Gener
     if not (math.isfinite(rate_per_min) and rate_per_min > 0):
         raise ConfigError(f"arrival rate must be finite and > 0 jobs/min, got {rate_per_min!r}")
     _check_horizon(horizon_s)
-    count = int(rng.poisson(rate_per_min * horizon_s / SECONDS_PER_MINUTE))
+    expected = rate_per_min * horizon_s / SECONDS_PER_MINUTE
+    if expected > MAX_ARRIVALS:
+        raise ConfigError(f"{rate_per_min:g} jobs/min over {horizon_s:g} s expects {expected:.3g} arrivals; "
+                          f"at most {MAX_ARRIVALS:,} per workload (lower the rate or the hours)")
+    count = int(rng.poisson(expected))
     times = rng.random(count) * horizon_s
     times.sort()
     return times

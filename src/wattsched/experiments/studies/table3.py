@@ -48,6 +48,7 @@ class Table3Cell:
     scale: str
     selection_days: int
     pilot_days: int
+    dqn_timesteps: int | None = None
 
     @property
     def key(self) -> str:
@@ -56,37 +57,35 @@ class Table3Cell:
 
 @dataclass
 class Table3Study:
+    """Options (``wattsched reproduce`` study options): days per scale, selection/pilot days, DQN length."""
+
     name: str = "table3"
     seed: int = 2025
     block_days: int = 25
     quick_days: int = 100
     paper_days: int = 500
-
-    def _days(self, scale: Scale) -> tuple[int, int, int]:
-        if scale == "paper":
-            return self.paper_days, 100, 20
-        return self.quick_days, 20, 8
+    quick_selection_days: int = 20
+    paper_selection_days: int = 100
+    pilot_days: int = 8
+    #: Training steps of the DQN; ``None``: the scale's preset (quick_config / the §A.6.4 defaults).
+    dqn_timesteps: int | None = None
 
     def cells(self, scale: Scale) -> Sequence[Table3Cell]:
-        days, selection, pilot = self._days(scale)
+        days = self.paper_days if scale == "paper" else self.quick_days
+        selection = self.paper_selection_days if scale == "paper" else self.quick_selection_days
+        common = {
+            "seed": self.seed,
+            "scale": scale,
+            "selection_days": selection,
+            "pilot_days": self.pilot_days,
+        }
         cells = [
-            Table3Cell("static-selection", 0, 0, 0, self.seed, scale, selection, pilot),
-            Table3Cell("dynamic", 0, 0, days, self.seed, scale, selection, pilot),
+            Table3Cell("static-selection", 0, 0, 0, **common),
+            Table3Cell("dynamic", 0, 0, days, dqn_timesteps=self.dqn_timesteps, **common),
         ]
-        for method in ("no-mig", "static", "day-night", "lookahead"):
+        for method in ("no-mig", "static", "static-cfg3", "day-night", "lookahead"):
             for block, first in enumerate(range(0, days, self.block_days)):
-                cells.append(
-                    Table3Cell(
-                        method,
-                        block,
-                        first,
-                        min(self.block_days, days - first),
-                        self.seed,
-                        scale,
-                        selection,
-                        pilot,
-                    )
-                )
+                cells.append(Table3Cell(method, block, first, min(self.block_days, days - first), **common))
         return cells
 
     def run_cell(self, cell: Table3Cell) -> list[Row]:
@@ -113,6 +112,8 @@ class Table3Study:
             policy: Any = PARTITIONERS.make(
                 "static", configuration=select_static(cell.seed, cell.selection_days)[0]
             )
+        elif cell.method == "static-cfg3":  # P1's static choice, for comparison with the paper
+            policy = PARTITIONERS.make("static", configuration=3)
         elif cell.method == "lookahead":
             policy = PARTITIONERS.make(
                 "lookahead", et_coefficient=pilot_et_coefficient(cell.seed, cell.pilot_days)
@@ -128,7 +129,9 @@ class Table3Study:
             {
                 "cell": cell.key,
                 "kind": "day",
-                "configuration": getattr(policy, "configuration", 0) if cell.method == "static" else 0,
+                "configuration": getattr(policy, "configuration", 0)
+                if cell.method.startswith("static")
+                else 0,
                 **row,
                 **extra,
             }
@@ -170,6 +173,7 @@ class Table3Study:
             "table3_extra": {
                 "et_coefficient_per_j": a,
                 "static_configuration": static_choice,
+                "static_cfg3_et": ets.get("static-cfg3"),
                 "improvements": improvements,
                 "paper_order_holds": all(table[x] < table[y] for x, y in itertools.pairwise(order)),
                 "dqn_train_wall_s": float(days.loc[days["method"] == "dynamic", "train_wall_s"].iloc[0])
@@ -195,6 +199,8 @@ def _train_dqn(cell: Table3Cell) -> tuple[Any, dict[str, Any]]:
     config = replace(
         config, env=replace(config.env, et_coefficient=pilot_et_coefficient(cell.seed, cell.pilot_days))
     )
+    if cell.dqn_timesteps is not None:
+        config = replace(config, total_timesteps=cell.dqn_timesteps)
     with tempfile.TemporaryDirectory(prefix="wattsched-dqn-") as tmp:
         result = train(config, tmp)
         policy = DQNPartitioner.from_file(result.model_path)

@@ -22,7 +22,7 @@ Column mapping (CONTRACT §3 ← pod list):
 Filtered (valid rows a documented rule leaves out): ``cpu_only`` (``num_gpu`` = 0), ``never_scheduled``
 (empty ``scheduled_time``: Pending pods never ran), ``censored_at_trace_end`` (still Running when the trace
 ends: ``deletion_time`` equals the file's last deletion time, so the run time is unknown).
-Skipped (malformed, counted by reason): ``bad_time`` (a time that is not a number ≥ 0), ``bad_num_gpu``,
+Skipped (malformed, counted by reason): ``bad_time`` (a time that is not a finite number ≥ 0), ``bad_num_gpu``,
 ``bad_gpu_milli`` (not a whole number in 1..1000 for a one-GPU pod), ``nonpositive_duration``,
 ``unknown_qos`` (only when the ``qos`` column exists), ``duplicate_id``.
 """
@@ -70,7 +70,7 @@ def parse_alibaba2023(path: str, options: ImportOptions) -> ParsedTrace:
     )
 
     def bad_time(series: pd.Series) -> pd.Series:
-        return series.isna() | (series < 0)
+        return series.isna() | (series < 0) | ~np.isfinite(series.fillna(0.0))
 
     one_gpu = gpus == 1
     milli_ok = (milli >= 1) & (milli <= 1000) & (milli == np.floor(milli.fillna(0.0)))
@@ -107,6 +107,8 @@ def parse_alibaba2023(path: str, options: ImportOptions) -> ParsedTrace:
 
     run_time = (deleted - scheduled)[good]
     n_gpus = gpus[good].to_numpy(dtype=float)
+    with np.errstate(over="ignore"):  # an overflow to inf is reported with its row by build_jobs
+        run_time_s = run_time.to_numpy(dtype=float) * np.maximum(n_gpus, 1.0)
     sizes = [
         slice_for_gpu_milli(int(m)) if n == 1 else 7
         for m, n in zip(milli[good].fillna(1000), n_gpus, strict=True)
@@ -117,7 +119,7 @@ def parse_alibaba2023(path: str, options: ImportOptions) -> ParsedTrace:
             "row": row,
             "job_id": raw["name"].str.strip()[good].to_numpy(),
             "time_s": created[good].to_numpy(dtype=float),
-            "duration_s": run_time.to_numpy(dtype=float) * np.maximum(n_gpus, 1.0),
+            "duration_s": run_time_s,
             "observed_g": np.array(sizes, dtype=int),
             "kind_hint": [QOS_CLASSES.get(q, "") for q in qos[good]],
         },

@@ -100,7 +100,7 @@ class ImportOptions:
         if self.target_load is not None and (not self.target_load > 0 or self.duration_scale != 1.0):
             raise ConfigError("target load must be > 0 and cannot be combined with a duration scale")
         lo, hi = self.deadline_slack
-        if not 0 < lo <= hi:
+        if not (0 < lo <= hi and math.isfinite(hi)):
             raise ConfigError(f"deadline slack must satisfy 0 < lo <= hi, got ({lo}, {hi})")
         if self.class_rule not in (None, "source", "duration", "share"):
             raise ConfigError(f"class rule must be source, duration or share, got {self.class_rule!r}")
@@ -344,6 +344,26 @@ def _classify(
     return [JobKind(h) for h in hints]
 
 
+def _checked_times(
+    parsed: ParsedTrace, row: int, observed_s: float, base_1g_s: float, scale: float, curve: ScalingCurve,
+    arrival_s: float, slack: float,
+) -> tuple[tuple[float, float, float, float, float, float], float]:
+    """The job's durations and deadline, or an InputError naming the row when they leave float64's range."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        dur_1g_s = float(base_1g_s * scale)
+    if math.isfinite(dur_1g_s) and dur_1g_s > 0:
+        durations = durations_from_base(dur_1g_s, curve)
+        deadline_s = arrival_s + slack * durations[4]
+        if all(math.isfinite(d) and d > 0 for d in durations) and math.isfinite(deadline_s):
+            return durations, deadline_s
+    raise InputError(
+        f"run time {observed_s:g} s x duration scale {scale:g} gives durations or a deadline outside the "
+        "range of float64 (not finite, or 0)",
+        path=parsed.path,
+        row=int(row),
+    )
+
+
 def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], ImportReport]:
     """Window, rate-scale, classify and time a parsed trace (see the module docstring for the rules)."""
     filtered = dict(parsed.filtered)
@@ -358,22 +378,25 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
     observed = frame["duration_s"].to_numpy(dtype=float)
     g_obs = frame["observed_g"].to_numpy(dtype=int)
     s_obs = np.array([c.speedups[COMPUTE_SIZES.index(int(g))] for c, g in zip(curves, g_obs, strict=True)])
-    base_1g = observed * s_obs
-    dur_7g_unscaled = base_1g / np.array([c.speedups[-1] for c in curves])
-    scale = options.duration_scale
-    if options.target_load is not None:
-        scale = options.target_load * horizon_s / float(dur_7g_unscaled.sum())
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        base_1g = observed * s_obs
+        dur_7g_unscaled = base_1g / np.array([c.speedups[-1] for c in curves])
+        scale = options.duration_scale
+        if options.target_load is not None:
+            scale = options.target_load * horizon_s / float(dur_7g_unscaled.sum())
     slack = slack_rng.uniform(options.deadline_slack[0], options.deadline_slack[1], size=len(frame))
 
     jobs: list[Job] = []
     for i, (job_id, arrival) in enumerate(zip(frame["job_id"], frame["arrival_s"], strict=True)):
-        durations = durations_from_base(float(base_1g[i] * scale), curves[i])
         arrival_s = float(arrival)
+        durations, deadline_s = _checked_times(
+            parsed, frame["row"].iat[i], observed[i], base_1g[i], scale, curves[i], arrival_s, float(slack[i])
+        )
         jobs.append(
             Job(
                 job_id=str(job_id),
                 arrival_s=arrival_s,
-                deadline_s=arrival_s + float(slack[i]) * durations[4],
+                deadline_s=deadline_s,
                 kind=kinds[i],
                 scaling=curves[i].kind,
                 durations_s=durations,
