@@ -33,6 +33,13 @@ def main() -> int:
     parser.add_argument("--eval-days", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--target", type=float, default=0.8, help="ET ratio to Static to reach")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=JSON",
+        help="override a quick_config field, e.g. gamma=0.95",
+    )
     args = parser.parse_args()
 
     import torch
@@ -84,7 +91,10 @@ def main() -> int:
             return True
 
     callback = Evaluate()
-    config = quick_config(seed=args.seed, total_timesteps=args.max_steps)
+    overrides = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
+    if "net_arch" in overrides:
+        overrides["net_arch"] = tuple(overrides["net_arch"])
+    config = quick_config(seed=args.seed, total_timesteps=args.max_steps, **overrides)
     config = replace(config, env=replace(config.env, et_coefficient=a))
     with tempfile.TemporaryDirectory() as tmp:
         train(config, tmp, callback=callback)

@@ -158,3 +158,80 @@ def test_unknown_method_is_a_config_error() -> None:
     model, window = _random_tasks(2, seed=1)
     with pytest.raises(ConfigError, match="exact, hkbu"):
         solve(model, window, WIDE, method="nope")
+
+
+def _extreme_tasks(n: int, seed: int) -> tuple[TaskModel, np.ndarray]:
+    """Wide parameter ranges with corners: delta in {0, 1}, gamma = 0, t0 = 0, no window, tight windows."""
+    rng = np.random.default_rng(seed)
+    p_star = rng.uniform(50, 300, n)
+    p0 = p_star * rng.uniform(0.0, 0.9, n)
+    gamma = p_star * rng.uniform(0.0, 0.5, n) * (rng.random(n) > 0.05)
+    c = np.maximum(p_star - p0 - gamma, 0.0)
+    delta = np.where(rng.random(n) < 0.8, rng.uniform(0, 1, n), rng.choice([0.0, 1.0], n))
+    t0 = rng.uniform(0, 100, n) * (rng.random(n) < 0.9)
+    d = rng.uniform(1, 500, n)
+    model = TaskModel(p0, gamma, c, t0, d, delta)
+    window = model.default_time_s * rng.uniform(0.6, 2.5, n)
+    window[rng.random(n) < 0.1] = np.inf
+    return model, window
+
+
+@pytest.mark.parametrize("interval", [WIDE, GPU.narrow, WIDE.with_v_max(1.25)], ids=lambda iv: iv.name)
+def test_newton_matches_the_dense_grid_search_on_extreme_tasks(interval) -> None:
+    # Two independent exact searches (Newton along f_core vs a 200-point V grid + golden section) agree.
+    model, window = _extreme_tasks(600, seed=21)
+    newton = solve(model, window, interval)
+    grid = solve(model, window, interval, method="grid", grid_points=200, iterations=60)
+    np.testing.assert_array_equal(newton.feasible, grid.feasible)
+    ok = newton.feasible
+    assert ok.mean() > 0.5 and (~ok).any()
+    assert np.all(newton.energy_j[ok] <= grid.energy_j[ok] * (1 + 1e-12))
+    np.testing.assert_allclose(newton.energy_j[ok], grid.energy_j[ok], rtol=1e-9)
+    assert np.all(newton.time_s[ok] <= window[ok] * (1 + 1e-9))
+    # the setting lies in the interval, on the coupling curve
+    assert np.all((newton.v >= interval.v_low - 1e-12) & (newton.v <= interval.v_max))
+    assert np.all((newton.f_mem >= interval.f_mem_min) & (newton.f_mem <= interval.f_mem_max))
+    np.testing.assert_allclose(newton.f_core, interval.coupling.f_core_max(newton.v), atol=1e-9)
+
+
+@pytest.mark.parametrize("interval", [WIDE, GPU.narrow], ids=lambda iv: iv.name)
+def test_solve_one_matches_solve_on_extreme_tasks(interval) -> None:
+    model, window = _extreme_tasks(150, seed=23)
+    exact = solve(model, window, interval)
+    for i in range(len(model)):
+        v, fc, fm, t, p, ok = solve_one(model, i, float(window[i]), interval)
+        assert ok == exact.feasible[i]
+        assert t * p == pytest.approx(exact.energy_j[i], rel=1e-12)
+        if model.c_w[i] > 0 and 0 < model.delta[i] < 1 and model.gamma_w[i] > 0:  # else ties may differ
+            assert (v, fc, fm) == pytest.approx((exact.v[i], exact.f_core[i], exact.f_mem[i]), rel=1e-6)
+
+
+def test_a_binding_window_is_met_exactly() -> None:
+    # If the window costs energy (constrained optimum above the unconstrained one), the constraint is active
+    # at the optimum (KKT): the task takes the whole window.
+    model, window = _random_tasks(400, seed=25)
+    free = solve(model, np.inf, WIDE)
+    tied = solve(model, window, WIDE)
+    binding = tied.feasible & (tied.energy_j > free.energy_j * (1 + 1e-9))
+    assert binding.sum() > 20
+    np.testing.assert_allclose(tied.time_s[binding], window[binding], rtol=1e-9)
+    # unconstrained optimum, interior clocks: stationarity of A(f)·B(f) along the coupling curve,
+    # A = p0 + c V(f)² f, B = t0 + d delta / f, V(f) = 2 (f - 0.5)² + 0.5 (central difference)
+    interior = (free.f_mem > 0.5 + 1e-6) & (free.f_mem < 1.2 - 1e-6) & (free.f_core > 0.5 + 1e-3)
+    f = free.f_core[interior][:, None] + np.array([-1e-5, 1e-5])[None, :]
+    m = model.take(interior)
+    ab = (m.p0_w[:, None] + m.c_w[:, None] * (2 * (f - 0.5) ** 2 + 0.5) ** 2 * f) * (
+        m.t0_s[:, None] + (m.d_s * m.delta)[:, None] / f
+    )
+    slope = (ab[:, 1] - ab[:, 0]) / 2e-5
+    assert interior.sum() > 50
+    assert np.all(np.abs(slope) <= 1e-5 * ab.mean(axis=1))
+
+
+def test_grid_method_is_available_for_cross_checks() -> None:
+    model, window = _random_tasks(50, seed=27)
+    grid = solve(model, window, WIDE, method="grid")
+    exact = solve(model, window, WIDE)
+    np.testing.assert_allclose(grid.energy_j, exact.energy_j, rtol=1e-8)
+    with pytest.raises(ConfigError, match="grid"):
+        solve_one(model, 0, float(window[0]), WIDE, method="nope")

@@ -14,6 +14,9 @@ from wattsched.experiments.runner import reproduce, run_study
 
 HERE = Path(__file__).resolve().parent
 KEYS = [f"c{i:03d}" for i in range(12)]
+TINY_TABLE2 = {
+    "table2": {"iterations": 1, "hours": 0.5, "configurations": [1, 4], "policies": ["edf-ss", "llf"]}
+}
 
 
 def parquet_bytes(out: Path, study: str = "fake") -> bytes:
@@ -119,11 +122,27 @@ def test_ray_and_local_executors_give_identical_results(tmp_path: Path) -> None:
         assert got == {cell.key: fake_rows(cell) for cell in cells}
         with pytest.raises(CellFailedError, match="c002"):
             list(executor.run(FakeStudy(fail_at="c002").run_cell, cells))
-        # the whole pipeline, reusing the running instance
-        reproduce(tmp_path / "ray", "quick", only=["fake"], executor="ray", workers=2, progress=False)
+        # the whole pipeline, reusing the running instance: the fake study and Table II at a tiny scale
+        reproduce(
+            tmp_path / "ray",
+            "quick",
+            only=["fake", "table2"],
+            executor="ray",
+            workers=2,
+            study_options=TINY_TABLE2,
+            progress=False,
+        )
     finally:
         executor.close()
     assert not ray.is_initialized()
-    reproduce(tmp_path / "local", "quick", only=["fake"], executor="local", workers=2, progress=False)
-    for name in ("summary.json", "raw/fake.parquet"):
+    reproduce(
+        tmp_path / "local",
+        "quick",
+        only=["fake", "table2"],
+        executor="local",
+        workers=2,
+        study_options=TINY_TABLE2,
+        progress=False,
+    )
+    for name in ("summary.json", "raw/fake.parquet", "raw/table2.parquet"):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -8,6 +9,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from experiments_fakes import FakeCell, fake_rows
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wattsched.errors import ConfigError
 from wattsched.experiments import store as store_module
@@ -92,3 +95,22 @@ def test_atomic_write_keeps_the_old_file_when_the_move_fails(tmp_path: Path, mon
         atomic_write_text(target, "new\n")
     assert target.read_text() == "old\n"
     assert os.listdir(tmp_path) == ["summary.json"]  # the temporary file is gone too
+
+
+@settings(max_examples=10)
+@given(order=st.permutations(range(5)), cuts=st.sets(st.integers(1, 4)))
+def test_any_batching_and_order_gives_the_same_file(order: list[int], cuts: set[int]) -> None:
+    """However finished cells are batched and in whatever order they arrive, the result file is the same."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
+        reference = StudyStore(Path(first), "s", "quick")
+        reference.append(finished(CELLS))
+        reference.finalize(FPS)
+        store = StudyStore(Path(second), "s", "quick")
+        arrived = [CELLS[i] for i in order]
+        bounds = [0, *sorted(cuts), 5]
+        for start, stop in itertools.pairwise(bounds):
+            store.append(finished(arrived[start:stop]))
+        store.finalize(FPS)
+        assert store.result_path.read_bytes() == reference.result_path.read_bytes()

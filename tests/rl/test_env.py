@@ -26,6 +26,8 @@ def test_registered_id_makes_the_env() -> None:
     obs, _ = env.reset(seed=0)
     assert obs.shape == (102,) and env.action_space.n == 12
     env.close()
+    # the module-qualified form imports the module, which registers the id
+    gym.make(f"wattsched.rl.env:{ENV_ID}", config=SHORT).close()
 
 
 def _episode(seed: int) -> tuple[list[np.ndarray], list[float]]:

@@ -29,8 +29,8 @@ RESULT_KEYS = ("energy_j", "avg_tardiness_s", "max_tardiness_s", "jobs", "late_j
 
 def add_parser(groups: argparse._SubParsersAction) -> None:
     parser = groups.add_parser("mig", help="MIG scheduling: generate traces, simulate, repartition")
-    parser.set_defaults(func=lambda args: parser.print_help() or 2)
-    sub = parser.add_subparsers(dest="mig_command", metavar="COMMAND", parser_class=OneLineErrorParser)
+    sub = parser.add_subparsers(dest="mig_command", metavar="COMMAND", parser_class=OneLineErrorParser,
+                                required=True)
 
     generate = sub.add_parser("generate", help="write a synthetic job trace (CSV or Parquet)")
     _add_generator_options(generate, required=True)

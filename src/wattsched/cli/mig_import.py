@@ -128,8 +128,9 @@ def options_from_args(args: argparse.Namespace) -> ImportOptions:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from wattsched.workload.traces import write_trace
+    from wattsched.workload.traces import file_format, write_trace
 
+    file_format(args.output)  # a bad suffix fails before any work
     options = options_from_args(args)
     jobs, report = import_trace(args.format, args.input, options)
     write_trace(jobs, args.output)

@@ -37,7 +37,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         "--scale",
         choices=("quick", "paper"),
         default="quick",
-        help="hyperparameter preset: quick (64-64 net, ~140 days) or paper (§A.6.4, 2000 days)",
+        help="hyperparameter preset: quick (64-64 net, 120k steps) or paper (§A.6.4, 2000 days)",
     )
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--out", type=Path, default=Path("models"), help="output folder (default: models)")
@@ -66,6 +66,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--methods", default=",".join(_METHODS), help=f"comma-separated subset of {', '.join(_METHODS)}"
     )
+    evaluate.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout")
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.set_defaults(func=_run_evaluate)
 
@@ -122,7 +123,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             policies[method] = PARTITIONERS.make(method)
     rows: list[dict[str, Any]] = []
     for method, policy in policies.items():
-        rows += evaluate_policy(method, policy, range(args.days), args.seed)
+        rows += evaluate_policy(
+            method, policy, range(args.days), args.seed, repartition_mode=args.repartition_mode
+        )
     pool = [m for m in _ET_POOL if m in policies] or methods
     ets, a = et_by_method(rows, pool)
     table = {

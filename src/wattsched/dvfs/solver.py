@@ -1,11 +1,12 @@
 """Algorithm 1 of P2: the minimum-energy V/f setting of each task under a time window, vectorised over tasks.
 
-For a fixed core voltage ``V`` the core clock sits on the coupling curve ``f_core = g1(V)`` and the energy
-``E(f_mem) = (A + gamma·f_mem)(B + C/f_mem)`` (``A = p0 + c·V²·f_core``, ``B = t0 + d·delta/f_core``, ``C =
-d·(1 − delta)``) is convex with minimiser ``sqrt(A·C / (gamma·B))``; the window ``W`` needs ``f_mem >= C /
-(W − B)``. So ``f_mem(V)`` is closed-form and only ``V`` is searched: every task's feasible voltage range
-``[v_start, v_max]`` (``v_start`` solves the deadline at full memory clock exactly) gets a uniform grid, and
-the best grid cell is refined by golden-section search to ~1e-10 in ``V`` (``papers.md`` §B.4.1).
+``method="exact"`` (default) is the constrained optimum, found by safeguarded Newton steps along the core
+clock on the coupling curve (:mod:`wattsched.dvfs._newton` has the derivation): the energy with the best
+window-meeting memory clock is unimodal in ``f_core`` (``papers.md`` §B.4.1).
+
+``method="grid"`` is the previous exact search, kept for cross-checks: for a fixed core voltage ``V`` the core
+clock sits on ``f_core = g1(V)`` and ``f_mem(V)`` is closed-form, so every task's feasible voltage range
+``[v_start, v_max]`` gets a uniform grid and the best cell is refined by golden-section search.
 
 ``method="hkbu"`` reproduces the authors' code: 16 grid voltages, closed-form ``f_mem`` clipped to its
 bounds, and (when the deadline is enforced) only grid points with ``T <= W`` kept. A window no setting meets
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from wattsched.dvfs._newton import DEADLINE_RTOL, exact_arrays, exact_scalar
 from wattsched.dvfs.model import TaskModel
 from wattsched.errors import ConfigError
 from wattsched.hardware.dvfs import HkbuGrid, ScalingInterval
@@ -29,11 +31,10 @@ __all__ = ["METHODS", "Settings", "default_settings", "fastest_time_s", "solve",
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-METHODS: tuple[str, ...] = ("exact", "hkbu")
+METHODS: tuple[str, ...] = ("exact", "hkbu", "grid")
 _GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
-#: Relative slack on the deadline test, so that a setting solved to meet ``W`` exactly counts as meeting it.
-DEADLINE_RTOL = 1e-9
-_CHUNK = 4096
+_CHUNK = 4096  # grid method: (tasks x grid) temporaries stay in L2
+_EXACT_CHUNK = 16384  # Newton method: measured best (its flat temporaries stay near L2)
 
 
 @dataclass(frozen=True, eq=False)
@@ -237,21 +238,30 @@ def solve(
     """Alg. 1 for every task of ``model`` with time windows ``window_s`` (s; scalar or per task;
     ``inf`` = none).
 
-    ``method="exact"`` is the constrained optimum in ``interval``; ``"hkbu"`` the authors' 16-point grid
-    (``hkbu_grid``, default 0.5..1.25 step 0.05) that, with ``enforce_deadline=False``, ignores the
-    window like
-    their initial solve.
+    ``method="exact"`` is the constrained optimum in ``interval``; ``"grid"`` the same by the older grid and
+    golden-section search over ``V`` (``grid_points``, ``iterations``; for cross-checks); ``"hkbu"`` the
+    authors' 16-point grid (``hkbu_grid``, default 0.5..1.25 step 0.05) that, with
+    ``enforce_deadline=False``, ignores the window like their initial solve.
     """
     window = np.ascontiguousarray(np.broadcast_to(np.asarray(window_s, dtype=float), (len(model),)))
     if len(model) == 0:
         empty = np.zeros(0)
         return Settings(empty, empty, empty, empty, empty, empty, np.zeros(0, bool))
-    if method == "exact":
+    if method in ("exact", "grid"):
         search = window if enforce_deadline else np.full(len(model), np.inf)
-        found = _chunked(model, search, interval, max(grid_points, 3), iterations)
-        if enforce_deadline:
-            return found
-        return _settings(model, found.v, found.f_core, found.f_mem, window)
+        if method == "grid":
+            found = _chunked(model, search, interval, max(grid_points, 3), iterations)
+            if enforce_deadline:
+                return found
+            return _settings(model, found.v, found.f_core, found.f_mem, window)
+        parts = [
+            exact_arrays(model.take(slice(s, s + _EXACT_CHUNK)), search[s : s + _EXACT_CHUNK], interval)
+            if len(model) > _EXACT_CHUNK
+            else exact_arrays(model, search, interval)
+            for s in range(0, len(model), _EXACT_CHUNK)
+        ]
+        v, fc, fm = (np.concatenate([part[j] for part in parts]) for j in range(3))
+        return _settings(model, v, fc, fm, window)
     if method == "hkbu":
         return _solve_hkbu(model, window, interval, hkbu_grid or HkbuGrid(), enforce_deadline)
     raise ConfigError(f"unknown Alg. 1 method '{method}'; valid: {', '.join(METHODS)}")
@@ -293,6 +303,13 @@ def solve_one(
     i = int(index)
     p0, gamma, c = float(model.p0_w[i]), float(model.gamma_w[i]), float(model.c_w[i])
     t0, d, delta = float(model.t0_s[i]), float(model.d_s[i]), float(model.delta[i])
+    if method == "exact":
+        v, fc, fm, _ = exact_scalar(interval, p0, gamma, c, t0, d, delta, window_s)
+        t = t0 + d * (delta / fc + (1.0 - delta) / fm)
+        power = p0 + gamma * fm + c * v * v * fc
+        return v, fc, fm, t, power, t <= window_s * (1.0 + DEADLINE_RTOL)
+    if method not in METHODS:
+        raise ConfigError(f"unknown Alg. 1 method '{method}'; valid: {', '.join(METHODS)}")
     c_mem, d_core = d * (1.0 - delta), d * delta
     ratio = (c_mem / gamma if gamma > 0 else math.inf) if c_mem > 0 else 0.0
     iv = interval

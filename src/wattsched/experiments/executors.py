@@ -87,6 +87,8 @@ class LocalExecutor:
             try:
                 for future in futures.as_completed(pending):
                     index = pending[future]
+                    if future.cancelled():  # dropped after a failure: it never ran
+                        continue
                     error = future.exception()
                     if error is None:
                         yield index, future.result()

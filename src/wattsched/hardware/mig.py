@@ -6,11 +6,13 @@ TOML file, never an ``if gpu == ...``.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from wattsched.errors import ConfigError, InputError
 
@@ -140,31 +142,44 @@ def load_profile(path: str | Path | None = None) -> MigProfile:
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read MIG profile: {exc}", path=where) from None
     try:
-        data = tomllib.loads(text)
-        gpu = data["gpu"]
-        total_units = int(gpu["total_units"])
-        power = tuple(float(p) for p in gpu["power_w"])
-        slice_types = data["slice_types"]
-        raw_configs = data["configuration"]
-    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
+        return _build_profile(tomllib.loads(text), where)
+    except InputError:
+        raise
+    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise InputError(f"invalid MIG profile ({type(exc).__name__}: {exc})", path=where) from None
-    if len(power) != total_units + 1 or any(p < 0 for p in power):
-        raise InputError(f"power_w needs {total_units + 1} non-negative values (u = 0..{total_units})", path=where)
+
+
+def _build_profile(data: dict[str, Any], where: str) -> MigProfile:
+    gpu = data["gpu"]
+    total_units = int(gpu["total_units"])
+    power = tuple(float(p) for p in gpu["power_w"])
+    slice_types = data["slice_types"]
+    raw_configs = data["configuration"]
+    if total_units < 1:
+        raise InputError(f"total_units must be >= 1, got {total_units}", path=where)
+    if len(power) != total_units + 1 or not all(math.isfinite(p) and p >= 0 for p in power):
+        raise InputError(f"power_w needs {total_units + 1} finite non-negative values (u = 0..{total_units})",
+                         path=where)
+    repartition_s = float(gpu.get("repartition_s", 4.0))
+    if not (math.isfinite(repartition_s) and repartition_s >= 0):
+        raise InputError(f"repartition_s must be finite and >= 0, got {repartition_s}", path=where)
     configs = []
     for raw in raw_configs:
-        slices = tuple(_parse_slice(s, slice_types, where) for s in raw["slices"])
+        slices = tuple(_parse_slice(str(s), slice_types, where) for s in raw["slices"])
         config = Configuration(int(raw["id"]), slices)
         _validate_configuration(config, total_units, where)
         configs.append(config)
     if len({c.ident for c in configs}) != len(configs):
         raise InputError("duplicate configuration id", path=where)
     full_units = int(data.get("full_gpu", {}).get("compute_units", total_units))
+    if not 1 <= full_units <= total_units:
+        raise InputError(f"full_gpu compute_units must be in 1..{total_units}, got {full_units}", path=where)
     full = Configuration(NO_MIG, (SliceSpec("full", full_units, 0, 1, FULL_GPU_INDEX),))
     return MigProfile(
         name=str(gpu["name"]),
         total_units=total_units,
         power_w=power,
-        repartition_s=float(gpu.get("repartition_s", 4.0)),
+        repartition_s=repartition_s,
         configurations=tuple(configs),
         full_gpu=full,
         source=str(gpu.get("source", "")),

@@ -3,7 +3,9 @@ training.
 
 This package is the only place gymnasium, torch and stable-baselines3 are imported (install the ``[rl]``
 extra).
-Importing it is cheap: :func:`register_envs` (the ``gymnasium.envs`` entry point) only records the env id.
+Importing it is cheap. :func:`register_envs` records the env id with gymnasium; it is declared as the
+``gymnasium.envs`` entry point, but gymnasium 1.x does not load those, so call it (or import
+:mod:`wattsched.rl.env`, which calls it) before ``gymnasium.make(ENV_ID)``.
 """
 
 from __future__ import annotations

@@ -94,7 +94,10 @@ class DQNConfig:
 
 
 def quick_config(**overrides: Any) -> DQNConfig:
-    """The quick-scale setting: about 60,000 steps (~140 days), a 64-64 net, training every 4 steps."""
+    """The quick-scale setting: 120,000 steps (about 290 days), a 64-64 net, training every 4 steps.
+
+    About 3 minutes on one free CPU core (≈ 700 steps/s measured: simulator step + SB3 overhead + updates).
+    """
     base = DQNConfig(
         net_arch=(64, 64),
         buffer_size=50_000,
@@ -103,7 +106,7 @@ def quick_config(**overrides: Any) -> DQNConfig:
         gradient_steps=1,
         target_update_interval=1_000,
         exploration_fraction=0.3,
-        episodes=140,
+        total_timesteps=120_000,
     )
     return replace(base, **overrides)
 

@@ -24,7 +24,7 @@ import numpy as np
 from wattsched.mig.partition.base import MIG_CONFIGURATIONS
 from wattsched.mig.partition.runner import training_day
 from wattsched.mig.simulator import RepartitionMode
-from wattsched.rl import ENV_ID
+from wattsched.rl import ENV_ID, register_envs
 from wattsched.rl.observation import ObservationSpec, snapshot_observation
 from wattsched.rl.reward import RewardSpec, step_reward
 from wattsched.workload.generators import WorkloadSpec, generate_jobs
@@ -134,3 +134,9 @@ class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
 
     def _observe(self, snapshot: Any = None) -> np.ndarray:
         return snapshot_observation(snapshot if snapshot is not None else self._sim.snapshot(), self._spec)
+
+
+# Gymnasium convention: importing the module that defines an environment registers it, so that
+# ``gym.make("wattsched.rl.env:wattsched/MigRepartition-v0")`` works without a prior call (gymnasium 1.x no
+# longer loads ``gymnasium.envs`` entry points by itself). Registration is idempotent.
+register_envs()

@@ -29,6 +29,7 @@ A group with fewer than two measured sizes says nothing about scaling and is lef
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,10 +156,12 @@ def fill_speedups(speed_by_g: dict[int, float]) -> tuple[float, float, float, fl
 
 def _read(path: str) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        with warnings.catch_warnings():  # a row longer than the header must not shift cells silently
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, index_col=False)
     except pd.errors.EmptyDataError:
         raise InputError("the file is empty (no header)", path=path) from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError) as exc:
         raise InputError(f"not a readable CSV file: {exc}", path=path) from None
     frame.columns = [str(c).strip() for c in frame.columns]
     for column in REQUIRED_COLUMNS:
@@ -228,8 +231,16 @@ def load_slice_speeds(path: str | Path) -> MeasuredLibrary:
         if len(values) < 2:
             dropped.append(name)
             continue
-        speeds = {g: (1.0 / v if is_time else v) for g, v in values.items()}
-        curve = ScalingCurve(Scaling.MEASURED, name, fill_speedups(speeds))
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            speeds = {g: (1.0 / v if is_time else v) for g, v in values.items()}
+            speedups = fill_speedups(speeds)
+        if not all(math.isfinite(s) and s > 0 for s in speedups):
+            raise InputError(
+                f"the measurements of {name} give speed-ups outside the range of float64: {speedups}",
+                path=source_path,
+                column="throughput_or_time",
+            )
+        curve = ScalingCurve(Scaling.MEASURED, name, speedups)
         entries.append(CurveEntry(source, model, kind, batch, unit, tuple(sorted(values)), curve))
     if not entries:
         raise InputError("no group has two or more measured slice sizes", path=source_path, column="slice_g")

@@ -7,15 +7,19 @@ Python's shortest round-trip ``repr``, so ``read_trace(write_trace(jobs))`` give
 
 from __future__ import annotations
 
+import csv
+import math
 import os
 import re
 import tempfile
 import warnings
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from wattsched.errors import ConfigError, InputError
 from wattsched.workload.job import DURATION_COLUMNS, Job, JobKind, Scaling
@@ -59,14 +63,18 @@ def read_table(path: str | Path) -> pd.DataFrame:
     """Read a CSV (every cell as text, nothing turned into NaN) or Parquet file; errors name the file."""
     where = str(path)
     kind = file_format(path)
+    if kind == "parquet":
+        return _read_parquet(Path(path), where)
     try:
-        if kind == "csv":
-            with warnings.catch_warnings():
-                # A first row longer than the header would silently become an index or lose cells.
-                warnings.simplefilter("error", pd.errors.ParserWarning)
-                return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8",
-                                   index_col=False)
-        return pd.read_parquet(path)
+        with warnings.catch_warnings():
+            # A first row longer than the header would silently become an index or lose cells.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
+                                encoding="utf-8", index_col=False)
+        _refuse_duplicate_header(path, where)
+        return frame
+    except InputError:
+        raise
     except FileNotFoundError:
         raise InputError("file not found", path=where) from None
     except IsADirectoryError:
@@ -82,6 +90,31 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise InputError(f"cannot parse {kind} file: {message}", path=where, row=row) from None
 
 
+def _read_parquet(path: Path, where: str) -> pd.DataFrame:
+    if not path.exists():
+        raise InputError("file not found", path=where)
+    if path.is_dir():  # pyarrow would read a folder as a partitioned dataset
+        raise InputError("is a directory, not a file", path=where)
+    try:
+        table = pq.read_table(path)
+        table.validate(full=True)  # e.g. text cells that are not UTF-8, which pyarrow would decode lazily
+        return table.to_pandas()
+    except Exception as exc:  # a damaged file can fail anywhere in pyarrow or in pandas' metadata handling
+        message = " ".join(str(exc).split())
+        raise InputError(f"cannot parse parquet file: {type(exc).__name__}: {message}", path=where) from None
+
+
+def _refuse_duplicate_header(path: str | Path, where: str) -> None:
+    """pandas renames a repeated column ``x`` to ``x.1``; a repeated header name is an error instead."""
+    with open(path, encoding="utf-8", newline="") as stream:
+        header = next(csv.reader(stream), [])
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise InputError("the header names this column twice", path=where, column=name)
+        seen.add(name)
+
+
 def read_trace(path: str | Path) -> list[Job]:
     """The jobs of a trace file, in file order."""
     return frame_to_jobs(read_table(path), str(path))
@@ -95,26 +128,28 @@ def _numeric(frame: pd.DataFrame, column: str) -> tuple[np.ndarray, int | None]:
     if pd.api.types.is_numeric_dtype(series.dtype):
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
+        cells = series.to_numpy(dtype=object)  # one cell per row, even when a cell holds a list
         try:  # Python's float() per cell: correctly rounded, so text written with repr round-trips exactly
-            values = np.asarray(series.tolist(), dtype=object).astype(np.float64)
-        except (TypeError, ValueError):
-            values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-            strict = np.array([_parses(v) for v in series.tolist()])
-            values = np.where(strict, values, np.nan)
+            values = cells.astype(np.float64)
+        except (TypeError, ValueError, OverflowError):
+            values = np.array([_as_float(v) for v in cells], dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(values))
     return values, (int(bad[0]) if bad.size else None)
 
 
-def _parses(value: object) -> bool:
+def _as_float(value: object) -> float:
+    """``float(value)`` for a scalar number or numeric text, NaN for anything else (lists, bools, junk)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, str | int | float | Decimal | np.number):
+        return math.nan
     try:
-        float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return False
-    return True
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
 
 
 def _cell(frame: pd.DataFrame, column: str, index: int) -> str:
-    return repr(frame[column].iloc[index])
+    text = repr(frame[column].iloc[index])
+    return text if len(text) <= 60 else text[:57] + "..."  # the error stays one short line
 
 
 def frame_to_jobs(frame: pd.DataFrame, source: str) -> list[Job]:
@@ -252,6 +287,9 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
             else:
                 frame.to_parquet(stream, index=False)
         os.replace(temp, target)
+    except IsADirectoryError:
+        Path(temp).unlink(missing_ok=True)
+        raise InputError("cannot write: the path is a directory", path=str(path)) from None
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise

@@ -108,6 +108,13 @@ def test_summary_pools_the_four_paper_algorithms() -> None:
     assert checks["ranking"]["ok"] is False and checks["ranking"]["measured"].startswith("llf 0.75")
     assert checks["restricted_et"]["ok"] is False  # 3.25 vs 2.5: +30 %
     assert checks["rate_0_1"]["ok"] is None  # no λ 0.1 rows in this grid
+    rows = synthetic_rows()
+    without = Table2Study().summarize(rows[rows["policy"] != "edf-ss-restricted"])["table2_checks"]
+    assert without["restricted_preemptions"] == {
+        "ok": None,
+        "claim": checks["restricted_preemptions"]["claim"],
+        "measured": "not measured (no 'edf-ss-restricted' in this run)",
+    }
 
 
 def test_summary_and_report_of_the_tiny_study(tiny: tuple[Table2Study, pd.DataFrame], tmp_path: Path) -> None:

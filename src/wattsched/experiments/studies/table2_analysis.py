@@ -74,6 +74,10 @@ def _by(frame: pd.DataFrame, column: str, order: list[str]) -> dict[str, float]:
 
 
 def _per_config(frame: pd.DataFrame, column: str, policies: list[str], configs: list[str]) -> pd.DataFrame:
+    """Mean of ``column`` per configuration (rows) and policy (columns); KeyError for an absent policy."""
+    missing = [p for p in policies if p not in set(frame["policy"])]
+    if missing:
+        raise KeyError(missing[0])
     table = frame.pivot_table(index="config", columns="policy", values=column, aggfunc="mean")
     return table.reindex(index=configs, columns=policies)
 
@@ -209,16 +213,22 @@ def _best_on(
         )
         if policy not in table.columns:
             raise KeyError(policy)
-        holds = []
+        holds, misses = [], []
         for cfg in table.index:
-            others = table.loc[cfg].drop(policy).min()
-            if table.loc[cfg, policy] <= others * (1 + tolerance):
+            row = {str(k): float(v) for k, v in table.loc[cfg].to_dict().items()}
+            mine = row.pop(policy)
+            winner = min(row, key=row.__getitem__)
+            if mine <= row[winner] * (1 + tolerance):
                 holds.append(cfg)
+            elif cfg in wanted:
+                misses.append(f"cfg {cfg} {mine / row[winner] - 1:+.2%} vs {winner}")
         expected = [c for c in wanted if c in table.index]
         if not expected:
             raise KeyError(f"configurations {', '.join(wanted)}")
         ok = all(c in holds for c in expected)
-        return ok, f"{policy} best (within {tolerance:.0%}) on cfgs {', '.join(holds) or 'none'}"
+        within = f" within {tolerance:.0%}" if tolerance else ""
+        text = f"{policy} best{within} on cfgs {', '.join(holds) or 'none'}"
+        return ok, text + (f"; not on {', '.join(misses)}" if misses else "")
 
     return check
 

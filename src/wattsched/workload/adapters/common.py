@@ -85,6 +85,13 @@ class ImportOptions:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("start_s", "end_s", "target_rate_per_min", "duration_scale", "target_load",
+                     "min_duration_s", "max_duration_s", "inference_max_s"):
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                raise ConfigError(f"{name} must be a finite number, got {value}")
+        if self.seed < 0:
+            raise ConfigError(f"seed must be >= 0, got {self.seed}")
         if self.day is not None and (self.start_s is not None or self.end_s is not None):
             raise ConfigError("give either day or start_s/end_s, not both")
         if self.day is not None and self.day < 0:
@@ -284,12 +291,13 @@ def _scale_rate(
         factor = natural / target
         frame = frame.assign(arrival_s=frame["arrival_s"] * factor)
         return frame, window_s * factor
-    keep_n = round(target * window_s / SECONDS_PER_MINUTE)
-    if keep_n > len(frame):
+    wanted = target * window_s / SECONDS_PER_MINUTE
+    if not math.isfinite(wanted) or round(wanted) > len(frame):  # a huge rate overflows to inf
         raise ConfigError(
             f"target rate {target} jobs/min is above the trace's {natural:.4f} jobs/min in this window; "
             "thinning can only lower a rate (use rate method 'stretch')"
         )
+    keep_n = round(wanted)
     if keep_n < 1:
         raise ConfigError(f"target rate {target} jobs/min keeps no job of a {window_s:.0f} s window")
     chosen = np.sort(rng.choice(len(frame), size=keep_n, replace=False))
@@ -421,6 +429,13 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
             f"p{int(q * 100)}": float(np.quantile(observed, q)) for q in (0.1, 0.5, 0.9, 0.99)
         },
     )
+    if not all(math.isfinite(v) and v > 0 for v in (horizon_s, report.arrival_rate_per_min)) or not (
+        math.isfinite(report.offered_load)
+    ):
+        raise ConfigError(
+            f"the options stretch the window to {horizon_s:g} s (arrival rate "
+            f"{report.arrival_rate_per_min:g} jobs/min, offered load {report.offered_load:g}): not finite"
+        )
     counted = report.rows_kept + sum(report.skipped.values()) + sum(report.filtered.values())
     if counted != report.rows_read:  # an accounting bug must never pass silently
         raise AssertionError(f"import accounting: {counted} rows counted, {report.rows_read} read")
