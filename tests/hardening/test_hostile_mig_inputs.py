@@ -110,9 +110,11 @@ TRACE_CASES: list[tuple[str, str, bytes | str, tuple[str, ...]]] = [
     ("empty-file", "t.csv", b"", ("t.csv", "empty")),
     ("header-only", "t.csv", lines(TRACE_HEADER), ("t.csv", "no job rows")),
     ("blank-lines-only", "t.csv", b"\n\n\n", ("t.csv", "empty")),
-    ("missing-column", "t.csv", lines(TRACE_HEADER.replace(",dur_4g_s", ""), "j1,0,100,inference,linear,7,3,2,1"),
+    ("missing-column", "t.csv",
+     lines(TRACE_HEADER.replace(",dur_4g_s", ""), "j1,0,100,inference,linear,7,3,2,1"),
      ("t.csv", "dur_4g_s", "missing")),
-    ("duplicate-id", "t.csv", lines(TRACE_HEADER, GOOD_ROW, GOOD_ROW), ("t.csv", "row 2", "job_id", "duplicate")),
+    ("duplicate-id", "t.csv", lines(TRACE_HEADER, GOOD_ROW, GOOD_ROW),
+     ("t.csv", "row 2", "job_id", "duplicate")),
     ("duplicate-header-column", "t.csv", lines(TRACE_HEADER + ",kind", GOOD_ROW + ",training"),
      ("t.csv", "kind", "twice")),
     ("wrong-suffix", "t.txt", lines(TRACE_HEADER, GOOD_ROW), ("t.txt", "suffix")),
@@ -121,7 +123,8 @@ TRACE_CASES: list[tuple[str, str, bytes | str, tuple[str, ...]]] = [
      ("t.csv", "UTF-8")),
     ("utf16-bom", "t.csv", lines(TRACE_HEADER, GOOD_ROW).encode("utf-16"), ("t.csv", "UTF-8")),
     ("nul-bytes", "t.csv", b"\x00" * 64, ("t.csv",)),
-    ("csv-text-in-parquet", "t.parquet", lines(TRACE_HEADER, GOOD_ROW), ("t.parquet", "cannot parse parquet")),
+    ("csv-text-in-parquet", "t.parquet", lines(TRACE_HEADER, GOOD_ROW),
+     ("t.parquet", "cannot parse parquet")),
     ("garbage-parquet", "t.pq", b"PAR1" + bytes(range(256)) + b"PAR1", ("t.pq", "parquet")),
     ("truncated-parquet", "t.parquet", None, ("t.parquet", "parquet")),  # content made in the test
 ]
@@ -152,7 +155,9 @@ def test_mig_run_refuses_a_hostile_trace(
 
 
 @pytest.mark.parametrize("kind", ["missing", "directory"])
-def test_mig_run_trace_that_is_not_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+def test_mig_run_trace_that_is_not_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
     trace = tmp_path / "t.csv"
     if kind == "directory":
         trace.mkdir()
@@ -182,7 +187,8 @@ RUN_OPTION_CASES = [
     (["--config", "3", "--policy", "edf-fs", "--rate", "x"], ("--rate", "'x'")),
     (["--config", "3", "--policy", "edf-fs"], ("one of the arguments",)),
     (["--config", "3", "--policy", "edf-fs", "--rate", "1", "--profile", "alibaba-day"], ("not allowed",)),
-    (["--config", "3", "--policy", "edf-fs", "--rate", "1", "--jobs-out", "jobs.json"], ("jobs.json", "suffix")),
+    (["--config", "3", "--policy", "edf-fs", "--rate", "1", "--jobs-out", "jobs.json"],
+     ("jobs.json", "suffix")),
     (["--config", "3", "--policy", "edf-fs", "--rate", "1", "--hours", "0.1", "--jobs-out", "nodir/j.csv"],
      ("nodir/j.csv", "folder does not exist")),
     (["--config", "3", "--policy", "edf-fs", "--rate", "1e308"], ("arrivals", "at most")),
@@ -248,12 +254,15 @@ def test_mig_generate_bad_options(
     ("nodir/t.csv", ("nodir/t.csv", "folder does not exist")),
     ("nodir/t.parquet", ("nodir/t.parquet", "folder does not exist")),
     ("isdir.csv", ("isdir.csv", "directory")),
+    ("afile/t.csv", ("afile/t.csv", "folder does not exist")),  # a file where a folder should be
 ])
 def test_mig_generate_bad_output_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str, pieces: tuple[str, ...]
 ) -> None:
     (tmp_path / "isdir.csv").mkdir()
-    code = run_in(tmp_path, ["mig", "generate", "--rate", "1", "--hours", "0.2", "-o", str(tmp_path / output)])
+    (tmp_path / "afile").write_bytes(b"")
+    argv = ["mig", "generate", "--rate", "1", "--hours", "0.2", "-o", str(tmp_path / output)]
+    code = run_in(tmp_path, argv)
     assert_one_line_error(capsys, code, *pieces)
     assert list((tmp_path / "isdir.csv").iterdir()) == []  # no temp file left inside either
 
@@ -290,9 +299,11 @@ IMPORT_FILE_CASES: list[tuple[str, str, str | bytes, tuple[str, ...]]] = [
     ("philly-header-only", "philly", lines(PHILLY_HEADER), ("in.csv", "no data rows")),
     ("philly-missing-column", "philly", lines("timestamp,num_gpus", "2017-10-09 07:01:55,1"),
      ("in.csv", "duration", "missing")),
-    ("philly-all-rows-bad", "philly", lines(PHILLY_HEADER, "yesterday,abc,1,1,c", "2017-10-09 07:01:55,-5,1,1,c"),
+    ("philly-all-rows-bad", "philly",
+     lines(PHILLY_HEADER, "yesterday,abc,1,1,c", "2017-10-09 07:01:55,-5,1,1,c"),
      ("in.csv", "no usable rows")),
-    ("philly-1e308-overflows", "philly", lines(PHILLY_HEADER, *PHILLY_ROWS, "2017-10-09 09:00:00,1e308,1,1,c"),
+    ("philly-1e308-overflows", "philly",
+     lines(PHILLY_HEADER, *PHILLY_ROWS, "2017-10-09 09:00:00,1e308,1,1,c"),
      ("in.csv", "row 3", "float64")),
     ("philly-gpus-overflow", "philly", lines(PHILLY_HEADER, "2017-10-09 09:00:00,1e300,1e300,1,c"),
      ("in.csv", "row 1", "float64")),
@@ -304,7 +315,8 @@ IMPORT_FILE_CASES: list[tuple[str, str, str | bytes, tuple[str, ...]]] = [
     ("alibaba-empty", "alibaba-2023", b"", ("in.csv", "empty")),
     ("alibaba-header-only", "alibaba-2023", lines(ALIBABA_HEADER), ("in.csv", "no data rows")),
     ("alibaba-inf-times", "alibaba-2023",
-     lines(ALIBABA_HEADER, "p0,1,1,1,1000,,LS,Succeeded,1e400,1e400,0", "p1,1,1,1e308,1000,,LS,Succeeded,0,5,0"),
+     lines(ALIBABA_HEADER, "p0,1,1,1,1000,,LS,Succeeded,1e400,1e400,0",
+           "p1,1,1,1e308,1000,,LS,Succeeded,0,5,0"),
      ("in.csv", "row 2", "float64")),
     ("alibaba-1e308-run", "alibaba-2023", lines(ALIBABA_HEADER, "p0,1,1,1,1000,,LS,Succeeded,0,1e308,0",
                                                 "p1,1,1,1,1000,,LS,Running,0,10,0"),
@@ -320,7 +332,8 @@ IMPORT_FILE_CASES: list[tuple[str, str, str | bytes, tuple[str, ...]]] = [
 @pytest.mark.parametrize(("fmt", "content", "pieces"), [c[1:] for c in IMPORT_FILE_CASES],
                          ids=[c[0] for c in IMPORT_FILE_CASES])
 def test_mig_import_refuses_a_hostile_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, content: str | bytes, pieces: tuple[str, ...]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, content: str | bytes,
+    pieces: tuple[str, ...],
 ) -> None:
     source = write(tmp_path / "in.csv", content)
     out = tmp_path / "out"
@@ -364,7 +377,8 @@ IMPORT_OPTION_CASES = [
 
 @pytest.mark.parametrize(("extra", "pieces"), IMPORT_OPTION_CASES)
 def test_mig_import_bad_options(
-    tmp_path: Path, philly: Path, capsys: pytest.CaptureFixture[str], extra: list[str], pieces: tuple[str, ...]
+    tmp_path: Path, philly: Path, capsys: pytest.CaptureFixture[str], extra: list[str],
+    pieces: tuple[str, ...],
 ) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -373,7 +387,9 @@ def test_mig_import_bad_options(
 
 
 @pytest.mark.parametrize(("output", "pieces"), [
-    ("t.json", ("t.json", "suffix")), ("nodir/t.csv", ("folder does not exist",)), ("isdir.pq", ("directory",)),
+    ("t.json", ("t.json", "suffix")),
+    ("nodir/t.csv", ("folder does not exist",)),
+    ("isdir.pq", ("directory",)),
 ])
 def test_mig_import_bad_output(
     tmp_path: Path, philly: Path, capsys: pytest.CaptureFixture[str], output: str, pieces: tuple[str, ...]
@@ -406,7 +422,8 @@ SPEED_CASES: list[tuple[str, str | bytes, tuple[str, ...]]] = [
     ("negative-value", lines(SPEED_HEADER, "x,m,inference,1,1,-3,samples/s", SPEED_ROWS[1]), ("row 1",)),
     ("huge-ratio-overflows", lines(SPEED_HEADER, "x,m,inference,1,1,1e-308,samples/s",
                                    "x,m,inference,1,7,1e308,samples/s"), ("throughput_or_time", "float64")),
-    ("tiny-time-overflows", lines(SPEED_HEADER, "x,m,inference,1,1,5e-324,s/batch", "x,m,inference,1,7,1e308,s/batch"),
+    ("tiny-time-overflows",
+     lines(SPEED_HEADER, "x,m,inference,1,1,5e-324,s/batch", "x,m,inference,1,7,1e308,s/batch"),
      ("throughput_or_time", "float64")),
     ("wrong-type-slice", lines(SPEED_HEADER, "x,m,inference,1,5g,10,samples/s", SPEED_ROWS[1]),
      ("row 1", "slice_g")),
@@ -415,7 +432,8 @@ SPEED_CASES: list[tuple[str, str | bytes, tuple[str, ...]]] = [
     ("unknown-unit", lines(SPEED_HEADER, "x,m,inference,1,1,10,furlongs", SPEED_ROWS[1]), ("row 1", "unit")),
     ("duplicate-measurement", lines(SPEED_HEADER, *SPEED_ROWS, SPEED_ROWS[0]), ("row 3", "duplicate")),
     ("truncated-row", lines(SPEED_HEADER, SPEED_ROWS[0], "x,m,inference,1,7"), ("row 2",)),
-    ("row-longer-than-header", lines(SPEED_HEADER, SPEED_ROWS[0] + ",extra", SPEED_ROWS[1]), ("not a readable",)),
+    ("row-longer-than-header", lines(SPEED_HEADER, SPEED_ROWS[0] + ",extra", SPEED_ROWS[1]),
+     ("not a readable",)),
     ("non-utf8", lines(SPEED_HEADER).encode() + b"x,m\xff,inference,1,1,1,samples/s\n", ("not a readable",)),
     ("single-size-only", lines(SPEED_HEADER, SPEED_ROWS[0]), ("two or more",)),
 ]
@@ -423,12 +441,14 @@ SPEED_CASES: list[tuple[str, str | bytes, tuple[str, ...]]] = [
 
 @pytest.mark.parametrize(("content", "pieces"), [c[1:] for c in SPEED_CASES], ids=[c[0] for c in SPEED_CASES])
 def test_slice_speed_csv_hostile(
-    tmp_path: Path, philly: Path, capsys: pytest.CaptureFixture[str], content: str | bytes, pieces: tuple[str, ...]
+    tmp_path: Path, philly: Path, capsys: pytest.CaptureFixture[str], content: str | bytes,
+    pieces: tuple[str, ...],
 ) -> None:
     speeds = write(tmp_path / "speeds.csv", content)
     out = tmp_path / "out"
     out.mkdir()
-    code = run_in(out, import_argv("philly", philly, out / "t.csv", "--scaling", "measured", "--speeds", str(speeds)))
+    argv = import_argv("philly", philly, out / "t.csv", "--scaling", "measured", "--speeds", str(speeds))
+    code = run_in(out, argv)
     assert_one_line_error(capsys, code, "speeds.csv", *pieces)
     with pytest.raises(InputError) as caught:
         load_slice_speeds(speeds)
@@ -463,7 +483,8 @@ PROFILE_CASES: list[tuple[str, str | bytes | None, str]] = [
     ("slice-unknown-type", "\n[[configuration]]\nid = 99\nslices = [\"8g.80gb@1\"]\n", "bad slice"),
     ("slice-bad-slot", "\n[[configuration]]\nid = 99\nslices = [\"1g.5gb@x\"]\n", "bad slot"),
     ("slice-overlap", "\n[[configuration]]\nid = 99\nslices = [\"4g.20gb@1\", \"4g.20gb@4\"]\n", "overlaps"),
-    ("full-gpu-too-big", "compute_units = 7\n\n[slice_types]|compute_units = 70\n\n[slice_types]", "full_gpu"),
+    ("full-gpu-too-big", "compute_units = 7\n\n[slice_types]|compute_units = 70\n\n[slice_types]",
+     "full_gpu"),
     ("gpu-not-a-table", "[gpu]|[gpu_]", "gpu"),
 ]
 
@@ -494,13 +515,15 @@ def test_mig_profile_toml_not_a_file(tmp_path: Path, kind: str) -> None:
     path = tmp_path / "gpu.toml"
     if kind == "directory":
         path.mkdir()
-    with pytest.raises(InputError, match="gpu.toml"):
+    with pytest.raises(InputError, match=r"gpu\.toml"):
         load_profile(path)
 
 
 def test_mig_profile_round_trip_of_the_shipped_file(tmp_path: Path) -> None:
     # The checks added for hostile files must accept the shipped A100 profile unchanged.
-    assert load_profile(write(tmp_path / "a100.toml", a100_toml())).configurations == default_profile().configurations
+    shipped = load_profile(write(tmp_path / "a100.toml", a100_toml()))
+    assert shipped.configurations == default_profile().configurations
+    assert shipped.power_w == default_profile().power_w
 
 
 # ---------------------------------------------------------------------------------------- a real process

@@ -39,7 +39,7 @@ def test_unknown_configuration_lists_valid() -> None:
 def test_bad_profile_file(tmp_path) -> None:
     bad = tmp_path / "gpu.toml"
     bad.write_text('[gpu]\nname="x"\ntotal_units=7\npower_w=[1,2]\n[slice_types]\n[[configuration]]\nid=1\nslices=[]\n')
-    with pytest.raises(InputError, match="gpu.toml: power_w needs 8"):
+    with pytest.raises(InputError, match=r"gpu\.toml: power_w needs 8"):
         load_profile(bad)
     overlap = tmp_path / "overlap.toml"
     overlap.write_text(

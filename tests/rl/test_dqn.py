@@ -76,3 +76,10 @@ def test_load_rejects_missing_and_bad_files(tmp_path: Path) -> None:
     bad.write_text("not a zip")
     with pytest.raises(InputError, match=r"bad\.zip"):
         load_model(bad)
+
+
+def test_training_is_deterministic_for_a_seed(trained: Path, tmp_path: Path) -> None:
+    again = train(TINY, tmp_path).model_path
+    first, second = DQNPartitioner.from_file(trained).network, DQNPartitioner.from_file(again).network
+    for a, b in zip(first.weights + first.biases, second.weights + second.biases, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -43,7 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WattschedError as exc:
         print(f"wattsched: error: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
+            PermissionError) as exc:
         print(f"wattsched: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -113,7 +113,8 @@ def _parse_slice(text: str, slice_types: dict[str, dict[str, int]], where: str) 
         raise InputError(f"bad slot in slice '{text}'", path=where) from None
     units = int(slice_types[name]["compute_units"])
     if units not in COMPUTE_SIZES:
-        raise InputError(f"slice type '{name}' has compute size {units}, not one of {COMPUTE_SIZES}", path=where)
+        raise InputError(f"slice type '{name}' has compute size {units}, not one of {COMPUTE_SIZES}",
+                         path=where)
     return SliceSpec(name, units, int(slice_types[name]["memory_gb"]), first_slot, COMPUTE_SIZES.index(units))
 
 

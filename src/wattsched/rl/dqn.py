@@ -66,6 +66,11 @@ class DQNConfig:
     seed: int = 0
     torch_threads: int = 1
     checkpoint_every_steps: int = 0
+    #: Every this many steps, score the greedy policy on ``validation_days`` training-stream days (never the
+    #: held-out days) and keep the best weights (0: keep the final weights). Guards against a late dip of the
+    #: noisy Q-learning curve.
+    select_best_every: int = 0
+    validation_days: int = 10
     env: EnvConfig = field(default_factory=EnvConfig)
 
     def __post_init__(self) -> None:
@@ -107,6 +112,7 @@ def quick_config(**overrides: Any) -> DQNConfig:
         target_update_interval=1_000,
         exploration_fraction=0.3,
         total_timesteps=120_000,
+        select_best_every=20_000,
     )
     return replace(base, **overrides)
 
@@ -160,10 +166,75 @@ def train(config: DQNConfig, out_dir: str | Path, *, callback: Any = None) -> Tr
     if config.checkpoint_every_steps > 0:
         callbacks.append(CheckpointCallback(config.checkpoint_every_steps, str(out / "checkpoints"), "dqn"))
     LOG.info("training DQN for %d steps", config.timesteps)
+    keeper = _BestKeeper(config) if config.select_best_every > 0 else None
+    if keeper is not None:
+        callbacks.append(keeper.callback())
     model.learn(total_timesteps=config.timesteps, callback=CallbackList(callbacks) if callbacks else None)
+    if keeper is not None:
+        keeper.finish(model)
     wall_s = time.perf_counter() - start
     path = save_model(model, config, out / MODEL_FILE)
     return TrainResult(path, config.timesteps, wall_s)
+
+
+#: Validation days are training-stream days from this index on (episodes use 0, 1, 2, ...).
+VALIDATION_DAY_OFFSET = 2_000_000
+
+
+class _BestKeeper:
+    """Scores the greedy policy periodically on validation days; restores the best weights at the end."""
+
+    def __init__(self, config: DQNConfig) -> None:
+        self.config = config
+        self.best_score = float("inf")
+        self.best_state: dict[str, Any] | None = None
+
+    def score(self, model: Any) -> float:
+        from wattsched.mig.partition.dqn import DQNPartitioner
+        from wattsched.mig.partition.evaluate import evaluate_policy
+
+        env = self.config.env
+        reward = env.reward_spec()
+        days = range(VALIDATION_DAY_OFFSET, VALIDATION_DAY_OFFSET + self.config.validation_days)
+        policy = DQNPartitioner.from_model(model, env.initial_configuration)
+        rows = evaluate_policy(
+            "dqn",
+            policy,
+            days,
+            self.config.seed,
+            env.workload(),
+            held_out=False,
+            repartition_mode=env.repartition_mode,
+        )
+        a = reward.et_coefficient
+        return sum(a * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / len(rows)
+
+    def consider(self, model: Any) -> None:
+        import copy
+
+        value = self.score(model)
+        LOG.info("validation score %.4f at step %d", value, model.num_timesteps)
+        if value < self.best_score:
+            self.best_score = value
+            self.best_state = copy.deepcopy(model.policy.state_dict())
+
+    def callback(self) -> Any:
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        keeper = self
+
+        class _Select(BaseCallback):
+            def _on_step(self) -> bool:
+                if self.num_timesteps % keeper.config.select_best_every == 0:
+                    keeper.consider(self.model)
+                return True
+
+        return _Select()
+
+    def finish(self, model: Any) -> None:
+        self.consider(model)
+        if self.best_state is not None:
+            model.policy.load_state_dict(self.best_state)
 
 
 def _atomic_write_text(path: Path, text: str) -> None:

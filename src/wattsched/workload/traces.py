@@ -278,7 +278,7 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
                 frame[column] = [repr(v) for v in frame[column].tolist()]
     try:
         handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise InputError("cannot write: the folder does not exist", path=str(path)) from None
     try:
         with os.fdopen(handle, "wb") as stream:

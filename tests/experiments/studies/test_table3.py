@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wattsched.experiments.study import STUDIES
 from wattsched.experiments.studies.table3 import Table3Study
+from wattsched.experiments.study import STUDIES
 
 
 @pytest.fixture(scope="module")

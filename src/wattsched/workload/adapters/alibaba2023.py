@@ -22,8 +22,9 @@ Column mapping (CONTRACT §3 ← pod list):
 Filtered (valid rows a documented rule leaves out): ``cpu_only`` (``num_gpu`` = 0), ``never_scheduled``
 (empty ``scheduled_time``: Pending pods never ran), ``censored_at_trace_end`` (still Running when the trace
 ends: ``deletion_time`` equals the file's last deletion time, so the run time is unknown).
-Skipped (malformed, counted by reason): ``bad_time`` (a time that is not a finite number ≥ 0), ``bad_num_gpu``,
-``bad_gpu_milli`` (not a whole number in 1..1000 for a one-GPU pod), ``nonpositive_duration``,
+Skipped (malformed, counted by reason): ``bad_time`` (a time that is not a finite number ≥ 0),
+``bad_num_gpu``, ``bad_gpu_milli`` (not a whole number in 1..1000 for a one-GPU pod),
+``nonpositive_duration``,
 ``unknown_qos`` (only when the ``qos`` column exists), ``duplicate_id``.
 """
 

@@ -394,11 +394,12 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
             scale = options.target_load * horizon_s / float(dur_7g_unscaled.sum())
     slack = slack_rng.uniform(options.deadline_slack[0], options.deadline_slack[1], size=len(frame))
 
+    rows = frame["row"].to_numpy(dtype=np.int64)
     jobs: list[Job] = []
     for i, (job_id, arrival) in enumerate(zip(frame["job_id"], frame["arrival_s"], strict=True)):
         arrival_s = float(arrival)
         durations, deadline_s = _checked_times(
-            parsed, frame["row"].iat[i], observed[i], base_1g[i], scale, curves[i], arrival_s, float(slack[i])
+            parsed, int(rows[i]), observed[i], base_1g[i], scale, curves[i], arrival_s, float(slack[i])
         )
         jobs.append(
             Job(

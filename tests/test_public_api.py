@@ -1,0 +1,57 @@
+"""The public API is pinned (issue #7, part 5): adding or removing a public name is a deliberate change
+to this file, not an accident of an import. Every name in ``__all__`` must resolve, and ``__all__`` must list
+each name once.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC_API: dict[str, set[str]] = {
+    "wattsched": {
+        "ConfigError", "Configuration", "InputError", "Job", "JobKind", "MigProfile", "Scaling", "SliceSpec",
+        "UnknownNameError", "WattschedError", "__version__", "default_profile", "load_profile",
+    },
+    "wattsched.mig": {
+        "JobRecord", "JobView", "MigSimulation", "POLICIES", "PolicyError", "SchedulingPolicy", "SimResult",
+        "SimSnapshot", "simulate",
+    },
+    "wattsched.workload": {
+        "ArrivalProfile", "DURATION_COLUMNS", "Job", "JobKind", "PROFILES", "SUBLINEAR_CURVES", "Scaling",
+        "ScalingCurve", "WorkloadSpec", "capped_curve", "durations_from_base", "frame_to_jobs",
+        "generate_jobs", "jobs_to_frame", "linear_curve", "poisson_arrivals", "profile_arrivals",
+        "read_trace", "write_trace",
+    },
+    "wattsched.metrics": {"et_coefficient", "et_score", "et_values", "summarize_runs"},
+}
+
+
+@pytest.mark.parametrize("module_name", sorted(PUBLIC_API))
+def test_all_is_pinned(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    names = list(module.__all__)
+    assert len(names) == len(set(names)), f"{module_name}.__all__ lists a name twice"
+    assert set(names) == PUBLIC_API[module_name]
+
+
+@pytest.mark.parametrize("module_name", sorted(PUBLIC_API))
+def test_every_public_name_resolves(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    missing = [name for name in module.__all__ if not hasattr(module, name)]
+    assert missing == []
+    namespace: dict[str, object] = {}
+    exec(f"from {module_name} import *", namespace)  # star-import gives exactly the public names
+    assert set(namespace) - {"__builtins__"} == set(module.__all__)
+
+
+def test_shared_names_are_the_same_objects() -> None:
+    # Re-exports must be the defining objects, not copies (isinstance checks across modules rely on it).
+    import wattsched
+    import wattsched.workload
+    from wattsched.workload import job
+
+    for name in ("Job", "JobKind", "Scaling"):
+        assert getattr(wattsched, name) is getattr(wattsched.workload, name) is getattr(job, name)
+    assert isinstance(wattsched.__version__, str) and wattsched.__version__.count(".") == 2
