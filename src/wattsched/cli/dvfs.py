@@ -4,21 +4,56 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
-from dataclasses import replace
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from wattsched.cli._parsing import OneLineErrorParser
+from wattsched.dvfs.cluster import MAX_PAIRS
+from wattsched.errors import ConfigError, InputError
+from wattsched.io import file_format, write_table
+
+if TYPE_CHECKING:
+    from wattsched.dvfs.cluster import ClusterConfig, DvfsConfig
+    from wattsched.dvfs.model import TaskSet
 
 __all__ = ["add_parser"]
 
 
-def _generate(args: argparse.Namespace) -> int:
-    from wattsched.dvfs.tasks import GeneratorSpec, generate_offline, generate_online, write_tasks
+def _check_number(option: str, value: float | None, ok: Callable[[float], bool], rule: str) -> None:
+    if value is not None and not (math.isfinite(value) and ok(value)):
+        raise ConfigError(f"{option} {rule}, got {value:g}")
 
-    spec = GeneratorSpec(slot_s=args.slot_s)
+
+def _check_generator_options(args: argparse.Namespace) -> None:
+    """The options shared by ``generate`` and ``run``: --util, --pairs, --seed (ConfigError naming one)."""
+    _check_number("--util", args.util, lambda v: v > 0, "must be a finite number > 0")
+    if not 1 <= args.pairs <= MAX_PAIRS:
+        raise ConfigError(f"--pairs must be in [1, {MAX_PAIRS:,}], got {args.pairs}")
+    if args.seed < 0:
+        raise ConfigError(f"--seed must be >= 0, got {args.seed}")
+
+
+def _generated(args: argparse.Namespace, slot_s: float) -> TaskSet:
+    from wattsched.dvfs.tasks import GeneratorSpec, generate_offline, generate_online
+
     make = generate_offline if args.mode == "offline" else generate_online
-    tasks = make(args.util, args.pairs, args.seed, spec)
+    tasks = make(args.util, args.pairs, args.seed, GeneratorSpec(slot_s=slot_s))
+    if len(tasks) == 0:
+        raise ConfigError(f"--util {args.util:g} on --pairs {args.pairs} gives no tasks (n = round(pairs x U))")
+    return tasks
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from wattsched.dvfs.tasks import write_tasks
+
+    file_format(args.output)  # a bad suffix fails before any work
+    _check_generator_options(args)
+    _check_number("--slot-s", args.slot_s, lambda v: v > 0, "must be a finite number > 0")
+    tasks = _generated(args, args.slot_s)
     write_tasks(tasks, args.output)
     print(f"wrote {len(tasks)} tasks to {args.output}", file=sys.stderr)
     return 0
@@ -26,9 +61,10 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _solve(args: argparse.Namespace) -> int:
     from wattsched.dvfs.solver import solve
-    from wattsched.dvfs.tasks import read_tasks, tasks_to_frame, write_frame_atomic
+    from wattsched.dvfs.tasks import read_tasks, tasks_to_frame
     from wattsched.hardware.dvfs import load_dvfs_gpu
 
+    file_format(args.output)
     gpu = load_dvfs_gpu(args.gpu)
     tasks = read_tasks(args.tasks)
     interval = gpu.interval(args.interval)
@@ -36,7 +72,8 @@ def _solve(args: argparse.Namespace) -> int:
     frame = tasks_to_frame(tasks)
     for name in ("v", "f_core", "f_mem", "time_s", "power_w", "energy_j", "feasible"):
         frame[name] = getattr(result, name)
-    write_frame_atomic(frame, args.output)
+    _refuse_overflow({k: frame[k].to_numpy(float) for k in ("time_s", "power_w", "energy_j")}, args.tasks)
+    write_table(frame, args.output)
     infeasible = int((~result.feasible).sum())
     print(
         f"solved {len(tasks)} tasks ({infeasible} with no setting meeting the window) -> {args.output}",
@@ -45,20 +82,35 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
-    from wattsched.dvfs.cluster import ClusterConfig, DvfsConfig
-    from wattsched.dvfs.offline import run_offline
-    from wattsched.dvfs.online import run_online
-    from wattsched.dvfs.tasks import GeneratorSpec, generate_offline, generate_online, read_tasks
-    from wattsched.errors import ConfigError, InputError
+def _refuse_overflow(values: dict[str, Any], source: str | None) -> None:
+    """Results that are not finite (values near the float64 limit) cannot be written or printed as JSON."""
+    bad = [key for key, value in values.items() if not np.all(np.isfinite(np.asarray(value, dtype=float)))]
+    if bad:
+        raise InputError(f"the computation overflowed ({', '.join(bad)} not finite): values are too large",
+                         path=source)
+
+
+def _run_configs(args: argparse.Namespace) -> tuple[ClusterConfig, DvfsConfig]:
+    from wattsched.dvfs.cluster import MAX_DRS_SLOTS, MAX_SLOT_S, MIN_SLOT_S, ClusterConfig, DvfsConfig
     from wattsched.hardware.dvfs import load_dvfs_gpu
 
+    _check_number("--slot-s", args.slot_s, lambda v: MIN_SLOT_S <= v <= MAX_SLOT_S,
+                  f"must be in [{MIN_SLOT_S:g}, {MAX_SLOT_S:g}] s")
+    _check_number("--theta", args.theta, lambda v: 0 < v <= 1, "must be in (0, 1]")
+    _check_number("--idle-power-w", args.idle_power_w, lambda v: v >= 0, "must be a finite number >= 0")
+    _check_number("--turn-on-j-per-pair", args.turn_on_j_per_pair, lambda v: v >= 0,
+                  "must be a finite number >= 0")
+    _check_number("--v-max", args.v_max, lambda v: v > 0, "must be a finite number > 0")
+    if not 1 <= args.pairs_per_server <= args.pairs:
+        raise ConfigError(f"--pairs-per-server must be in [1, --pairs = {args.pairs}], got {args.pairs_per_server}")
+    if args.pairs % args.pairs_per_server:
+        raise ConfigError(f"--pairs {args.pairs} must be a multiple of --pairs-per-server {args.pairs_per_server} "
+                          "(a server always holds l pairs)")
+    if args.drs_slots is not None and not 0 <= args.drs_slots <= MAX_DRS_SLOTS:
+        raise ConfigError(f"--drs-slots must be in [0, {MAX_DRS_SLOTS:,}], got {args.drs_slots}")
     gpu = load_dvfs_gpu(args.gpu)
     base = gpu.cluster
     slot_s = args.slot_s if args.slot_s is not None else base.slot_s
-    if slot_s <= 0:
-        raise ConfigError(f"--slot-s must be > 0, got {slot_s}")
-    idle_w = args.idle_power_w if args.idle_power_w is not None else base.idle_power_w
     per_pair_j = (
         args.turn_on_j_per_pair
         if args.turn_on_j_per_pair is not None
@@ -67,7 +119,7 @@ def _run(args: argparse.Namespace) -> int:
     cluster = ClusterConfig(
         pairs=args.pairs,
         pairs_per_server=args.pairs_per_server,
-        idle_power_w=idle_w,
+        idle_power_w=args.idle_power_w if args.idle_power_w is not None else base.idle_power_w,
         turn_on_j_per_pair=per_pair_j,
         slot_s=slot_s,
         drs_idle_slots=args.drs_slots if args.drs_slots is not None else base.drs_idle_slots,
@@ -76,7 +128,10 @@ def _run(args: argparse.Namespace) -> int:
     )
     interval = gpu.interval(args.interval)
     if args.v_max is not None:
-        interval = interval.with_v_max(args.v_max)
+        try:
+            interval = interval.with_v_max(args.v_max)
+        except ConfigError as exc:
+            raise ConfigError(f"--v-max {args.v_max:g}: {exc}") from None
     dvfs = DvfsConfig(
         enabled=args.dvfs == "on",
         theta=args.theta,
@@ -84,14 +139,24 @@ def _run(args: argparse.Namespace) -> int:
         method=args.method,
         reproduce_hkbu=args.reproduce_hkbu,
     )
+    return cluster, dvfs
+
+
+def _run(args: argparse.Namespace) -> int:
+    from wattsched.dvfs.offline import run_offline
+    from wattsched.dvfs.online import run_online
+    from wattsched.dvfs.tasks import read_tasks
+
     if args.tasks:
-        tasks = read_tasks(args.tasks)
+        given = [f"--{n}" for n in ("util", "seed") if getattr(args, n) != _GENERATOR_DEFAULTS[n]]
+        if given:
+            raise ConfigError(f"{', '.join(given)} only apply to generated tasks, not to --tasks")
     else:
         if args.util is None:
             raise ConfigError("give --util U (to generate tasks) or --tasks FILE")
-        spec = replace(GeneratorSpec(), slot_s=slot_s)
-        make = generate_offline if args.mode == "offline" else generate_online
-        tasks = make(args.util, args.pairs, args.seed, spec)
+        _check_generator_options(args)
+    cluster, dvfs = _run_configs(args)
+    tasks = read_tasks(args.tasks) if args.tasks else _generated(args, cluster.slot_s)
     runner = run_offline if args.mode == "offline" else run_online
     try:
         result = runner(tasks, args.algo, cluster, dvfs)
@@ -99,6 +164,8 @@ def _run(args: argparse.Namespace) -> int:
         if exc.path is None and args.tasks:
             raise InputError(exc.reason, path=args.tasks, row=exc.row, column=exc.column) from None
         raise
+    numbers = {k: v for k, v in result.to_dict().items() if isinstance(v, float)}
+    _refuse_overflow(numbers, args.tasks)
     data: dict[str, Any] = {
         "mode": args.mode,
         "algo": args.algo,
@@ -108,7 +175,7 @@ def _run(args: argparse.Namespace) -> int:
         **result.to_dict(),
     }
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps(data, indent=2, allow_nan=False))
     else:
         for key, value in data.items():
             print(f"{key:20s} {value:.6g}" if isinstance(value, float) else f"{key:20s} {value}")

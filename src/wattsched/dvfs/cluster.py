@@ -16,11 +16,17 @@ import numpy.typing as npt
 from wattsched.errors import ConfigError
 from wattsched.hardware.dvfs import ScalingInterval, default_dvfs_gpu
 
-__all__ = ["GROUPINGS", "ClusterConfig", "DvfsConfig", "PairPool", "RunResult", "Schedule", "account"]
+__all__ = ["GROUPINGS", "MAX_PAIRS", "ClusterConfig", "DvfsConfig", "PairPool", "RunResult", "Schedule", "account"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 GROUPINGS: tuple[str, ...] = ("sorted", "on_demand")
+#: Bounds of the cluster constants. Pair arrays are allocated for ``pairs`` pairs, so it is capped; the slot
+#: bounds keep slot counts of times up to ``model.MAX_TIME_S`` exact in float64 and int64.
+MAX_PAIRS = 1_000_000
+MIN_SLOT_S = 1e-3
+MAX_SLOT_S = 1e9
+MAX_DRS_SLOTS = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -37,19 +43,25 @@ class ClusterConfig:
     allow_overflow: bool = True
 
     def __post_init__(self) -> None:
-        if self.pairs_per_server < 1 or self.pairs < 1:
+        for name in ("pairs", "pairs_per_server", "drs_idle_slots"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise ConfigError(f"{name} must be an integer, got {value!r}")
+        if not (1 <= self.pairs <= MAX_PAIRS and 1 <= self.pairs_per_server <= MAX_PAIRS):
             raise ConfigError(
-                f"pairs and pairs_per_server must be >= 1, got {self.pairs}, {self.pairs_per_server}"
+                f"pairs and pairs_per_server must be in [1, {MAX_PAIRS:,}], got {self.pairs}, "
+                f"{self.pairs_per_server}"
             )
         if self.grouping not in GROUPINGS:
             raise ConfigError(f"unknown grouping '{self.grouping}'; valid: {', '.join(GROUPINGS)}")
-        if (
-            self.slot_s <= 0
-            or self.idle_power_w < 0
-            or self.turn_on_j_per_pair < 0
-            or self.drs_idle_slots < 0
-        ):
-            raise ConfigError("slot_s must be > 0; idle power, turn-on energy and drs_idle_slots >= 0")
+        if not (math.isfinite(self.slot_s) and MIN_SLOT_S <= self.slot_s <= MAX_SLOT_S):
+            raise ConfigError(f"slot_s must be in [{MIN_SLOT_S:g}, {MAX_SLOT_S:g}] s, got {self.slot_s!r}")
+        for name in ("idle_power_w", "turn_on_j_per_pair"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not 0 <= self.drs_idle_slots <= MAX_DRS_SLOTS:
+            raise ConfigError(f"drs_idle_slots must be in [0, {MAX_DRS_SLOTS:,}], got {self.drs_idle_slots}")
 
     @property
     def servers(self) -> int:

@@ -19,8 +19,9 @@ from wattsched.dvfs.model import TaskModel
 from wattsched.dvfs.solver import solve
 from wattsched.errors import InputError
 from wattsched.hardware.dvfs import DvfsGpu
+from wattsched.io import cell_text, numeric_column, read_table
 
-__all__ = ["MEASUREMENT_COLUMNS", "AppFit", "fit_application", "fit_measurements", "read_measurements"]
+__all__ = ["MAX_MEASUREMENT", "MEASUREMENT_COLUMNS", "AppFit", "fit_application", "fit_measurements", "read_measurements"]
 
 MEASUREMENT_COLUMNS: tuple[str, ...] = ("appName", "coreF", "memF", "time/ms", "power/W")
 
@@ -47,32 +48,38 @@ class AppFit:
         return asdict(self)
 
 
+#: Largest accepted measurement value (MHz, ms, W); beyond it the fit's features overflow float64.
+MAX_MEASUREMENT = 1e12
+
+
 def read_measurements(path: str | Path) -> pd.DataFrame:
-    """Read a measurement CSV (``shared/data/dvfs-measurements`` layout), validating the needed columns."""
-    path = Path(path)
-    if path.suffix.lower() != ".csv":
-        raise InputError(f"unsupported file type '{path.suffix}' (expected .csv)", path=str(path))
-    try:
-        frame = pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        raise InputError("empty file", path=str(path)) from None
-    if frame.empty:
-        raise InputError("no measurement rows", path=str(path))
+    """Read a measurement CSV (``shared/data/dvfs-measurements`` layout), validating the needed columns:
+    ``appName`` non-empty text, the others numbers in ``(0, MAX_MEASUREMENT]``."""
+    where = str(path)
+    frame = read_table(path, formats=("csv",))
     for column in MEASUREMENT_COLUMNS:
         if column not in frame.columns:
-            raise InputError("missing column", path=str(path), column=column)
-    for column in MEASUREMENT_COLUMNS[1:]:
-        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
-        bad = ~(np.isfinite(values) & (values > 0))
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0]) + 1
-            raise InputError(
-                f"expected a positive number, got {frame[column].iloc[row - 1]!r}",
-                path=str(path),
-                row=row,
-                column=column,
-            )
+            raise InputError(f"missing column; a measurement file needs {', '.join(MEASUREMENT_COLUMNS)}",
+                             path=where, column=column)
+    if frame.empty:
+        raise InputError("no measurement rows (header only)", path=where)
+    names = frame["appName"].astype(str).str.strip()
+    empty = np.flatnonzero((names == "").to_numpy())
+    if empty.size:
+        raise InputError("empty appName", path=where, row=int(empty[0]) + 1, column="appName")
+    frame = frame.assign(appName=names)
+    problems: list[tuple[int, int, str, str]] = []
+    for position, column in enumerate(MEASUREMENT_COLUMNS[1:]):
+        values, _ = numeric_column(frame, column)
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(~(np.isfinite(values) & (values > 0) & (values <= MAX_MEASUREMENT)))
+        if bad.size:
+            problems.append((int(bad[0]), position, column, cell_text(frame, column, int(bad[0]))))
         frame[column] = values
+    if problems:
+        row, _, column, text = min(problems)
+        raise InputError(f"expected a number in (0, {MAX_MEASUREMENT:g}], got {text}", path=where, row=row + 1,
+                         column=column)
     return frame
 
 

@@ -13,13 +13,20 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from wattsched.errors import ConfigError
+from wattsched.errors import ConfigError, InputError
 
-__all__ = ["MODEL_COLUMNS", "TaskModel", "TaskSet"]
+__all__ = ["MAX_POWER_W", "MAX_TIME_S", "MODEL_COLUMNS", "TaskModel", "TaskSet", "check_tasks", "first_problem"]
 
 FloatArray = npt.NDArray[np.float64]
 #: Model parameter columns of a task file (CONTRACT §6), in order.
 MODEL_COLUMNS: tuple[str, ...] = ("p0_w", "gamma_w", "c_w", "t0_s", "d_s", "delta")
+#: Largest accepted time (s) in a task: ``arrival_s``, ``deadline_s``, ``t0_s``, ``d_s`` (~31,700 years; use it
+#: for "no deadline"). Below it every time, slot count and energy of a run stays far inside float64.
+MAX_TIME_S = 1e12
+#: Largest accepted power coefficient (W): ``p0_w``, ``gamma_w``, ``c_w``.
+MAX_POWER_W = 1e12
+_VALUE_COLUMNS = ("arrival_s", "deadline_s", *MODEL_COLUMNS)
+_LIMITS = {"p0_w": MAX_POWER_W, "gamma_w": MAX_POWER_W, "c_w": MAX_POWER_W, "delta": 1.0}
 
 
 def _array(values: Any) -> FloatArray:
@@ -108,3 +115,42 @@ class TaskSet:
             self.deadline_s[idx],
             self.model.take(idx),
         )
+
+
+def first_problem(values: dict[str, FloatArray]) -> tuple[int, str, str] | None:
+    """The first invalid cell of task columns (earliest row, then leftmost column) as ``(row index, column,
+    reason)``, or None. Rules: finite, ``>= 0``, times ``<= MAX_TIME_S``, powers ``<= MAX_POWER_W``,
+    ``delta <= 1``, ``deadline_s >= arrival_s`` and ``t0_s + d_s > 0``."""
+    problems: list[tuple[int, int, int, str, str]] = []
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN/inf cells are reported, not warned about
+        for position, column in enumerate(_VALUE_COLUMNS):
+            x = values[column]
+            limit = _LIMITS.get(column, MAX_TIME_S)
+            unit = " s" if limit == MAX_TIME_S else " W" if limit == MAX_POWER_W else ""
+            checks = [
+                (~np.isfinite(x), "expected a finite number"),
+                (x < 0, "must be >= 0"),
+                (x > limit, f"must be <= {limit:g}{unit}"),
+            ]
+            if column == "deadline_s":
+                checks.append((x < values["arrival_s"], "deadline_s is before arrival_s"))
+            if column == "d_s":
+                checks.append((values["t0_s"] + x <= 0, "t0_s + d_s must be > 0"))
+            for order, (mask, reason) in enumerate(checks):
+                hits = np.flatnonzero(mask)
+                if hits.size:
+                    problems.append((int(hits[0]), position, order, column, reason))
+    if not problems:
+        return None
+    row, _, _, column, reason = min(problems)
+    return row, column, reason
+
+
+def check_tasks(tasks: TaskSet, source: str | None = None) -> None:
+    """Raise :class:`InputError` (1-based row, column; ``source`` as the path) at the first invalid task value."""
+    values = {"arrival_s": tasks.arrival_s, "deadline_s": tasks.deadline_s}
+    values.update({c: getattr(tasks.model, c) for c in MODEL_COLUMNS})
+    found = first_problem(values)
+    if found is not None:
+        row, column, reason = found
+        raise InputError(reason, path=source, row=row + 1, column=column)

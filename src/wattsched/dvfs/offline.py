@@ -8,7 +8,7 @@ import numpy.typing as npt
 
 from wattsched.dvfs.baselines import ALGORITHMS, FIT_ATOL_S, PairRule
 from wattsched.dvfs.cluster import ClusterConfig, DvfsConfig, PairPool, RunResult, Schedule, account
-from wattsched.dvfs.model import TaskSet
+from wattsched.dvfs.model import TaskSet, check_tasks
 from wattsched.dvfs.solver import Settings, default_settings, fastest_time_s, solve, solve_one
 from wattsched.errors import InputError
 
@@ -133,6 +133,7 @@ def run_offline(
     cluster = cluster or ClusterConfig()
     dvfs = dvfs or DvfsConfig()
     rule = ALGORITHMS.make(algorithm) if isinstance(algorithm, str) else algorithm
+    check_tasks(tasks)  # finite values within the model bounds: nothing below can overflow
     _check_offline(tasks)
     state, pool = pack_offline(tasks, rule, cluster, dvfs, settings)
     l = cluster.pairs_per_server

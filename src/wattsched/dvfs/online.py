@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from wattsched.dvfs.baselines import ALGORITHMS, PairRule
 from wattsched.dvfs.cluster import ClusterConfig, DvfsConfig, PairPool, RunResult, Schedule, account
-from wattsched.dvfs.model import TaskSet
+from wattsched.dvfs.model import TaskSet, check_tasks
 from wattsched.dvfs.offline import PackState, group_sorted, initial_settings, pack_batch
 from wattsched.dvfs.solver import Settings, fastest_time_s
 
@@ -65,6 +65,7 @@ def run_online(
     dvfs = dvfs or DvfsConfig()
     rule = ALGORITHMS.make(algorithm) if isinstance(algorithm, str) else algorithm
     slot_s = cluster.slot_s
+    check_tasks(tasks)  # finite values within the model bounds: nothing below can overflow
     slots = arrival_slots(tasks, slot_s)
     window = tasks.deadline_s - slots * slot_s
     settings = settings if settings is not None else initial_settings(tasks, window, dvfs)

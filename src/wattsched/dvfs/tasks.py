@@ -7,18 +7,18 @@ The generator works in slots, as the authors' code does, and converts to seconds
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from wattsched.dvfs.model import MODEL_COLUMNS, TaskModel, TaskSet
+from wattsched.dvfs.model import MAX_TIME_S, MODEL_COLUMNS, TaskModel, TaskSet, check_tasks, first_problem
 from wattsched.errors import ConfigError, InputError
+from wattsched.io import cell_text, numeric_column, read_table, write_table
 
 __all__ = [
+    "MAX_TASKS",
     "TASK_COLUMNS",
     "GeneratorSpec",
     "frame_to_tasks",
@@ -31,7 +31,8 @@ __all__ = [
 ]
 
 TASK_COLUMNS: tuple[str, ...] = ("task_id", "arrival_s", "deadline_s", *MODEL_COLUMNS)
-_SUFFIXES = (".csv", ".parquet")
+#: Most tasks one generator call may draw (like ``workload.arrivals.MAX_ARRIVALS``): ~1 GiB of arrays.
+MAX_TASKS = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,12 @@ class GeneratorSpec:
     horizon_slots: int = 1440
     initial_share: float = 0.4
 
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.slot_s) and self.slot_s > 0):
+            raise ConfigError(f"slot_s must be a finite number > 0, got {self.slot_s!r}")
+        if self.horizon_slots < 2 or not 0.0 <= self.initial_share <= 1.0:
+            raise ConfigError("horizon_slots must be >= 2 and initial_share in [0, 1]")
+
 
 def _draw(
     rng: np.random.Generator,
@@ -73,17 +80,43 @@ def _draw(
     gamma = p_star * rng.uniform(*spec.gamma_share, n)
     c = p_star - p0 - gamma
     u = rng.uniform(*util, n)
-    arrival_s = arrival_slots.astype(float) * spec.slot_s
-    default_s = (t0 + d) * spec.slot_s
     ids = tuple(f"t{id_offset + i:06d}" for i in range(n))
-    model = TaskModel(p0, gamma, c, t0 * spec.slot_s, d * spec.slot_s, delta)
-    return TaskSet(ids, arrival_s, arrival_s + default_s / u, model)
+    with np.errstate(over="ignore"):  # a huge slot_s overflows here; _checked then refuses the tasks
+        arrival_s = arrival_slots.astype(float) * spec.slot_s
+        default_s = (t0 + d) * spec.slot_s
+        model = TaskModel(p0, gamma, c, t0 * spec.slot_s, d * spec.slot_s, delta)
+        return TaskSet(ids, arrival_s, arrival_s + default_s / u, model)
 
 
-def _count(util: float, pairs: int) -> int:
-    if util < 0 or pairs <= 0:
-        raise ConfigError(f"utilisation must be >= 0 and pairs > 0, got U={util}, pairs={pairs}")
+def _count(util: float, pairs: int, initial: int = 0) -> int:
+    """``round(pairs·U)``, refusing values that are not finite or would need more than ``MAX_TASKS`` tasks."""
+    if isinstance(pairs, bool) or not isinstance(pairs, int | np.integer) or pairs <= 0:
+        raise ConfigError(f"pairs must be an integer > 0, got {pairs!r}")
+    if not (math.isfinite(util) and util >= 0):
+        raise ConfigError(f"utilisation U must be a finite number >= 0, got {util!r}")
+    if util * pairs + initial > MAX_TASKS:
+        raise ConfigError(
+            f"U={util:g} on {pairs} pairs asks for {util * pairs + initial:.4g} tasks; at most {MAX_TASKS:,} "
+            "tasks can be generated"
+        )
     return round(util * pairs)
+
+
+def _rng(seed: int | np.random.SeedSequence) -> np.random.Generator:
+    if not isinstance(seed, np.random.SeedSequence) and (isinstance(seed, bool) or int(seed) < 0):
+        raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
+    return np.random.default_rng(seed)
+
+
+def _checked(tasks: TaskSet, spec: GeneratorSpec) -> TaskSet:
+    try:
+        check_tasks(tasks)
+    except InputError as exc:
+        raise ConfigError(
+            f"slot_s={spec.slot_s:g} makes generated tasks invalid ({exc.column}: {exc.reason}); "
+            f"times must stay <= {MAX_TIME_S:g} s"
+        ) from None
+    return tasks
 
 
 def generate_offline(
@@ -91,8 +124,8 @@ def generate_offline(
 ) -> TaskSet:
     """``round(pairs·U)`` tasks at T = 0 with ``u ~ U(0.25, 0.75)`` (so ``U_J ≈ U``)."""
     n = _count(util, pairs)
-    rng = np.random.default_rng(seed)
-    return _draw(rng, n, spec.offline_util, spec, np.zeros(n, dtype=np.int64))
+    rng = _rng(seed)
+    return _checked(_draw(rng, n, spec.offline_util, spec, np.zeros(n, dtype=np.int64)), spec)
 
 
 def _slot_counts(rng: np.random.Generator, n: int, slots: int) -> np.ndarray:
@@ -114,12 +147,12 @@ def generate_online(
 ) -> TaskSet:
     """Online day: ``floor(initial_share·pairs)`` tasks at T = 0, then ``round(pairs·U)`` tasks over slots
     ``1..horizon−1`` as Poisson(n/horizon) counts resampled to sum to n; ``u ~ U(0.15, 0.85)``."""
-    n = _count(util, pairs)
-    initial = math.floor(spec.initial_share * pairs)
-    rng = np.random.default_rng(seed)
+    initial = math.floor(spec.initial_share * pairs) if isinstance(pairs, int | np.integer) else 0
+    n = _count(util, pairs, initial)
+    rng = _rng(seed)
     counts = _slot_counts(rng, n, spec.horizon_slots - 1)
     slots = np.concatenate([np.zeros(initial, np.int64), np.repeat(np.arange(1, spec.horizon_slots), counts)])
-    return _draw(rng, slots.size, spec.online_util, spec, slots)
+    return _checked(_draw(rng, slots.size, spec.online_util, spec, slots), spec)
 
 
 def task_utilisation(tasks: TaskSet, pairs: int, mean_util: float = 0.5) -> float:
@@ -141,96 +174,57 @@ def tasks_to_frame(tasks: TaskSet) -> pd.DataFrame:
     return frame
 
 
-def _check_suffix(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix not in _SUFFIXES:
-        raise InputError(f"unsupported file type '{path.suffix}' (expected .csv or .parquet)", path=str(path))
-    return suffix
-
-
 def frame_to_tasks(frame: pd.DataFrame, source: str) -> TaskSet:
-    """Validate a task table (CONTRACT §6); errors name ``source``, the 1-based row and the column."""
-    if frame.empty:
-        raise InputError("no tasks in file", path=source)
+    """Validate a task table (CONTRACT §6); errors name ``source``, the 1-based row and the column.
+
+    Every value must be a finite number (booleans are not numbers) within the bounds of
+    :func:`wattsched.dvfs.model.first_problem` (times ``<= MAX_TIME_S``, powers ``<= MAX_POWER_W``).
+    """
     for column in TASK_COLUMNS:
         if column not in frame.columns:
-            raise InputError("missing column", path=source, column=column)
-    ids = frame["task_id"]
+            raise InputError(f"missing column; a task file needs {', '.join(TASK_COLUMNS)}", path=source,
+                             column=column)
+    if frame.empty:
+        raise InputError("no tasks in file (header only)", path=source)
+    ids = frame["task_id"].tolist()
+    text_ids: list[str] = []
+    seen: dict[str, int] = {}
     for row, value in enumerate(ids, start=1):
-        if pd.isna(value) or str(value).strip() == "":
+        missing = value is None or (isinstance(value, float) and math.isnan(value))
+        text = "" if missing else str(value).strip()
+        if text == "":
             raise InputError("empty task_id", path=source, row=row, column="task_id")
-    text_ids = ids.astype(str).str.strip()
-    dup = text_ids.duplicated()
-    if dup.any():
-        row = int(np.flatnonzero(dup.to_numpy())[0]) + 1
-        raise InputError(
-            f"duplicate task_id '{text_ids.iloc[row - 1]}'", path=source, row=row, column="task_id"
-        )
+        first = seen.setdefault(text, row)
+        if first != row:
+            raise InputError(f"duplicate task_id '{text}' (first at row {first})", path=source, row=row,
+                             column="task_id")
+        text_ids.append(text)
     values: dict[str, np.ndarray] = {}
-    for column in TASK_COLUMNS[1:]:
-        numbers = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
-        bad = ~np.isfinite(numbers)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0]) + 1
-            raise InputError(
-                f"not a finite number: {frame[column].iloc[row - 1]!r}", path=source, row=row, column=column
-            )
-        negative = numbers < 0
-        if negative.any():
-            row = int(np.flatnonzero(negative)[0]) + 1
-            raise InputError(f"negative value {numbers[row - 1]}", path=source, row=row, column=column)
-        values[column] = numbers
-    for column, ok in (
-        ("delta", values["delta"] <= 1.0),
-        ("deadline_s", values["deadline_s"] >= values["arrival_s"]),
-        ("d_s", values["t0_s"] + values["d_s"] > 0),
-    ):
-        if not ok.all():
-            row = int(np.flatnonzero(~ok)[0]) + 1
-            reason = {
-                "delta": "delta must be in [0, 1]",
-                "deadline_s": "deadline_s is before arrival_s",
-                "d_s": "t0_s + d_s must be > 0",
-            }[column]
-            raise InputError(reason, path=source, row=row, column=column)
+    bad_cells: list[tuple[int, int, str]] = []
+    for position, column in enumerate(TASK_COLUMNS[1:]):
+        values[column], bad = numeric_column(frame, column)
+        if bad is not None:
+            bad_cells.append((bad, position, column))
+    if bad_cells:
+        index, _, column = min(bad_cells)
+        raise InputError(f"expected a finite number, got {cell_text(frame, column, index)}", path=source,
+                         row=index + 1, column=column)
+    found = first_problem(values)
+    if found is not None:
+        index, column, reason = found
+        raise InputError(f"{reason}, got {values[column][index]:g}", path=source, row=index + 1, column=column)
     model = TaskModel(*(values[c] for c in MODEL_COLUMNS))
     return TaskSet(tuple(text_ids), values["arrival_s"], values["deadline_s"], model)
 
 
 def read_tasks(path: str | Path) -> TaskSet:
-    """Read a CSV or Parquet task file (CONTRACT §6), validating every row."""
-    path = Path(path)
-    suffix = _check_suffix(path)
-    try:
-        if suffix == ".csv":
-            frame = pd.read_csv(path, dtype={"task_id": str}, keep_default_na=False, na_values=[""])
-        else:
-            frame = pd.read_parquet(path)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
-    except pd.errors.EmptyDataError:
-        raise InputError("empty file", path=str(path)) from None
-    except Exception as exc:  # parser errors of either format
-        raise InputError(f"cannot read file: {exc}".splitlines()[0], path=str(path)) from None
-    return frame_to_tasks(frame, str(path))
+    """Read a CSV or Parquet task file (CONTRACT §6), validating every row; any fault is an InputError."""
+    return frame_to_tasks(read_table(path), str(path))
 
 
 def write_frame_atomic(frame: pd.DataFrame, path: str | Path) -> None:
     """Write ``frame`` as CSV or Parquet (by suffix) through a temporary file in the same folder."""
-    path = Path(path)
-    suffix = _check_suffix(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    os.close(handle)
-    try:
-        if suffix == ".csv":
-            frame.to_csv(tmp, index=False)
-        else:
-            frame.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_table(frame, path)
 
 
 def write_tasks(tasks: TaskSet, path: str | Path) -> None:

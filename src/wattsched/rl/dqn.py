@@ -232,7 +232,8 @@ class _BestKeeper:
         return _Select()
 
     def finish(self, model: Any) -> None:
-        self.consider(model)
+        if model.num_timesteps % self.config.select_best_every:  # the last step was not scored yet
+            self.consider(model)
         if self.best_state is not None:
             model.policy.load_state_dict(self.best_state)
 
