@@ -1,4 +1,4 @@
-"""Table files shared by every reader and writer: CSV or Parquet by suffix, read defensively, written atomically.
+"""Table files shared by readers and writers: CSV or Parquet by suffix, read defensively, written atomically.
 
 :func:`read_table` reads a CSV with every cell as text (nothing silently turned into NaN, a repeated header
 name refused) or a Parquet file whose text is validated in full (pyarrow decodes strings lazily, so a cell
@@ -47,9 +47,13 @@ def file_format(path: str | Path, formats: tuple[str, ...] = ("csv", "parquet"))
     suffix = Path(path).suffix.lower()
     kind = "csv" if suffix in CSV_SUFFIXES else "parquet" if suffix in PARQUET_SUFFIXES else None
     if kind is None or kind not in formats:
-        allowed = [*(CSV_SUFFIXES if "csv" in formats else ()), *(PARQUET_SUFFIXES if "parquet" in formats else ())]
-        raise InputError(f"unsupported file suffix '{Path(path).suffix}'; use {', '.join(allowed)}",
-                         path=str(path))
+        allowed = [
+            *(CSV_SUFFIXES if "csv" in formats else ()),
+            *(PARQUET_SUFFIXES if "parquet" in formats else ()),
+        ]
+        raise InputError(
+            f"unsupported file suffix '{Path(path).suffix}'; use {', '.join(allowed)}", path=str(path)
+        )
     return kind
 
 
@@ -63,8 +67,9 @@ def read_table(path: str | Path, formats: tuple[str, ...] = ("csv", "parquet")) 
         with warnings.catch_warnings():
             # A first row longer than the header would silently become an index or lose cells.
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False,
-                                encoding="utf-8", index_col=False)
+            frame = pd.read_csv(
+                path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8", index_col=False
+            )
         _refuse_duplicate_header(path, where)
         return frame
     except InputError:

@@ -63,5 +63,5 @@ def test_measurement_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         read_measurements(bad)
     assert info.value.row == 5 and info.value.column == "power/W"
-    with pytest.raises(InputError, match=r"expected \.csv"):
+    with pytest.raises(InputError, match=r"unsupported file suffix .*use \.csv"):
         read_measurements(tmp_path / "m.parquet")

@@ -13,8 +13,12 @@ from hypothesis import strategies as st
 from wattsched.dvfs.cluster import ClusterConfig, DvfsConfig, RunResult
 from wattsched.dvfs.model import TaskModel, TaskSet
 from wattsched.dvfs.offline import run_offline
-from wattsched.dvfs.online import run_online
+from wattsched.dvfs.online import arrival_slots, run_online
+from wattsched.dvfs.solver import fastest_time_s
 from wattsched.dvfs.tasks import GeneratorSpec, generate_offline, generate_online
+
+# The active hypothesis profile (tests/conftest.py): 100 examples, 1000 with HYPOTHESIS_PROFILE=slow.
+EXAMPLES = settings().max_examples
 
 OFF = DvfsConfig(enabled=False)
 
@@ -91,12 +95,19 @@ def check_invariants(tasks: TaskSet, result: RunResult, l: int) -> None:
     busy = schedule.end_s - schedule.start_s
     assert result.energy_run_j == pytest.approx(float(np.sum(schedule.power_w * busy)), rel=1e-12)
     assert result.energy_overhead_j == pytest.approx(result.turn_ons * l * 5400.0)
+    # idle: every pair of an ON server that is not busy draws 37 W (CONTRACT §6), pairs with no task included
+    on_time = sum(stop - start for _, start, stop in schedule.intervals)
+    assert result.energy_idle_j == pytest.approx(37.0 * (l * on_time - float(busy.sum())), rel=1e-9, abs=1e-6)
+    assert result.turn_ons == len(schedule.intervals)
+    # misses are exactly the tasks that end after their deadline
+    late = schedule.end_s > tasks.deadline_s + 1e-9 * np.maximum(tasks.deadline_s, 1.0)
+    assert result.deadline_misses == int(late.sum())
 
 
 SMALL_DAY = GeneratorSpec(horizon_slots=120)
 
 
-@settings(max_examples=25)
+@settings(max_examples=EXAMPLES)
 @given(
     seed=st.integers(0, 10_000),
     util=st.floats(0.2, 1.6),
@@ -116,7 +127,7 @@ def test_online_schedule_invariants(
     assert result.deadline_misses == 0  # every generated task is feasible and servers are unlimited
 
 
-@settings(max_examples=25)
+@settings(max_examples=EXAMPLES)
 @given(
     seed=st.integers(0, 10_000),
     util=st.floats(0.1, 1.6),
@@ -134,6 +145,58 @@ def test_offline_schedule_invariants(
     result = run_offline(tasks, algo, cluster, DvfsConfig(enabled=dvfs, theta=theta), keep_schedule=True)
     check_invariants(tasks, result, l)
     assert result.deadline_misses == 0
+
+
+TASK = st.tuples(
+    st.floats(0.0, 3000.0),  # arrival_s (online; offline uses 0)
+    st.floats(1.0, 600.0),  # t* = t0 + d
+    st.floats(0.0, 1.0),  # t0 share of t*
+    st.floats(0.0, 1.0),  # delta
+    st.tuples(st.floats(1.0, 100.0), st.floats(0.0, 100.0), st.floats(1.0, 100.0)),  # p0, gamma, c
+    st.floats(0.5, 3.0),  # window / t*: below ~0.8 no setting meets it
+)
+
+
+def random_tasks(rows: list[tuple], online: bool) -> TaskSet:
+    arrival = np.array([r[0] if online else 0.0 for r in rows])
+    t_star = np.array([r[1] for r in rows])
+    t0 = t_star * np.array([r[2] for r in rows])
+    power = np.array([r[4] for r in rows])
+    model = TaskModel(power[:, 0], power[:, 1], power[:, 2], t0, t_star - t0, [r[3] for r in rows])
+    deadline = arrival + t_star * np.array([r[5] for r in rows])
+    return TaskSet(tuple(f"r{i}" for i in range(len(rows))), arrival, deadline, model)
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    rows=st.lists(TASK, min_size=1, max_size=14),
+    online=st.booleans(),
+    l=st.sampled_from([1, 2, 3]),
+    algo=st.sampled_from(["edl", "edf-bf", "edf-wf", "lpt-ff", "bin"]),
+    dvfs=st.booleans(),
+    theta=st.sampled_from([0.3, 0.7, 1.0]),
+    grouping=st.sampled_from(["sorted", "on_demand"]),
+)
+def test_deadline_missed_only_when_no_setting_meets_it(
+    rows: list[tuple], online: bool, l: int, algo: str, dvfs: bool, theta: float, grouping: str
+) -> None:
+    # Arbitrary tasks (arrivals off the slot grid, windows both feasible and not) on an unbounded cluster:
+    # every schedule invariant holds, and a task misses its deadline only when even the fastest setting
+    # (DVFS on: v_max, g1(v_max), f_mem_max; off: the default setting) started when the task is first seen
+    # (its arrival slot online, T = 0 offline) cannot meet it.
+    tasks = random_tasks(rows, online)
+    config = DvfsConfig(enabled=dvfs, theta=theta)
+    cluster = ClusterConfig(pairs=6, pairs_per_server=l, grouping=grouping)
+    run = run_online if online else run_offline
+    result = run(tasks, algo, cluster, config, keep_schedule=True)
+    check_invariants(tasks, result, l)
+    assert result.schedule is not None
+    seen_s = arrival_slots(tasks, 60.0) * 60.0 if online else np.zeros(len(tasks))
+    assert np.all(result.schedule.start_s >= seen_s - 1e-9)
+    fastest = fastest_time_s(tasks.model, config.interval) if dvfs else tasks.model.default_time_s
+    missed = result.schedule.end_s > tasks.deadline_s + 1e-9 * np.maximum(tasks.deadline_s, 1.0)
+    impossible = fastest > (tasks.deadline_s - seen_s) * (1 - 1e-9)
+    assert not np.any(missed & ~impossible), (missed, impossible)
 
 
 def test_strict_capacity_makes_tasks_late_instead_of_opening_pairs() -> None:

@@ -115,7 +115,7 @@ def test_empty_and_bad_suffix(tmp_path: Path) -> None:
     header_only.write_text(",".join(TASK_COLUMNS) + "\n")
     with pytest.raises(InputError, match="no tasks"):
         read_tasks(header_only)
-    with pytest.raises(InputError, match="unsupported file type"):
+    with pytest.raises(InputError, match="unsupported file suffix"):
         read_tasks(tmp_path / "tasks.json")
-    with pytest.raises(InputError, match="unsupported file type"):
+    with pytest.raises(InputError, match="unsupported file suffix"):
         write_tasks(generate_offline(0.01, 100, 1), tmp_path / "tasks.txt")

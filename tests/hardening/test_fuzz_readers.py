@@ -177,10 +177,8 @@ def test_task_reader_on_mutated_csv(
     read_tasks_or_input_error(path)
 
 
-# Known bug, reported to the DVFS owner: a Parquet text cell that is not UTF-8 is decoded lazily by pandas'
-# Arrow strings, so ``read_tasks`` lets UnicodeDecodeError out of ``frame_to_tasks`` (the trace reader
-# validates the table first). Any other exception still fails the test.
-@pytest.mark.xfail(raises=UnicodeDecodeError, strict=False, reason="dvfs.tasks: non-UTF-8 Parquet strings")
+# A Parquet text cell that is not UTF-8 (pyarrow decodes strings lazily) used to escape as UnicodeDecodeError;
+# ``read_tasks`` now validates the whole table first (``wattsched.io.read_table``).
 @FUZZ
 @given(edits=st.lists(MUTATION, min_size=1, max_size=4))
 def test_task_reader_on_mutated_parquet(

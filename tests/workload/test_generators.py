@@ -21,6 +21,9 @@ from wattsched.workload.scaling import (
 )
 from wattsched.workload.traces import frame_to_jobs, jobs_to_frame
 
+# The active hypothesis profile (tests/conftest.py): 100 examples, 1000 with HYPOTHESIS_PROFILE=slow.
+EXAMPLES = settings().max_examples
+
 PAPER_CURVES = {
     Scaling.LINEAR: [linear_curve()],
     Scaling.SUBLINEAR: list(SUBLINEAR_CURVES),
@@ -182,7 +185,7 @@ def test_spec_is_frozen() -> None:
         spec.hours = 2.0  # type: ignore[misc]
 
 
-@settings(max_examples=25)
+@settings(max_examples=EXAMPLES)
 @given(seed=st.integers(0, 2**32), rate=st.floats(0.05, 3.0), share=st.floats(0.0, 1.0))
 def test_generated_jobs_are_valid_traces(seed: int, rate: float, share: float) -> None:
     jobs = generate_jobs(WorkloadSpec(rate_per_min=rate, hours=2, inference_share=share), seed)

@@ -20,6 +20,9 @@ from wattsched.workload.traces import (
     write_trace,
 )
 
+# The active hypothesis profile (tests/conftest.py): 100 examples, 1000 with HYPOTHESIS_PROFILE=slow.
+EXAMPLES = settings().max_examples
+
 HEADER = "job_id,arrival_s,deadline_s,kind,scaling,dur_1g_s,dur_2g_s,dur_3g_s,dur_4g_s,dur_7g_s"
 GOOD_ROWS = [
     "a,0,100,inference,linear,70,35,23.5,17.5,10",
@@ -57,7 +60,7 @@ def test_round_trip_is_bit_exact_and_keeps_order(tmp_path: Path, suffix: str) ->
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp file left behind
 
 
-@settings(max_examples=30)
+@settings(max_examples=EXAMPLES)
 @given(values=st.lists(st.floats(min_value=5e-324, max_value=1e300), min_size=7, max_size=7))
 def test_csv_round_trip_of_arbitrary_floats(
     tmp_path_factory: pytest.TempPathFactory, values: list[float]

@@ -13,6 +13,7 @@ import numpy as np
 
 from wattsched.cli._parsing import OneLineErrorParser
 from wattsched.dvfs.cluster import MAX_PAIRS
+from wattsched.dvfs.tasks import MAX_TASKS
 from wattsched.errors import ConfigError, InputError
 from wattsched.io import file_format, write_table
 
@@ -28,11 +29,22 @@ def _check_number(option: str, value: float | None, ok: Callable[[float], bool],
         raise ConfigError(f"{option} {rule}, got {value:g}")
 
 
+def _check_pairs(args: argparse.Namespace) -> None:
+    if not 1 <= args.pairs <= MAX_PAIRS:
+        raise ConfigError(f"--pairs must be in [1, {MAX_PAIRS:,}], got {args.pairs}")
+
+
 def _check_generator_options(args: argparse.Namespace) -> None:
     """The options shared by ``generate`` and ``run``: --util, --pairs, --seed (ConfigError naming one)."""
     _check_number("--util", args.util, lambda v: v > 0, "must be a finite number > 0")
-    if not 1 <= args.pairs <= MAX_PAIRS:
-        raise ConfigError(f"--pairs must be in [1, {MAX_PAIRS:,}], got {args.pairs}")
+    _check_pairs(args)
+    if args.util * args.pairs > MAX_TASKS:
+        raise ConfigError(
+            f"--util {args.util:g} x --pairs {args.pairs} = {args.util * args.pairs:.4g} tasks; "
+            f"at most {MAX_TASKS:,} tasks can be generated"
+        )
+    if args.seed is None:
+        args.seed = 0
     if args.seed < 0:
         raise ConfigError(f"--seed must be >= 0, got {args.seed}")
 
@@ -43,7 +55,9 @@ def _generated(args: argparse.Namespace, slot_s: float) -> TaskSet:
     make = generate_offline if args.mode == "offline" else generate_online
     tasks = make(args.util, args.pairs, args.seed, GeneratorSpec(slot_s=slot_s))
     if len(tasks) == 0:
-        raise ConfigError(f"--util {args.util:g} on --pairs {args.pairs} gives no tasks (n = round(pairs x U))")
+        raise ConfigError(
+            f"--util {args.util:g} on --pairs {args.pairs} gives no tasks (n = round(pairs x U))"
+        )
     return tasks
 
 
@@ -86,26 +100,37 @@ def _refuse_overflow(values: dict[str, Any], source: str | None) -> None:
     """Results that are not finite (values near the float64 limit) cannot be written or printed as JSON."""
     bad = [key for key, value in values.items() if not np.all(np.isfinite(np.asarray(value, dtype=float)))]
     if bad:
-        raise InputError(f"the computation overflowed ({', '.join(bad)} not finite): values are too large",
-                         path=source)
+        raise InputError(
+            f"the computation overflowed ({', '.join(bad)} not finite): input values or options are too large",
+            path=source,
+        )
 
 
 def _run_configs(args: argparse.Namespace) -> tuple[ClusterConfig, DvfsConfig]:
     from wattsched.dvfs.cluster import MAX_DRS_SLOTS, MAX_SLOT_S, MIN_SLOT_S, ClusterConfig, DvfsConfig
     from wattsched.hardware.dvfs import load_dvfs_gpu
 
-    _check_number("--slot-s", args.slot_s, lambda v: MIN_SLOT_S <= v <= MAX_SLOT_S,
-                  f"must be in [{MIN_SLOT_S:g}, {MAX_SLOT_S:g}] s")
+    _check_number(
+        "--slot-s",
+        args.slot_s,
+        lambda v: MIN_SLOT_S <= v <= MAX_SLOT_S,
+        f"must be in [{MIN_SLOT_S:g}, {MAX_SLOT_S:g}] s",
+    )
     _check_number("--theta", args.theta, lambda v: 0 < v <= 1, "must be in (0, 1]")
     _check_number("--idle-power-w", args.idle_power_w, lambda v: v >= 0, "must be a finite number >= 0")
-    _check_number("--turn-on-j-per-pair", args.turn_on_j_per_pair, lambda v: v >= 0,
-                  "must be a finite number >= 0")
+    _check_number(
+        "--turn-on-j-per-pair", args.turn_on_j_per_pair, lambda v: v >= 0, "must be a finite number >= 0"
+    )
     _check_number("--v-max", args.v_max, lambda v: v > 0, "must be a finite number > 0")
-    if not 1 <= args.pairs_per_server <= args.pairs:
-        raise ConfigError(f"--pairs-per-server must be in [1, --pairs = {args.pairs}], got {args.pairs_per_server}")
-    if args.pairs % args.pairs_per_server:
-        raise ConfigError(f"--pairs {args.pairs} must be a multiple of --pairs-per-server {args.pairs_per_server} "
-                          "(a server always holds l pairs)")
+    _check_pairs(args)
+    l = args.pairs_per_server
+    if not 1 <= l <= args.pairs:
+        raise ConfigError(f"--pairs-per-server must be in [1, --pairs = {args.pairs}], got {l}")
+    if args.pairs % l:
+        raise ConfigError(
+            f"--pairs {args.pairs} must be a multiple of --pairs-per-server {l} "
+            "(a server always holds l pairs)"
+        )
     if args.drs_slots is not None and not 0 <= args.drs_slots <= MAX_DRS_SLOTS:
         raise ConfigError(f"--drs-slots must be in [0, {MAX_DRS_SLOTS:,}], got {args.drs_slots}")
     gpu = load_dvfs_gpu(args.gpu)
@@ -148,7 +173,7 @@ def _run(args: argparse.Namespace) -> int:
     from wattsched.dvfs.tasks import read_tasks
 
     if args.tasks:
-        given = [f"--{n}" for n in ("util", "seed") if getattr(args, n) != _GENERATOR_DEFAULTS[n]]
+        given = [f"--{n}" for n in ("util", "seed") if getattr(args, n) is not None]
         if given:
             raise ConfigError(f"{', '.join(given)} only apply to generated tasks, not to --tasks")
     else:
@@ -186,13 +211,16 @@ def _fit(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from wattsched.dvfs.fitting import fit_measurements
-    from wattsched.dvfs.tasks import write_frame_atomic
     from wattsched.hardware.dvfs import load_dvfs_gpu
 
+    if args.output:
+        file_format(args.output)
     fits = fit_measurements(args.data, load_dvfs_gpu(args.gpu))
     frame = pd.DataFrame([fit.to_dict() for fit in fits])
+    numeric = frame.select_dtypes("number")
+    _refuse_overflow({str(c): numeric[c].to_numpy(float) for c in numeric.columns}, args.data)
     if args.output:
-        write_frame_atomic(frame, args.output)
+        write_table(frame, args.output)
     if args.json:
         print(
             json.dumps(
@@ -202,6 +230,7 @@ def _fit(args: argparse.Namespace) -> int:
                     "mean_saving_narrow": float(np.mean(frame["saving_narrow"])),
                 },
                 indent=2,
+                allow_nan=False,
             )
         )
         return 0
@@ -223,15 +252,23 @@ def _fit(args: argparse.Namespace) -> int:
 
 def _add_generator_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=("offline", "online"), default="offline")
-    parser.add_argument("--util", type=float, help="task-set utilisation U_J (n = pairs x U tasks)")
-    parser.add_argument("--pairs", type=int, default=2048, help="CPU-GPU pairs in the cluster (default 2048)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--util", type=float, help="task-set utilisation U_J > 0 (n = pairs x U tasks, at most 10,000,000)"
+    )
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=2048,
+        help="CPU-GPU pairs in the cluster (default 2048, at most 1,000,000)",
+    )
+    parser.add_argument("--seed", type=int, help="random seed >= 0 (default 0)")
 
 
 def add_parser(groups: argparse._SubParsersAction) -> None:
     parser = groups.add_parser("dvfs", help="DVFS-aware deadline scheduling on CPU-GPU clusters (P2)")
-    parser.set_defaults(func=lambda args: parser.print_help() or 2)
-    commands = parser.add_subparsers(dest="dvfs_command", metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="dvfs_command", metavar="COMMAND", parser_class=OneLineErrorParser, required=True
+    )
 
     gen = commands.add_parser("generate", help="write a synthetic P2 task file (CONTRACT §6)")
     _add_generator_options(gen)
@@ -250,7 +287,9 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="schedule tasks on the cluster and report the energy split")
     _add_generator_options(run)
     run.add_argument("--tasks", help="task file instead of generated tasks")
-    run.add_argument("--pairs-per-server", type=int, default=1, help="l, pairs per server")
+    run.add_argument(
+        "--pairs-per-server", type=int, default=1, help="l, pairs per server; must divide --pairs"
+    )
     run.add_argument("--algo", choices=("edl", "edf-bf", "edf-wf", "lpt-ff", "bin"), default="edl")
     run.add_argument("--theta", type=float, default=1.0, help="θ of the readjustment (1 = off)")
     run.add_argument("--dvfs", choices=("on", "off"), default="on")

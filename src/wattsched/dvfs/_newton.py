@@ -94,7 +94,7 @@ def _derivs(cv: _Curve, t: _Tasks, f: FloatArray) -> tuple[FloatArray, FloatArra
     b = t.t0 + t.k * inv
     b1 = -t.k * inv * inv
     b2 = -2.0 * b1 * inv
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         m_star = np.sqrt(a * t.ratio / b)
     m = np.fmin(np.fmax(m_star, cv.m_lo), cv.m_hi)  # nan (0/0: energy ignores f_mem) -> m_lo
     clipped = m != m_star
@@ -134,7 +134,7 @@ def _newton(
         lo = np.where(up, lo, x)
         hi_seen = hi_seen | up
         lo_seen = lo_seen | ~up
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             nxt = x - g1 / g2
         stuck = ((nxt < lo) & lo_seen) | ((nxt > hi) & hi_seen)
         nxt = np.where(stuck, 0.5 * (lo + hi), np.fmin(np.fmax(nxt, lo), hi))
@@ -170,7 +170,7 @@ def _piece(cv: _Curve, t: _Tasks, f: FloatArray) -> tuple[FloatArray, FloatArray
     v = cv.s * u * u + cv.o
     a = t.p0 + t.c * v * v * f
     b = t.t0 + t.k / f
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         m_star = np.sqrt(a * t.ratio / b)
     code = np.where(m_star > cv.m_hi, 2, np.where(m_star < cv.m_lo, 1, 0)).astype(np.int8)
     code[np.isnan(m_star)] = 1
@@ -202,7 +202,7 @@ def _piece_newton(
         b1 = -kb * inv
         g1 = a1 * b + a * b1
         g2 = a2 * b + 2.0 * b1 * (a1 - a * inv)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             nxt = np.fmin(np.fmax(x - g1 / g2, lo), hi)
         moving = np.abs(nxt - x) > _STEP_TOL
         x = nxt
@@ -246,7 +246,7 @@ def _best_mem(cv: _Curve, t: _Tasks, f: FloatArray) -> FloatArray:
     v = cv.s * u * u + cv.o
     a = t.p0 + t.c * v * v * f
     b = t.t0 + t.k / f
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         m_opt = np.sqrt(a * t.cm / (t.gamma * b))  # nan (0/0: energy ignores f_mem) -> m_lo below
         m_req = np.where(t.cm > 0, t.cm / np.maximum(t.w - b, 1e-300), 0.0)
     return np.fmin(np.fmax(np.fmax(m_opt, m_req), cv.m_lo), cv.m_hi)
@@ -258,7 +258,7 @@ def _mem_star(cv: _Curve, t: _Tasks, f: FloatArray) -> tuple[FloatArray, FloatAr
     v = cv.s * u * u + cv.o
     a = t.p0 + t.c * v * v * f
     b = t.t0 + t.k / f
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         m_opt = np.sqrt(a * t.ratio / b)
         m_req = np.where(t.cm > 0, t.cm / np.maximum(t.w - b, 1e-300), 0.0)
     return np.where(np.isnan(m_opt), 0.0, m_opt), m_req
@@ -267,7 +267,7 @@ def _mem_star(cv: _Curve, t: _Tasks, f: FloatArray) -> tuple[FloatArray, FloatAr
 def _core_bound(t: _Tasks, mem: float, cv: _Curve) -> FloatArray:
     """Lowest core clock in ``[f_lo, inf)`` with ``B(f) + C/mem <= W`` (``inf``: none)."""
     slack = t.w - t.t0 - t.cm / mem
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         need = np.where(t.k > 0, t.k / np.maximum(slack, 1e-300), 0.0)
     need = np.where((slack > 0) | ((t.k == 0) & (slack >= -DEADLINE_RTOL * t.w)), need, np.inf)
     return np.maximum(need, cv.f_lo)
@@ -278,7 +278,7 @@ def exact_arrays(model: TaskModel, window: FloatArray, interval: ScalingInterval
     cv = _curve(interval)
     delta, gamma = model.delta, model.gamma_w
     cm = model.d_s * (1.0 - delta)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = np.where(cm > 0, cm / gamma, 0.0)  # C / gamma: m*² = A·ratio/B (inf when gamma = 0 < C)
     t = _Tasks(model.p0_w, gamma, model.c_w, model.t0_s, model.d_s * delta, cm, ratio, window)
     n = len(model)
@@ -335,7 +335,7 @@ def _split_at_kink(
     inv = 1.0 / fk
     b = t.t0 + t.k * inv
     b1 = -t.k * inv * inv
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         m_star = np.sqrt(a * t.ratio / b)
     inside &= m_star < cv.m_lo
     right = a1 * (b + t.cm / cv.m_lo) + (a + t.gamma * cv.m_lo) * b1  # m = m_lo

@@ -16,7 +16,16 @@ import numpy.typing as npt
 from wattsched.errors import ConfigError
 from wattsched.hardware.dvfs import ScalingInterval, default_dvfs_gpu
 
-__all__ = ["GROUPINGS", "MAX_PAIRS", "ClusterConfig", "DvfsConfig", "PairPool", "RunResult", "Schedule", "account"]
+__all__ = [
+    "GROUPINGS",
+    "MAX_PAIRS",
+    "ClusterConfig",
+    "DvfsConfig",
+    "PairPool",
+    "RunResult",
+    "Schedule",
+    "account",
+]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

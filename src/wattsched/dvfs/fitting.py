@@ -21,7 +21,14 @@ from wattsched.errors import InputError
 from wattsched.hardware.dvfs import DvfsGpu
 from wattsched.io import cell_text, numeric_column, read_table
 
-__all__ = ["MAX_MEASUREMENT", "MEASUREMENT_COLUMNS", "AppFit", "fit_application", "fit_measurements", "read_measurements"]
+__all__ = [
+    "MAX_MEASUREMENT",
+    "MEASUREMENT_COLUMNS",
+    "AppFit",
+    "fit_application",
+    "fit_measurements",
+    "read_measurements",
+]
 
 MEASUREMENT_COLUMNS: tuple[str, ...] = ("appName", "coreF", "memF", "time/ms", "power/W")
 
@@ -59,8 +66,11 @@ def read_measurements(path: str | Path) -> pd.DataFrame:
     frame = read_table(path, formats=("csv",))
     for column in MEASUREMENT_COLUMNS:
         if column not in frame.columns:
-            raise InputError(f"missing column; a measurement file needs {', '.join(MEASUREMENT_COLUMNS)}",
-                             path=where, column=column)
+            raise InputError(
+                f"missing column; a measurement file needs {', '.join(MEASUREMENT_COLUMNS)}",
+                path=where,
+                column=column,
+            )
     if frame.empty:
         raise InputError("no measurement rows (header only)", path=where)
     names = frame["appName"].astype(str).str.strip()
@@ -78,8 +88,12 @@ def read_measurements(path: str | Path) -> pd.DataFrame:
         frame[column] = values
     if problems:
         row, _, column, text = min(problems)
-        raise InputError(f"expected a number in (0, {MAX_MEASUREMENT:g}], got {text}", path=where, row=row + 1,
-                         column=column)
+        raise InputError(
+            f"expected a number in (0, {MAX_MEASUREMENT:g}], got {text}",
+            path=where,
+            row=row + 1,
+            column=column,
+        )
     return frame
 
 

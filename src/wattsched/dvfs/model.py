@@ -15,13 +15,21 @@ import numpy.typing as npt
 
 from wattsched.errors import ConfigError, InputError
 
-__all__ = ["MAX_POWER_W", "MAX_TIME_S", "MODEL_COLUMNS", "TaskModel", "TaskSet", "check_tasks", "first_problem"]
+__all__ = [
+    "MAX_POWER_W",
+    "MAX_TIME_S",
+    "MODEL_COLUMNS",
+    "TaskModel",
+    "TaskSet",
+    "check_tasks",
+    "first_problem",
+]
 
 FloatArray = npt.NDArray[np.float64]
 #: Model parameter columns of a task file (CONTRACT §6), in order.
 MODEL_COLUMNS: tuple[str, ...] = ("p0_w", "gamma_w", "c_w", "t0_s", "d_s", "delta")
-#: Largest accepted time (s) in a task: ``arrival_s``, ``deadline_s``, ``t0_s``, ``d_s`` (~31,700 years; use it
-#: for "no deadline"). Below it every time, slot count and energy of a run stays far inside float64.
+#: Largest accepted time (s) in a task: ``arrival_s``, ``deadline_s``, ``t0_s``, ``d_s`` (~31,700 years;
+#: use it for "no deadline"). Below it every time, slot count and energy of a run stays far inside float64.
 MAX_TIME_S = 1e12
 #: Largest accepted power coefficient (W): ``p0_w``, ``gamma_w``, ``c_w``.
 MAX_POWER_W = 1e12
@@ -147,7 +155,7 @@ def first_problem(values: dict[str, FloatArray]) -> tuple[int, str, str] | None:
 
 
 def check_tasks(tasks: TaskSet, source: str | None = None) -> None:
-    """Raise :class:`InputError` (1-based row, column; ``source`` as the path) at the first invalid task value."""
+    """Raise :class:`InputError` (1-based row, column; ``source`` as path) at the first invalid task value."""
     values = {"arrival_s": tasks.arrival_s, "deadline_s": tasks.deadline_s}
     values.update({c: getattr(tasks.model, c) for c in MODEL_COLUMNS})
     found = first_problem(values)

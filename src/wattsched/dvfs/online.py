@@ -26,8 +26,12 @@ IntArray = npt.NDArray[np.int64]
 
 
 def arrival_slots(tasks: TaskSet, slot_s: float) -> IntArray:
-    """The slot at which each task is first seen: ``ceil(arrival / slot)``."""
-    return np.ceil(tasks.arrival_s / slot_s - 1e-9).astype(np.int64)
+    """The slot at which each task is first seen: the least ``k`` with ``k·slot_s >= arrival`` (in float64,
+    so that a task never starts before its arrival and an arrival on a boundary keeps its slot)."""
+    k = np.ceil(tasks.arrival_s / slot_s)
+    k = np.where((k - 1.0) * slot_s >= tasks.arrival_s, k - 1.0, k)  # the division rounded up
+    k = np.where(k * slot_s < tasks.arrival_s, k + 1.0, k)  # ... or down
+    return k.astype(np.int64)
 
 
 def _initial_pool(state: PackState, pool0: PairPool, cluster: ClusterConfig, capacity: int) -> PairPool:

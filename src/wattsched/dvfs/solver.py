@@ -89,7 +89,7 @@ class _Problem:
         self.t0 = model.t0_s.reshape(shape)
         self.d_core = (model.d_s * model.delta).reshape(shape)
         self.c_mem = (model.d_s * (1.0 - model.delta)).reshape(shape)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ratio = np.where(model.d_s * (1.0 - model.delta) > 0, self.c_mem.ravel() / model.gamma_w, 0.0)
         self.mem_ratio = ratio.reshape(shape)  # C / gamma (inf when gamma = 0 < C, 0 when C = 0)
         self.window = window.reshape(shape)
@@ -103,11 +103,11 @@ class _Problem:
         fc = np.sqrt((v - cp.offset) / cp.scale) + cp.base
         a = self.p0 + self.c * v * v * fc
         b = self.t0 + self.d_core / fc
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             fm_opt = np.sqrt(a * self.mem_ratio / b)  # b = 0 (no core-bound time) gives inf: clipped below
         fm_opt = np.where(np.isnan(fm_opt), self.fm_min, fm_opt)
         room = self.window - b
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             fm_req = np.where(self.c_mem > 0, self.c_mem / np.maximum(room, 1e-300), 0.0)
         ok = (room >= -DEADLINE_RTOL * self.window) & (fm_req <= self.fm_max * (1.0 + DEADLINE_RTOL))
         fm = np.minimum(np.maximum(np.maximum(fm_opt, fm_req), self.fm_min), self.fm_max)
@@ -121,7 +121,7 @@ def _start_voltage(
     """Lowest voltage meeting the window at full memory clock, and whether any setting meets it."""
     slack = window - model.t0_s - model.d_s * (1.0 - model.delta) / interval.f_mem_max
     d_core = model.d_s * model.delta
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         fc_need = np.where(d_core > 0, d_core / np.maximum(slack, 1e-300), 0.0)
     top = interval.f_core_max_at_top
     feasible = (slack > 0) | ((slack >= -DEADLINE_RTOL * window) & (d_core == 0))
@@ -189,7 +189,7 @@ def _solve_hkbu(
     problem = _Problem(model, np.full(len(model), np.inf), interval, col=True)
     a = problem.p0 + problem.c * v * v * fc
     b = problem.t0 + problem.d_core / fc
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         fm_opt = np.sqrt(a * problem.mem_ratio / b)
     fm = np.clip(
         np.where(np.isnan(fm_opt), interval.f_mem_min, fm_opt), interval.f_mem_min, interval.f_mem_max

@@ -182,8 +182,9 @@ def frame_to_tasks(frame: pd.DataFrame, source: str) -> TaskSet:
     """
     for column in TASK_COLUMNS:
         if column not in frame.columns:
-            raise InputError(f"missing column; a task file needs {', '.join(TASK_COLUMNS)}", path=source,
-                             column=column)
+            raise InputError(
+                f"missing column; a task file needs {', '.join(TASK_COLUMNS)}", path=source, column=column
+            )
     if frame.empty:
         raise InputError("no tasks in file (header only)", path=source)
     ids = frame["task_id"].tolist()
@@ -196,23 +197,17 @@ def frame_to_tasks(frame: pd.DataFrame, source: str) -> TaskSet:
             raise InputError("empty task_id", path=source, row=row, column="task_id")
         first = seen.setdefault(text, row)
         if first != row:
-            raise InputError(f"duplicate task_id '{text}' (first at row {first})", path=source, row=row,
-                             column="task_id")
+            raise InputError(
+                f"duplicate task_id '{text}' (first at row {first})", path=source, row=row, column="task_id"
+            )
         text_ids.append(text)
-    values: dict[str, np.ndarray] = {}
-    bad_cells: list[tuple[int, int, str]] = []
-    for position, column in enumerate(TASK_COLUMNS[1:]):
-        values[column], bad = numeric_column(frame, column)
-        if bad is not None:
-            bad_cells.append((bad, position, column))
-    if bad_cells:
-        index, _, column = min(bad_cells)
-        raise InputError(f"expected a finite number, got {cell_text(frame, column, index)}", path=source,
-                         row=index + 1, column=column)
-    found = first_problem(values)
+    values = {column: numeric_column(frame, column)[0] for column in TASK_COLUMNS[1:]}  # bad cells: NaN
+    found = first_problem(values)  # the earliest row, then the leftmost column
     if found is not None:
         index, column, reason = found
-        raise InputError(f"{reason}, got {values[column][index]:g}", path=source, row=index + 1, column=column)
+        value = values[column][index]
+        shown = f"{value:g}" if np.isfinite(value) else cell_text(frame, column, index)
+        raise InputError(f"{reason}, got {shown}", path=source, row=index + 1, column=column)
     model = TaskModel(*(values[c] for c in MODEL_COLUMNS))
     return TaskSet(tuple(text_ids), values["arrival_s"], values["deadline_s"], model)
 

@@ -164,8 +164,8 @@ class DvfsGpu:
 
 def _number(table: dict[str, Any], key: str, where: str) -> float:
     value = table.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(f"missing or non-numeric '{key}'", path=where)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(f"missing, non-numeric or non-finite '{key}'", path=where)
     return float(value)
 
 
@@ -225,8 +225,24 @@ def load_dvfs_gpu(name_or_path: str | Path = "gtx1080ti") -> DvfsGpu:
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"invalid TOML: {exc}", path=str(path)) from None
-        return _parse(data, str(path))
+            raise InputError(f"invalid TOML: {' '.join(str(exc).split())}", path=str(path)) from None
+        except FileNotFoundError:
+            raise InputError("file not found", path=str(path)) from None
+        except IsADirectoryError:
+            raise InputError("is a directory, not a file", path=str(path)) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
+        try:
+            return _parse(data, str(path))
+        except InputError:
+            raise
+        except (ConfigError, AttributeError, TypeError, ValueError, OverflowError) as exc:
+            # a wrong-shaped table (e.g. ``gpu = 5``) or out-of-range values rejected by the dataclasses
+            message = " ".join(str(exc).split())
+            reason = f"invalid DVFS GPU file: {type(exc).__name__}: {message}"
+            raise InputError(reason, path=str(path)) from None
     valid = available_dvfs_gpus()
     if text not in valid:
         raise ConfigError(f"unknown DVFS GPU '{text}'; valid: {', '.join(valid)}")
