@@ -95,17 +95,19 @@ def _read_parquet(path: Path, where: str) -> pd.DataFrame:
     if path.is_dir():  # pyarrow would read a folder as a partitioned dataset
         raise InputError("is a directory, not a file", path=where)
     try:
+        names = pq.read_schema(path).names
+        for i, name in enumerate(names):
+            if name in names[:i]:  # pyarrow would refuse it with a page-long message
+                raise InputError("the header names this column twice", path=where, column=name)
         table = pq.read_table(path)
         table.validate(full=True)  # e.g. text cells that are not UTF-8, which pyarrow would decode lazily
-        frame = table.to_pandas()
+        return table.to_pandas()
+    except InputError:
+        raise
     except Exception as exc:  # a damaged file can fail anywhere in pyarrow or in pandas' metadata handling
         message = " ".join(str(exc).split())
+        message = message if len(message) <= 200 else message[:197] + "..."
         raise InputError(f"cannot parse parquet file: {type(exc).__name__}: {message}", path=where) from None
-    names = [str(c) for c in frame.columns]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            raise InputError("the header names this column twice", path=where, column=name)
-    return frame
 
 
 def _refuse_duplicate_header(path: str | Path, where: str) -> None:
@@ -125,8 +127,8 @@ def numeric_column(frame: pd.DataFrame, column: str) -> tuple[FloatArray, int | 
     Text is parsed by Python's ``float`` (correctly rounded); booleans, lists and junk count as bad cells.
     """
     series = frame[column]
-    if pd.api.types.is_bool_dtype(series.dtype):
-        return np.zeros(len(series)), (0 if len(series) else None)
+    if pd.api.types.is_bool_dtype(series.dtype):  # True is not a number
+        return np.full(len(series), np.nan), (0 if len(series) else None)
     if pd.api.types.is_numeric_dtype(series.dtype):
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     else:

@@ -26,7 +26,7 @@ OFF = DvfsConfig(enabled=False)
 def two_tasks(second_arrival_s: float) -> TaskSet:
     """X: arrives 0, t* = 90 s; Y: t* = 60 s; P* = 100 W; loose deadlines."""
     t = np.array([90.0, 60.0])
-    model = TaskModel([40.0, 40.0], [20.0, 20.0], [40.0, 40.0], 0.2 * t, 0.8 * t, [0.5, 0.5])
+    model = TaskModel(np.full(2, 40.0), np.full(2, 20.0), np.full(2, 40.0), 0.2 * t, 0.8 * t, np.full(2, 0.5))
     arrival = np.array([0.0, second_arrival_s])
     return TaskSet(("x", "y"), arrival, arrival + 1000.0, model)
 
@@ -162,7 +162,8 @@ def random_tasks(rows: list[tuple], online: bool) -> TaskSet:
     t_star = np.array([r[1] for r in rows])
     t0 = t_star * np.array([r[2] for r in rows])
     power = np.array([r[4] for r in rows])
-    model = TaskModel(power[:, 0], power[:, 1], power[:, 2], t0, t_star - t0, [r[3] for r in rows])
+    delta = np.array([r[3] for r in rows])
+    model = TaskModel(power[:, 0], power[:, 1], power[:, 2], t0, t_star - t0, delta)
     deadline = arrival + t_star * np.array([r[5] for r in rows])
     return TaskSet(tuple(f"r{i}" for i in range(len(rows))), arrival, deadline, model)
 

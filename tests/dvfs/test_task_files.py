@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -96,7 +97,9 @@ def _good() -> pd.DataFrame:
         (lambda f: f.assign(delta=f["delta"].where(f.index != 0, 1.5)), 1, "delta"),
     ],
 )
-def test_bad_rows_name_file_row_and_column(tmp_path: Path, edit, row: int | None, column: str) -> None:
+def test_bad_rows_name_file_row_and_column(
+    tmp_path: Path, edit: Callable[[pd.DataFrame], pd.DataFrame], row: int | None, column: str
+) -> None:
     frame = edit(_good().head(3))
     path = _write(tmp_path, frame)
     with pytest.raises(InputError) as info:

@@ -8,6 +8,7 @@ left behind in the output folder. The library readers (``read_tasks``, ``read_me
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import warnings
@@ -68,7 +69,7 @@ def assert_one_line_error(capsys: pytest.CaptureFixture[str], code: int, *pieces
 
 
 def cli(argv: list[str]) -> int:
-    """Exit status of ``wattsched argv``; any RuntimeWarning fails the test (argparse exits via SystemExit)."""
+    """Exit status of ``wattsched argv``; a RuntimeWarning fails the test (argparse exits via SystemExit)."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         try:
@@ -94,7 +95,7 @@ def parquet_bytes(tmp_path: Path, frame: pd.DataFrame) -> bytes:
 
 
 def good_frame() -> pd.DataFrame:
-    return pd.read_csv(pd.io.common.StringIO(lines(HEADER, GOOD)), dtype={"task_id": str})
+    return pd.read_csv(io.StringIO(lines(HEADER, GOOD)), dtype={"task_id": str})
 
 
 # ---------------------------------------------------------------------------- task files: solve and run
@@ -107,7 +108,8 @@ TASK_CASES: list[tuple[str, str, str | bytes | None, tuple[str, ...]]] = [
     ("row-longer-than-header", "t.csv", lines(HEADER, GOOD + ",7"), ("t.csv", "cannot parse")),
     ("huge-1e308-time-and-power", "t.csv", lines(HEADER, "a,0,1e12,1e308,10,10,1e308,1e308,0.5"),
      ("t.csv", "row 1", "p0_w", "<= 1e+12")),
-    ("huge-time", "t.csv", lines(HEADER, "a,0,1e12,40,20,40,1e308,1e308,0.5"), ("row 1", "t0_s", "<= 1e+12 s")),
+    ("huge-time", "t.csv", lines(HEADER, "a,0,1e12,40,20,40,1e308,1e308,0.5"),
+     ("row 1", "t0_s", "<= 1e+12 s")),
     ("huge-deadline", "t.csv", lines(HEADER, "a,0,1e308,40,20,40,60,240,0.5"), ("row 1", "deadline_s")),
     ("huge-arrival", "t.csv", lines(HEADER, "a,1e300,2e300,40,20,40,60,240,0.5"), ("row 1", "arrival_s")),
     ("1e400-is-inf", "t.csv", lines(HEADER, "a,0,1000,40,20,40,60,1e400,0.5"), ("row 1", "d_s", "finite")),
@@ -134,7 +136,8 @@ TASK_CASES: list[tuple[str, str, str | bytes | None, tuple[str, ...]]] = [
     ("duplicate-id", "t.csv", lines(HEADER, GOOD, GOOD), ("t.csv", "row 2", "task_id", "duplicate")),
     ("duplicate-id-after-strip", "t.csv", lines(HEADER, GOOD, " " + GOOD), ("row 2", "task_id")),
     ("empty-id", "t.csv", lines(HEADER, "," + GOOD[2:]), ("row 1", "task_id", "empty")),
-    ("duplicate-header-column", "t.csv", lines(HEADER + ",delta", GOOD + ",0.2"), ("t.csv", "delta", "twice")),
+    ("duplicate-header-column", "t.csv", lines(HEADER + ",delta", GOOD + ",0.2"),
+     ("t.csv", "delta", "twice")),
     ("wrong-suffix", "t.txt", lines(HEADER, GOOD), ("t.txt", "suffix")),
     ("no-suffix", "tasks", lines(HEADER, GOOD), ("tasks", "suffix")),
     ("non-utf8", "t.csv", lines(HEADER).encode() + b"\xff,0,1000,40,20,40,60,240,0.5\n", ("t.csv", "UTF-8")),
@@ -272,7 +275,7 @@ RUN_OPTION_CASES = [
     (["--util", "1", "--pairs", "64", "--slot-s", "inf"], ("--slot-s",)),
     (["--util", "1", "--pairs", "64", "--slot-s", "0"], ("--slot-s",)),
     (["--util", "1", "--pairs", "64", "--slot-s", "1e-9"], ("--slot-s",)),
-    (["--util", "1", "--pairs", "64", "--slot-s", "1e9"], ("slot_s", "1e+12")),
+    (["--util", "1", "--pairs", "64", "--mode", "online", "--slot-s", "1e9"], ("slot_s", "1e+12")),
     (["--util", "1", "--pairs", "64", "--idle-power-w", "nan"], ("--idle-power-w",)),
     (["--util", "1", "--pairs", "64", "--idle-power-w", "-1"], ("--idle-power-w",)),
     (["--util", "1", "--pairs", "64", "--pairs-per-server", "4", "--idle-power-w", "1e308", "--json"],
@@ -377,7 +380,8 @@ def test_dvfs_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str], 
 FIT_CASES: list[tuple[str, str, str | bytes, tuple[str, ...]]] = [
     ("empty", "m.csv", b"", ("m.csv", "empty")),
     ("header-only", "m.csv", lines(FIT_HEADER), ("m.csv", "no measurement rows")),
-    ("missing-column", "m.csv", lines("appName,coreF,time/ms,power/W", "app,1600,2,200"), ("memF", "missing")),
+    ("missing-column", "m.csv", lines("appName,coreF,time/ms,power/W", "app,1600,2,200"),
+     ("memF", "missing")),
     ("text-value", "m.csv", lines(FIT_HEADER, "app,fast,4000,x,k,2,200", *FIT_ROWS), ("row 1", "coreF")),
     ("bool-value", "m.csv", lines(FIT_HEADER, *FIT_ROWS, "app,1600,4000,x,k,True,200"), ("row 5", "time/ms")),
     ("nan", "m.csv", lines(FIT_HEADER, *FIT_ROWS, "app,1600,nan,x,k,2,200"), ("row 5", "memF")),
@@ -415,7 +419,9 @@ def test_dvfs_fit_refuses_a_hostile_measurement_file(
 
 
 @pytest.mark.parametrize("kind", ["missing", "directory"])
-def test_dvfs_fit_data_that_is_not_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+def test_dvfs_fit_data_that_is_not_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
     data = tmp_path / "m.csv"
     if kind == "directory":
         data.mkdir()
@@ -445,7 +451,7 @@ def test_dvfs_fit_good_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 # ----------------------------------------------------------------------------------------- GPU TOML (--gpu)
 
 GPU_CASES: list[tuple[str, str | bytes, str]] = [
-    ("empty", "", "coupling"),
+    ("empty", "", "offset"),
     ("not-toml", "[[[", "invalid TOML"),
     ("non-utf8", b"\xff\xfe[gpu]", "UTF-8"),
     ("coupling-not-a-table", "coupling = 5", "AttributeError"),
@@ -470,7 +476,7 @@ EXTREME_TIME = EXTREME | st.just(MAX_TIME_S)
 EXTREME_POWER = EXTREME | st.just(MAX_POWER_W)
 
 
-@settings(max_examples=max(25, EXAMPLES // 2), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     rows=st.lists(
         st.tuples(EXTREME_TIME, EXTREME_TIME, EXTREME_POWER, EXTREME_POWER, EXTREME_POWER, EXTREME_TIME,

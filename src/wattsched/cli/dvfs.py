@@ -101,7 +101,7 @@ def _refuse_overflow(values: dict[str, Any], source: str | None) -> None:
     bad = [key for key, value in values.items() if not np.all(np.isfinite(np.asarray(value, dtype=float)))]
     if bad:
         raise InputError(
-            f"the computation overflowed ({', '.join(bad)} not finite): input values or options are too large",
+            f"the computation overflowed ({', '.join(bad)} not finite): input values or options too large",
             path=source,
         )
 

@@ -105,7 +105,8 @@ def _derivs(cv: _Curve, t: _Tasks, f: FloatArray) -> tuple[FloatArray, FloatArra
     g1 = a1 * bb + aa * b1
     g2 = a2 * bb + 2.0 * a1 * b1 + aa * b2
     if t.deadline:
-        r = 1.0 / (t.w - b)  # > 0 on the feasible range
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            r = 1.0 / (t.w - b)  # > 0 on the feasible range (inf where the window just fits)
         m_req = t.cm * r
         active = m_req > np.maximum(m_star, cv.m_lo)
         q = t.gamma * t.cm * r * r
@@ -367,7 +368,7 @@ def _scalar_derivs(cv: _Curve, p: tuple[float, ...], f: float) -> tuple[float, f
     b2 = -2.0 * b1 * inv
     m_star = _sqrt_ratio(a * ratio, b)
     if cm > 0.0 and w < math.inf:
-        r = 1.0 / (w - b)
+        r = 1.0 / (w - b) if w > b else math.inf  # w = b: the window just fits (a tolerance made it feasible)
         if cm * r > max(m_star, cv.m_lo):  # the window binds: m = C/(W − B)
             q = gamma * cm * r * r
             return a1 + q * b1, a2 + q * (b2 + 2.0 * b1 * b1 * r)
@@ -463,7 +464,7 @@ def _scalar_kink(cv: _Curve, p: tuple[float, ...], lo: float, hi: float) -> tupl
         return lo, hi, False, False
     if a1 * (b + cm / cv.m_lo) + (a + gamma * cv.m_lo) * b1 < 0.0:
         return fk, hi, True, False
-    r = 1.0 / (w - b)
+    r = 1.0 / (w - b) if w > b else math.inf
     if a1 + gamma * cm * r * r * b1 > 0.0:
         return lo, fk, False, True
     return fk, fk, True, True

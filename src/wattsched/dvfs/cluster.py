@@ -245,7 +245,8 @@ class PairPool:
         slot = self.config.slot_s
         self.busy_ceil[pair] += math.ceil(time_s / slot - 1e-9) * slot
         if deadline_s > 0:
-            self.load[pair] = max(self.load[pair], self.busy_ceil[pair] / deadline_s)
+            with np.errstate(over="ignore"):  # a subnormal deadline gives an infinite load: never chosen
+                self.load[pair] = max(self.load[pair], self.busy_ceil[pair] / deadline_s)
 
     def turn_off_idle(self, now_slot: int) -> None:
         """DRS at slot ``now_slot``: a server whose pairs all idled ρ slots goes off at ``ceil(F)+ρ``."""

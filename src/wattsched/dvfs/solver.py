@@ -254,12 +254,15 @@ def solve(
             if enforce_deadline:
                 return found
             return _settings(model, found.v, found.f_core, found.f_mem, window)
-        parts = [
-            exact_arrays(model.take(slice(s, s + _EXACT_CHUNK)), search[s : s + _EXACT_CHUNK], interval)
-            if len(model) > _EXACT_CHUNK
-            else exact_arrays(model, search, interval)
-            for s in range(0, len(model), _EXACT_CHUNK)
-        ]
+        # Extreme but valid parameters (subnormal or 1e12-sized) reach inf/0 in the Newton search by design;
+        # its clamps map them to bounds and the results are checked with the deadline test below.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            parts = [
+                exact_arrays(model.take(slice(s, s + _EXACT_CHUNK)), search[s : s + _EXACT_CHUNK], interval)
+                if len(model) > _EXACT_CHUNK
+                else exact_arrays(model, search, interval)
+                for s in range(0, len(model), _EXACT_CHUNK)
+            ]
         v, fc, fm = (np.concatenate([part[j] for part in parts]) for j in range(3))
         return _settings(model, v, fc, fm, window)
     if method == "hkbu":

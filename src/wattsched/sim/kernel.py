@@ -44,6 +44,23 @@ class EventQueue:
         self.now = event[0]
         return event
 
+    def pop_instant(self, window: float) -> list[Event]:
+        """Remove the next event and every event at most ``window`` after it (one *instant*), in order;
+        the clock advances to the last one. One call instead of a peek/pop per event, for speed."""
+        heap = self._heap
+        heappop = heapq.heappop
+        first = heappop(heap)
+        limit = first[0] + window
+        batch = [first]
+        while heap and heap[0][0] <= limit:
+            batch.append(heappop(heap))
+        self.now = batch[-1][0]
+        return batch
+
+    def head(self) -> Event | None:
+        """The next event without removing it, or ``None`` when none is left."""
+        return self._heap[0] if self._heap else None
+
     def discard_next(self) -> Event:
         """Remove the next event *without* moving the clock (the caller found it stale)."""
         return heapq.heappop(self._heap)

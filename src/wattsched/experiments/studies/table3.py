@@ -10,6 +10,9 @@ Cells (each a pure function of its fields):
   at quick scale, the §A.6.4 defaults at paper scale), then evaluates it on every held-out day. Training
   inside
   the cell keeps cells pure and needs no cache; the saved model is available from ``wattsched mig train``.
+* :class:`~wattsched.experiments.studies.table3_sensitivity.Table3SensCell` (keys ``sens/<condition>/...``):
+  the non-learned methods at other arrival-rate multipliers and deadline slacks; rows of kind ``sens-day``
+  and ``sens-selection``, summarised in the ``table3_sensitivity`` block (they leave ``table3`` untouched).
 
 Every method runs on the same held-out days (common random numbers). ET's ``a`` is pooled over no-mig, static,
 day-night and dynamic (CONTRACT §2); lookahead, our own planner, is scored with that same ``a``. The reward of
@@ -28,6 +31,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from wattsched.experiments.studies.table3_sensitivity import (
+    Table3SensCell,
+    render_sensitivity,
+    run_sensitivity_cell,
+    sensitivity_block,
+)
 from wattsched.experiments.study import STUDIES, Row, Scale
 
 __all__ = ["PAPER_TABLE3", "Table3Cell", "Table3Study"]
@@ -69,8 +78,15 @@ class Table3Study:
     pilot_days: int = 8
     #: Training steps of the DQN; ``None``: the scale's preset (quick_config / the §A.6.4 defaults).
     dqn_timesteps: int | None = None
+    #: Load/deadline sensitivity (table3_sensitivity.py): multipliers at P1's slack, extra slacks at x1.
+    sensitivity_multipliers: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)
+    sensitivity_slacks: tuple[tuple[float, float], ...] = ((2.0, 3.0),)
+    sensitivity_quick_days: int = 20
+    sensitivity_paper_days: int = 100
+    #: Lookahead in the sensitivity (0.3-3 s per day, growing with load); ``None``: at paper scale only.
+    sensitivity_lookahead: bool | None = None
 
-    def cells(self, scale: Scale) -> Sequence[Table3Cell]:
+    def cells(self, scale: Scale) -> Sequence[Table3Cell | Table3SensCell]:
         days = self.paper_days if scale == "paper" else self.quick_days
         selection = self.paper_selection_days if scale == "paper" else self.quick_selection_days
 
@@ -79,13 +95,41 @@ class Table3Study:
                 method, block, first, count, self.seed, scale, selection, self.pilot_days, timesteps
             )
 
-        cells = [cell("static-selection", 0, 0, 0), cell("dynamic", 0, 0, days, self.dqn_timesteps)]
+        cells: list[Table3Cell | Table3SensCell] = [
+            cell("static-selection", 0, 0, 0),
+            cell("dynamic", 0, 0, days, self.dqn_timesteps),
+        ]
         for method in ("no-mig", "static", "static-cfg3", "day-night", "lookahead"):
             for block, first in enumerate(range(0, days, self.block_days)):
                 cells.append(cell(method, block, first, min(self.block_days, days - first)))
-        return cells
+        return [*cells, *self._sensitivity_cells(scale, selection)]
 
-    def run_cell(self, cell: Table3Cell) -> list[Row]:
+    def _sensitivity_cells(self, scale: Scale, selection: int) -> list[Table3SensCell]:
+        days = self.sensitivity_paper_days if scale == "paper" else self.sensitivity_quick_days
+        lookahead = scale == "paper" if self.sensitivity_lookahead is None else self.sensitivity_lookahead
+        methods = ("no-mig", "static", "static-cfg3", "day-night") + (("lookahead",) if lookahead else ())
+        conditions = [(float(m), (1.0, 1.5)) for m in self.sensitivity_multipliers]
+        conditions += [(1.0, (float(lo), float(hi))) for lo, hi in self.sensitivity_slacks]
+        return [
+            Table3SensCell(
+                method,
+                block,
+                first,
+                min(self.block_days, days - first),
+                self.seed,
+                multiplier,
+                slack,
+                selection,
+                self.pilot_days,
+            )
+            for multiplier, slack in dict.fromkeys(conditions)
+            for method in methods
+            for block, first in enumerate(range(0, days, self.block_days))
+        ]
+
+    def run_cell(self, cell: Table3Cell | Table3SensCell) -> list[Row]:
+        if isinstance(cell, Table3SensCell):
+            return run_sensitivity_cell(cell)
         from wattsched.mig.partition import PARTITIONERS
         from wattsched.mig.partition.evaluate import evaluate_policy, pilot_et_coefficient, select_static
 
@@ -159,7 +203,7 @@ class Table3Study:
                     improvements[f"lookahead_vs_{other}"] = _improvement(per_day["lookahead"], per_day[other])
         selection = rows[rows["kind"] == "selection"]
         static_choice = (
-            int(selection.loc[selection["chosen"].astype(bool), "configuration"].to_numpy()[0])
+            int(selection.loc[_flag(selection["chosen"]), "configuration"].to_numpy()[0])
             if len(selection)
             else None
         )
@@ -177,12 +221,18 @@ class Table3Study:
                 if "train_wall_s" in days and (days["method"] == "dynamic").any()
                 else None,
             },
+            **({"table3_sensitivity": sens} if (sens := sensitivity_block(rows)) else {}),
         }
 
     def report(self, rows: pd.DataFrame, figures_dir: Path) -> str:
-        return _render(
-            self.summarize(rows), rows[rows["kind"] == "day"], rows[rows["kind"] == "selection"], figures_dir
-        )
+        summary = self.summarize(rows)
+        main = _render(summary, rows[rows["kind"] == "day"], rows[rows["kind"] == "selection"], figures_dir)
+        return main + render_sensitivity(summary.get("table3_sensitivity", {}), figures_dir)
+
+
+def _flag(values: pd.Series) -> pd.Series:
+    """A boolean column read back from Parquet, where the store may have written it as "True"/"False"."""
+    return values.map(lambda v: str(v).strip().lower() in ("true", "1", "1.0"))
 
 
 def _train_dqn(cell: Table3Cell) -> tuple[Any, dict[str, Any]]:

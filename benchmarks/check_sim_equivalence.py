@@ -1,0 +1,129 @@
+"""Golden-file check that a change to the MIG simulator leaves every result bit-for-bit identical.
+
+    python benchmarks/check_sim_equivalence.py --write      # record the golden file from the current code
+    python benchmarks/check_sim_equivalence.py              # compare the current code against it (exit 1 on diff)
+
+Covers, for ``--queues`` queues (seeds 0..N-1, cycling through the Table II conditions; the first
+``--full-day`` of them 24 h long, the rest ``--hours`` long): every configuration 1-12 and ``no-mig`` × every
+registered policy with ``record_jobs=True`` (all :class:`SimResult` fields and every :class:`JobRecord`). Plus
+stepped runs that repartition every ``REPARTITION_EVERY``-th decision epoch in both repartition modes, with
+snapshots along the way and a look-ahead fork run to the end (the RL code path).
+
+Floats are compared through ``repr`` (exact, and NaN equals NaN). The golden file lives under
+``benchmarks/out/`` (gitignored): it is a regression fixture of the local code, never a test expectation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from wattsched.mig import POLICIES
+from wattsched.mig.simulator import MigSimulation, simulate
+from wattsched.workload.generators import WorkloadSpec, generate_jobs
+from wattsched.workload.job import Job
+
+GOLDEN = Path(__file__).resolve().parent / "out" / "sim_golden.pkl"
+#: (rate per minute, inference share): the four Table II conditions.
+CONDITIONS = ((0.5, 0.8), (0.1, 0.8), (0.75, 0.8), (0.5, 0.2))
+CONFIGURATIONS: tuple[int | str, ...] = (*range(1, 13), "no-mig")
+REPARTITION_EVERY = 50
+
+
+def canonical(value: Any) -> Any:
+    """A comparable, exact form: floats as ``repr``, dataclasses and sequences as tuples."""
+    if isinstance(value, float):
+        return repr(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return tuple(canonical(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, dict):
+        return tuple((k, canonical(v)) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return tuple(canonical(v) for v in value)
+    return value
+
+
+def queue(seed: int, hours: float) -> tuple[list[Job], float]:
+    rate, share = CONDITIONS[seed % len(CONDITIONS)]
+    spec = WorkloadSpec(rate_per_min=rate, inference_share=share, hours=hours)
+    return generate_jobs(spec, seed), spec.horizon_s
+
+
+def fixed_runs(queues: int, full_day: int, hours: float) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for seed in range(queues):
+        jobs, horizon = queue(seed, 24.0 if seed < full_day else hours)
+        for policy in POLICIES.available():
+            for config in CONFIGURATIONS:
+                result = simulate(jobs, config, policy, horizon_s=horizon, record_jobs=True)
+                out[f"fixed/{seed}/{policy}/{config}"] = (canonical(result.to_dict()), canonical(result.records))
+    return out
+
+
+def stepped_run(jobs: list[Job], horizon: float, policy: str, mode: str) -> Any:
+    sim = MigSimulation(jobs, 1, policy, horizon_s=horizon, record_jobs=True,
+                        repartition_mode=mode)  # type: ignore[arg-type]
+    trail: list[Any] = []
+    epoch = 0
+    switches = 0
+    fork_result = None
+    while sim.advance():
+        epoch += 1
+        if epoch % REPARTITION_EVERY == 0 and not sim.in_blackout:
+            switches += 1
+            target = CONFIGURATIONS[switches % len(CONFIGURATIONS)]
+            trail.append((epoch, sim.repartition(target), canonical(sim.snapshot())))
+            if switches == 3:
+                fork_result = sim.fork().run()
+    result = sim.result()
+    return (canonical(trail), canonical(result.to_dict()), canonical(result.records),
+            canonical(fork_result.to_dict() if fork_result else None),
+            canonical(fork_result.records if fork_result else None))
+
+
+def stepped_runs(queues: int, hours: float) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for seed in range(queues):
+        jobs, horizon = queue(seed, hours)
+        for policy in POLICIES.available():
+            for mode in ("blackout", "deadline_shift"):
+                out[f"stepped/{seed}/{policy}/{mode}"] = stepped_run(jobs, horizon, policy, mode)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="record the golden file from the current code")
+    parser.add_argument("--queues", type=int, default=200)
+    parser.add_argument("--full-day", type=int, default=8, help="how many of the queues last 24 h")
+    parser.add_argument("--hours", type=float, default=6.0, help="length of the other queues")
+    parser.add_argument("--stepped-queues", type=int, default=8)
+    parser.add_argument("--golden", type=Path, default=GOLDEN)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    results = fixed_runs(args.queues, args.full_day, args.hours)
+    results.update(stepped_runs(args.stepped_queues, 24.0))
+    elapsed = time.perf_counter() - start
+    if args.write:
+        args.golden.parent.mkdir(parents=True, exist_ok=True)
+        args.golden.write_bytes(pickle.dumps(results))
+        print(f"wrote {len(results)} runs to {args.golden} in {elapsed:.1f} s")
+        return 0
+    golden = pickle.loads(args.golden.read_bytes())
+    if golden.keys() != results.keys():
+        print(f"run sets differ: {sorted(golden.keys() ^ results.keys())[:5]}")
+        return 1
+    bad = [key for key in golden if golden[key] != results[key]]
+    for key in bad[:10]:
+        print(f"DIFFERS: {key}")
+    print(f"{len(results) - len(bad)}/{len(results)} runs identical ({elapsed:.1f} s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
