@@ -13,6 +13,8 @@ PUBLIC_API: dict[str, set[str]] = {
     "wattsched": {
         "ConfigError", "Configuration", "InputError", "Job", "JobKind", "MigProfile", "Scaling", "SliceSpec",
         "UnknownNameError", "WattschedError", "__version__", "default_profile", "load_profile",
+        "MigSimulation", "SimResult", "WorkloadSpec", "et_score", "generate_jobs", "read_trace", "simulate",
+        "write_trace",
     },
     "wattsched.mig": {
         "JobRecord", "JobView", "MigSimulation", "POLICIES", "PolicyError", "SchedulingPolicy", "SimResult",
@@ -25,6 +27,20 @@ PUBLIC_API: dict[str, set[str]] = {
         "read_trace", "write_trace",
     },
     "wattsched.metrics": {"et_coefficient", "et_score", "et_values", "summarize_runs"},
+    "wattsched.dvfs": {
+        "ALGORITHMS", "ClusterConfig", "DvfsConfig", "GeneratorSpec", "RunResult", "Schedule", "Settings",
+        "TaskModel", "TaskSet", "generate_offline", "generate_online", "read_tasks", "run_offline",
+        "run_online", "solve", "solve_one", "write_tasks",
+    },
+    "wattsched.mig.partition": {
+        "ConfigId", "DQNPartitioner", "DayNightPartitioner", "DayRun", "Decision", "LookaheadPartitioner",
+        "MIG_CONFIGURATIONS", "NoMigPartitioner", "PARTITIONERS", "RepartitionPolicy", "StaticPartitioner",
+        "hour_of_day", "run_day",
+    },
+    "wattsched.rl": {"ENV_ID", "register_envs"},
+    "wattsched.workload.adapters": {
+        "ADAPTERS", "ImportOptions", "ImportReport", "ParsedTrace", "TraceParser", "import_trace",
+    },
 }
 
 
@@ -55,3 +71,17 @@ def test_shared_names_are_the_same_objects() -> None:
     for name in ("Job", "JobKind", "Scaling"):
         assert getattr(wattsched, name) is getattr(wattsched.workload, name) is getattr(job, name)
     assert isinstance(wattsched.__version__, str) and wattsched.__version__.count(".") == 2
+
+
+def test_core_imports_no_heavy_extras() -> None:
+    # CONTRACT §1: the simulator and the DVFS code import none of the [rl] / [ray] extras.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, wattsched, wattsched.mig, wattsched.dvfs, wattsched.workload, wattsched.experiments, "
+        "wattsched.mig.partition, wattsched.cli; "
+        "print(sorted(m for m in ('torch', 'gymnasium', 'stable_baselines3', 'ray') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

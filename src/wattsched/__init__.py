@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from wattsched.errors import ConfigError, InputError, UnknownNameError, WattschedError
 from wattsched.hardware.mig import Configuration, MigProfile, SliceSpec, default_profile, load_profile
+from wattsched.metrics import et_score
+from wattsched.mig import MigSimulation, SimResult, simulate
+from wattsched.workload import WorkloadSpec, generate_jobs, read_trace, write_trace
 from wattsched.workload.job import Job, JobKind, Scaling
 
 __version__ = "0.1.0"
@@ -19,11 +22,19 @@ __all__ = [
     "Job",
     "JobKind",
     "MigProfile",
+    "MigSimulation",
     "Scaling",
+    "SimResult",
     "SliceSpec",
     "UnknownNameError",
     "WattschedError",
+    "WorkloadSpec",
     "__version__",
     "default_profile",
+    "et_score",
+    "generate_jobs",
     "load_profile",
+    "read_trace",
+    "simulate",
+    "write_trace",
 ]

@@ -27,11 +27,12 @@ def sync_running(st: MigState, now: float) -> None:
     fraction = st.fraction
     run_start = st.run_start_s
     durations = st.durations_s
-    dix = st.slice_dix
-    for s, j in enumerate(st.job_on):
-        if j >= 0 and run_start[j] != now:
-            fraction[j] -= (now - run_start[j]) / durations[j][dix[s]]
-            run_start[j] = now
+    for j, dix in zip(st.job_on, st.slice_dix, strict=True):
+        if j >= 0:
+            start = run_start[j]
+            if start != now:
+                fraction[j] -= (now - start) / durations[j][dix]
+                run_start[j] = now
 
 
 def stop_job(sim: MigSimulation, j: int, s: int, now: float) -> None:
@@ -87,6 +88,10 @@ def apply_decision(sim: MigSimulation, decision: list[int], now: float) -> None:
     """Validate a policy's slice assignment and apply it (see :mod:`wattsched.mig.policies.base`)."""
     st = sim._state
     old = st.job_on
+    if decision == old:  # the common "nothing moves" outcome of a full re-evaluation
+        if st.waiting and -1 in old:
+            raise PolicyError("a slice is left idle while jobs wait")
+        return
     n = len(old)
     if len(decision) != n:
         raise PolicyError(f"decision has {len(decision)} entries for {n} slices")

@@ -15,6 +15,9 @@ Fields a policy may read:
   ``durations_s[j]``), ``job_on[s]`` (running job or -1); ``scan_order`` (slice indices sorted by compute
   size, then slot: scanning in this order with strict comparisons implements the slice tie-break);
   ``config_dixes`` (the distinct duration indices of the configuration);
+* ``policy_memo``: scratch space for values a policy derives from the configuration (e.g. per-job reference
+  durations), emptied whenever the configuration changes. The one field a policy may write, and only to
+  cache what it could recompute (a pure function of the configuration and the jobs);
 * ``waiting``: the waiting jobs as a sorted list of ``(key, j)`` where ``key`` is the policy's
   :meth:`waiting_key`; the first entries have the highest priority.
 """
@@ -22,6 +25,7 @@ Fields a policy may read:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 __all__ = ["DONE", "NOT_ARRIVED", "STOPPED", "WAITING", "MigState"]
 
@@ -46,6 +50,7 @@ class MigState:
         "history",
         "job_on",
         "now_s",
+        "policy_memo",
         "preemptions",
         "run_start_s",
         "scan_order",
@@ -84,6 +89,7 @@ class MigState:
         self.scan_order: list[int] = []
         self.config_dixes: tuple[int, ...] = ()
         self.job_on: list[int] = []
+        self.policy_memo: dict[str, Any] = {}
 
     def current_fraction(self, job: int, now_s: float) -> float:
         """Remaining fraction of ``job`` at ``now_s`` (accounts for the run since the last update)."""
@@ -100,4 +106,7 @@ class MigState:
             setattr(other, name, value.copy() if isinstance(value, list) else value)
         if self.history is not None:
             other.history = [h.copy() for h in self.history]
+        other.policy_memo = {
+            key: value.copy() if isinstance(value, list) else value for key, value in self.policy_memo.items()
+        }
         return other
