@@ -100,7 +100,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="record the golden file from the current code")
     parser.add_argument("--queues", type=int, default=200)
-    parser.add_argument("--full-day", type=int, default=8, help="how many of the queues last 24 h")
+    parser.add_argument("--full-day", type=int, default=8, help="how many of the queues last 24 h (keep as recorded)")
     parser.add_argument("--hours", type=float, default=6.0, help="length of the other queues")
     parser.add_argument("--stepped-queues", type=int, default=8)
     parser.add_argument("--golden", type=Path, default=GOLDEN)
@@ -119,7 +119,7 @@ def main() -> int:
     if missing:  # a smaller --queues / --stepped-queues checks a subset of the golden runs
         print(f"not in the golden file (record it with the same options): {missing[:5]}")
         return 1
-    bad = [key for key in golden if golden[key] != results[key]]
+    bad = [key for key in results if golden[key] != results[key]]
     for key in bad[:10]:
         print(f"DIFFERS: {key}")
     print(f"{len(results) - len(bad)}/{len(results)} runs identical ({elapsed:.1f} s)")

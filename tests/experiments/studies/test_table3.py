@@ -115,8 +115,8 @@ def test_sensitivity_uses_common_random_numbers(rows: pd.DataFrame) -> None:
     sens = rows[rows["kind"] == "sens-day"]
     main = rows[rows["kind"] == "day"]
     columns = ["day", "energy_j", "avg_tardiness_s", "jobs"]
-    for method in ("no-mig", "static-cfg3", "day-night"):
-        # x1 is the main study's workload: same days, same seeds -> identical results
+    for method in ("no-mig", "static", "static-cfg3", "day-night"):
+        # x1 is the main study's workload: same days, seeds and selection days -> identical results
         ours = sens[(sens["condition"] == "x1") & (sens["method"] == method)][columns].sort_values("day")
         theirs = main[main["method"] == method][columns].sort_values("day")
         assert ours.to_numpy().tolist() == theirs.to_numpy().tolist()
@@ -166,6 +166,8 @@ def test_sensitivity_block_by_hand() -> None:
     assert entry["paper_order_holds"] is True  # 5.2 > 1.4 > 0.6
     assert entry["paper_order_holds_cfg3"] is False  # cfg 3's 10.6 is above no-mig's 5.2
     assert entry["static_configuration"] == 4 and entry["detail"]["no-mig"]["late_share"] == 0.1
+    paired = entry["paired_differences"]["static - day-night"]  # 1.4 - 0.6 on the single day
+    assert paired["mean"] == pytest.approx(0.8) and paired["days"] == 1
 
 
 def test_sensitivity_lookahead_cell() -> None:

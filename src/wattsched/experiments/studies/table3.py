@@ -36,6 +36,7 @@ from wattsched.experiments.studies.table3_sensitivity import (
     render_sensitivity,
     run_sensitivity_cell,
     sensitivity_block,
+    sensitivity_cells,
 )
 from wattsched.experiments.study import STUDIES, Row, Scale
 
@@ -105,27 +106,18 @@ class Table3Study:
         return [*cells, *self._sensitivity_cells(scale, selection)]
 
     def _sensitivity_cells(self, scale: Scale, selection: int) -> list[Table3SensCell]:
-        days = self.sensitivity_paper_days if scale == "paper" else self.sensitivity_quick_days
         lookahead = scale == "paper" if self.sensitivity_lookahead is None else self.sensitivity_lookahead
-        methods = ("no-mig", "static", "static-cfg3", "day-night") + (("lookahead",) if lookahead else ())
-        conditions = [(float(m), (1.0, 1.5)) for m in self.sensitivity_multipliers]
-        conditions += [(1.0, (float(lo), float(hi))) for lo, hi in self.sensitivity_slacks]
-        return [
-            Table3SensCell(
-                method,
-                block,
-                first,
-                min(self.block_days, days - first),
-                self.seed,
-                multiplier,
-                slack,
-                selection,
-                self.pilot_days,
-            )
-            for multiplier, slack in dict.fromkeys(conditions)
-            for method in methods
-            for block, first in enumerate(range(0, days, self.block_days))
-        ]
+        days = self.sensitivity_paper_days if scale == "paper" else self.sensitivity_quick_days
+        return sensitivity_cells(
+            self.seed,
+            days,
+            self.block_days,
+            selection,
+            self.pilot_days,
+            self.sensitivity_multipliers,
+            self.sensitivity_slacks,
+            lookahead=lookahead,
+        )
 
     def run_cell(self, cell: Table3Cell | Table3SensCell) -> list[Row]:
         if isinstance(cell, Table3SensCell):

@@ -5,7 +5,11 @@ papers.md §A.3.6) our simulator does not give P1's order No-MIG > Static > Day-
 asks under which conditions that order appears: the methods no-mig, static (best of the 12 configurations,
 selected per condition on training days as the main study does), static-cfg3 (P1's pick), day-night and,
 where affordable, lookahead run at arrival-rate multipliers (``WorkloadSpec.rate_multiplier``) and with
-looser deadline slacks at multiplier 1.
+looser deadline slacks at multiplier 1. The selection uses the main study's selection days, so condition
+``x1`` (P1's workload) repeats the main study's no-mig/static/day-night results on its first days. Lookahead
+costs 0.3-3.2 s per day (growing with load: more jobs, more epochs), so by default it runs at paper scale
+only. A slack U(2, 3) doubles every job's slack of the U(1, 1.5) day (the generator draws
+``lo + (hi - lo)·u`` with the same ``u``).
 
 Every condition uses the same held-out day seeds (common random numbers: at a given multiplier the jobs
 are identical across methods; a looser slack keeps the arrivals and durations of the paper slack's day).
@@ -16,6 +20,7 @@ simulator, schedulers and policies are exactly those of the main study.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +36,7 @@ __all__ = [
     "render_sensitivity",
     "run_sensitivity_cell",
     "sensitivity_block",
+    "sensitivity_cells",
 ]
 
 SENS_METHODS: tuple[str, ...] = ("no-mig", "static", "static-cfg3", "day-night", "lookahead")
@@ -90,6 +96,40 @@ class Table3SensCell:
         return WorkloadSpec(
             profile="alibaba-day", rate_multiplier=self.rate_multiplier, deadline_slack=self.deadline_slack
         )
+
+
+def sensitivity_cells(
+    seed: int,
+    days: int,
+    block_days: int,
+    selection_days: int,
+    pilot_days: int,
+    multipliers: Sequence[float],
+    slacks: Sequence[Sequence[float]],
+    *,
+    lookahead: bool,
+) -> list[Table3SensCell]:
+    """Cells for each multiplier at P1's slack and each extra slack at multiplier 1, ``days`` days each."""
+    # Heaviest first (static runs the selection; high loads cost most) so workers finish together.
+    methods = ("static", "no-mig", "static-cfg3", "day-night") + (("lookahead",) if lookahead else ())
+    conditions = [(float(m), PAPER_SLACK) for m in multipliers]
+    conditions += [(1.0, (float(lo), float(hi))) for lo, hi in slacks]
+    return [
+        Table3SensCell(
+            method,
+            block,
+            first,
+            min(block_days, days - first),
+            seed,
+            multiplier,
+            slack,
+            selection_days,
+            pilot_days,
+        )
+        for multiplier, slack in sorted(dict.fromkeys(conditions), key=lambda c: -c[0])
+        for method in methods
+        for block, first in enumerate(range(0, days, block_days))
+    ]
 
 
 def run_sensitivity_cell(cell: Table3SensCell) -> list[dict[str, Any]]:
@@ -161,7 +201,8 @@ def sensitivity_block(rows: pd.DataFrame) -> dict[str, Any]:
         a = float(et_coefficient(pool["energy_j"].to_numpy(), pool["avg_tardiness_s"].to_numpy()))
         et = np.asarray(et_values(group["energy_j"].to_numpy(), group["avg_tardiness_s"].to_numpy(), a))
         scored = group.assign(et=et)
-        ets = {str(m): float(g["et"].mean()) for m, g in scored.groupby("method", sort=False)}
+        per_day = {str(m): g.set_index("day")["et"] for m, g in scored.groupby("method", sort=False)}
+        ets = {m: float(v.mean()) for m, v in per_day.items()}
         # The chosen configuration is the one the static day rows ran (the selection rows' "chosen" flag
         # may come back from Parquet as text).
         chosen = group.loc[group["method"] == "static", "configuration"]
@@ -184,8 +225,34 @@ def sensitivity_block(rows: pd.DataFrame) -> dict[str, Any]:
             },
             "paper_order_holds": _paper_order(ets, "static"),
             "paper_order_holds_cfg3": _paper_order(ets, "static-cfg3"),
+            "paired_differences": {
+                f"{x} - {y}": _paired(per_day[x], per_day[y])
+                for x, y in PAIRS
+                if x in per_day and y in per_day
+            },
         }
-    return block
+    return {n: block[n] for n in sorted(block, key=lambda n: _condition_order(block[n]))}
+
+
+#: The adjacent comparisons of P1's order; a positive difference is the paper's direction.
+PAIRS: tuple[tuple[str, str], ...] = (
+    ("no-mig", "static"),
+    ("static", "day-night"),
+    ("no-mig", "static-cfg3"),
+    ("static-cfg3", "day-night"),
+)
+
+
+def _condition_order(c: dict[str, Any]) -> tuple[bool, float, list[float]]:
+    return c["deadline_slack"] != list(PAPER_SLACK), c["rate_multiplier"], c["deadline_slack"]
+
+
+def _paired(x: pd.Series, y: pd.Series) -> dict[str, float]:
+    """Mean per-day ET difference x - y over common days and its standard error (n - 1 in the variance)."""
+    common = x.index.intersection(y.index)
+    diff = x.loc[common].to_numpy() - y.loc[common].to_numpy()
+    se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan")
+    return {"mean": float(diff.mean()), "se": se, "days": len(diff)}
 
 
 def _paper_order(ets: dict[str, float], static: str) -> bool | None:
@@ -271,6 +338,16 @@ def _verdict(block: dict[str, Any]) -> str:
             else ""
         ),
     ]
+    close = [
+        c
+        for c in loads
+        if (d := c["paired_differences"].get("static - day-night")) and not abs(d["mean"]) > 2 * d["se"]
+    ]
+    if close:
+        lines.append(
+            f"Static and Day-Night are within two standard errors of each other (paired over days) at: "
+            f"{at(close)}; the Static-vs-Day-Night step of the order is not resolved there."
+        )
     base = loads[0] if loads else None
     if base is not None and no_mig_worst and no_mig_worst[0] is not base:
         needed = no_mig_worst[0]["rate_multiplier"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 from wattsched.mig.policies.base import reevaluate_all
 from wattsched.mig.state import MigState
 
 __all__ = ["LaxityPolicy"]
 
 _KEY_DECIMALS = 6
+_MEMO_KEY = "laxity-reference-s"
 
 
 class LaxityPolicy:
@@ -28,8 +31,22 @@ class LaxityPolicy:
     def reference_duration_s(self, state: MigState, durations: tuple[float, ...]) -> float:
         raise NotImplementedError
 
+    def _references(self, state: MigState) -> list[float]:
+        """Per-job reference durations in the current configuration, filled on first use (NaN: not yet).
+
+        Cached in ``state.policy_memo`` (emptied at every configuration change): a job's reference is a pure
+        function of its durations and the configuration, and recomputing it was the bulk of a key's cost."""
+        references: list[float] | None = state.policy_memo.get(_MEMO_KEY)
+        if references is None:
+            references = [math.nan] * len(state.durations_s)
+            state.policy_memo[_MEMO_KEY] = references
+        return references
+
     def _key(self, state: MigState, job: int) -> float:
-        reference = self.reference_duration_s(state, state.durations_s[job])
+        references = self._references(state)
+        reference = references[job]
+        if reference != reference:  # NaN: first use in this configuration
+            reference = references[job] = self.reference_duration_s(state, state.durations_s[job])
         # Rounded to the microsecond so that laxities equal up to float noise tie exactly and fall to the
         # CONTRACT tie-break (earlier arrival, then row). This matters: a job preempted by a critical-laxity
         # event reaches the threshold exactly when its preemptor, running on its reference slice, sits there.
@@ -43,4 +60,6 @@ class LaxityPolicy:
         return self._key(state, job) - threshold
 
     def assign(self, state: MigState) -> list[int] | None:
-        return reevaluate_all(state, self._key, slowest_feasible=False)
+        key = self._key
+        running = [(key(state, j), j) for j in state.job_on if j >= 0]
+        return reevaluate_all(state, running, slowest_feasible=False)

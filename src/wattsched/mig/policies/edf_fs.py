@@ -10,10 +10,6 @@ from wattsched.mig.state import MigState
 __all__ = ["EdfFastestSlice"]
 
 
-def _deadline(state: MigState, job: int) -> float:
-    return state.deadline_s[job]
-
-
 class EdfFastestSlice:
     """Every arrival and completion re-ranks all unfinished jobs by deadline; each takes the fastest slice."""
 
@@ -28,7 +24,9 @@ class EdfFastestSlice:
         return math.inf
 
     def assign(self, state: MigState) -> list[int] | None:
-        return reevaluate_all(state, _deadline, slowest_feasible=False)
+        deadline = state.deadline_s
+        running = [(deadline[j], j) for j in state.job_on if j >= 0]
+        return reevaluate_all(state, running, slowest_feasible=False)
 
 
 POLICIES.register("edf-fs")(EdfFastestSlice)

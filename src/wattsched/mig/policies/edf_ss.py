@@ -10,10 +10,6 @@ from wattsched.mig.state import MigState
 __all__ = ["EdfSlowestSlice"]
 
 
-def _deadline(state: MigState, job: int) -> float:
-    return state.deadline_s[job]
-
-
 class EdfSlowestSlice:
     """Unrestricted EDF-SS: every arrival and completion re-ranks all unfinished jobs by deadline.
 
@@ -32,7 +28,9 @@ class EdfSlowestSlice:
         return math.inf
 
     def assign(self, state: MigState) -> list[int] | None:
-        return reevaluate_all(state, _deadline, slowest_feasible=True)
+        deadline = state.deadline_s
+        running = [(deadline[j], j) for j in state.job_on if j >= 0]
+        return reevaluate_all(state, running, slowest_feasible=True)
 
 
 POLICIES.register("edf-ss")(EdfSlowestSlice)
