@@ -1,7 +1,7 @@
 """Golden-file check that a change to the MIG simulator leaves every result bit-for-bit identical.
 
-    python benchmarks/check_sim_equivalence.py --write      # record the golden file from the current code
-    python benchmarks/check_sim_equivalence.py              # compare the current code against it (exit 1 on diff)
+    python benchmarks/check_sim_equivalence.py --write   # record the golden file from the current code
+    python benchmarks/check_sim_equivalence.py           # compare the current code with it (exit 1 on a diff)
 
 Covers, for ``--queues`` queues (seeds 0..N-1, cycling through the Table II conditions; the first
 ``--full-day`` of them 24 h long, the rest ``--hours`` long): every configuration 1-12 and ``no-mig`` × every
@@ -61,7 +61,8 @@ def fixed_runs(queues: int, full_day: int, hours: float) -> dict[str, Any]:
         for policy in POLICIES.available():
             for config in CONFIGURATIONS:
                 result = simulate(jobs, config, policy, horizon_s=horizon, record_jobs=True)
-                out[f"fixed/{seed}/{policy}/{config}"] = (canonical(result.to_dict()), canonical(result.records))
+                key = f"fixed/{seed}/{policy}/{config}"
+                out[key] = (canonical(result.to_dict()), canonical(result.records))
     return out
 
 
@@ -97,10 +98,14 @@ def stepped_runs(queues: int, hours: float) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--write", action="store_true", help="record the golden file from the current code")
     parser.add_argument("--queues", type=int, default=200)
-    parser.add_argument("--full-day", type=int, default=8, help="how many of the queues last 24 h (keep as recorded)")
+    parser.add_argument(
+        "--full-day", type=int, default=8, help="how many of the queues last 24 h (keep as recorded)"
+    )
     parser.add_argument("--hours", type=float, default=6.0, help="length of the other queues")
     parser.add_argument("--stepped-queues", type=int, default=8)
     parser.add_argument("--golden", type=Path, default=GOLDEN)

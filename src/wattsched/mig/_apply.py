@@ -7,32 +7,20 @@ simulator's private fields on purpose (they are part of it).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from typing import TYPE_CHECKING
 
 from wattsched.mig.policies.base import PolicyError
-from wattsched.mig.state import DONE, STOPPED, WAITING, MigState
+from wattsched.mig.state import DONE, STOPPED, WAITING
 
 if TYPE_CHECKING:
     from wattsched.mig.simulator import MigSimulation
 
-__all__ = ["COMPLETION", "apply_decision", "complete_job", "start_job", "stop_job", "sync_running"]
+__all__ = ["COMPLETION", "apply_decision", "complete_job", "start_job", "stop_job"]
 
 #: Event priority of completions (processed first among simultaneous events).
 COMPLETION = 0
 _EPS_S = 1e-9
-
-
-def sync_running(st: MigState, now: float) -> None:
-    """Bring the remaining fraction of every running job up to ``now``."""
-    fraction = st.fraction
-    run_start = st.run_start_s
-    durations = st.durations_s
-    for j, dix in zip(st.job_on, st.slice_dix, strict=True):
-        if j >= 0:
-            start = run_start[j]
-            if start != now:
-                fraction[j] -= (now - start) / durations[j][dix]
-                run_start[j] = now
 
 
 def stop_job(sim: MigSimulation, j: int, s: int, now: float) -> None:
@@ -40,8 +28,9 @@ def stop_job(sim: MigSimulation, j: int, s: int, now: float) -> None:
     st = sim._state
     st.fraction[j] -= (now - st.run_start_s[j]) / st.durations_s[j][st.slice_dix[s]]
     st.run_start_s[j] = now
-    if st.history is not None and now > st.seg_start_s[j]:
-        st.history[j].append((st.seg_start_s[j], now, sim._config.ident, st.slice_slot[s]))
+    history = st.history
+    if history is not None and now > st.seg_start_s[j]:
+        history[j].append((st.seg_start_s[j], now, sim._config.ident, st.slice_slot[s]))
     st.slice_of[j] = STOPPED
     st.end_s[j] = math.inf
     st.preemptions[j] += 1
@@ -52,15 +41,16 @@ def stop_job(sim: MigSimulation, j: int, s: int, now: float) -> None:
 def start_job(sim: MigSimulation, j: int, s: int, now: float) -> None:
     """Run job ``j`` on slice ``s`` from ``now`` and schedule its exact completion."""
     st = sim._state
+    queue = sim._queue
     st.slice_of[j] = s
     st.run_start_s[j] = now
     st.seg_start_s[j] = now
     st.timer_s[j] = -1.0
     end = now + st.fraction[j] * st.durations_s[j][st.slice_dix[s]]
-    if end < sim._queue.now:  # only for remainders below EPS_S: keep the queue's clock monotone
-        end = sim._queue.now
+    if end < queue.now:  # only for remainders below EPS_S: keep the queue's clock monotone
+        end = queue.now
     st.end_s[j] = end
-    sim._queue.schedule(end, COMPLETION, j)
+    queue.schedule(end, COMPLETION, j)
     sim._units += st.slice_units[s]
 
 
@@ -85,29 +75,32 @@ def complete_job(sim: MigSimulation, j: int, t: float) -> None:
 
 
 def apply_decision(sim: MigSimulation, decision: list[int], now: float) -> None:
-    """Validate a policy's slice assignment and apply it (see :mod:`wattsched.mig.policies.base`)."""
+    """Validate a policy's slice assignment and apply it (see :mod:`wattsched.mig.policies.base`).
+
+    All stops happen before all starts, in slot order, so a job moved between slices is stopped first."""
     st = sim._state
     old = st.job_on
     if decision == old:  # the common "nothing moves" outcome of a full re-evaluation
         if st.waiting and -1 in old:
             raise PolicyError("a slice is left idle while jobs wait")
         return
+    if len(decision) != len(old):
+        raise PolicyError(f"decision has {len(decision)} entries for {len(old)} slices")
     n = len(old)
-    if len(decision) != n:
-        raise PolicyError(f"decision has {len(decision)} entries for {n} slices")
-    slice_of = st.slice_of
     stopped = []
     for s in range(n):
         o = old[s]
         if o >= 0 and decision[s] != o:
             stop_job(sim, o, s, now)
             stopped.append(o)
+    slice_of = st.slice_of
+    waiting = st.waiting
     for s in range(n):
         j = decision[s]
         if j >= 0 and j != old[s]:
             code = slice_of[j]
             if code == WAITING:
-                sim._dequeue(j)
+                del waiting[bisect_left(waiting, (st.wkey[j], j))]
             elif code != STOPPED:
                 raise PolicyError(f"job rank {j} assigned to slice {s} is not waiting or running once "
                                   f"(state {code})")
@@ -118,5 +111,5 @@ def apply_decision(sim: MigSimulation, decision: list[int], now: float) -> None:
     for j in stopped:
         if slice_of[j] == STOPPED:
             sim._enqueue(j, now)
-    if st.waiting and -1 in st.job_on:
+    if st.waiting and -1 in decision:
         raise PolicyError("a slice is left idle while jobs wait")

@@ -257,15 +257,16 @@ class MigSimulation:
         st.timer_s[j] = -1.0
         if self._in_blackout or not st.job_on:
             key = st.deadline_s[j]
+            st.wkey[j] = key
         else:
             policy = self._policy
             key = policy.waiting_key(st, j)
+            st.wkey[j] = key  # before critical_time_s, which may read it (see MigState)
             if self._timed and st.crit_count[j] < self._max_critical_events:
                 when = policy.critical_time_s(st, j)
                 if when > now + EPS_S and when < math.inf:
                     st.timer_s[j] = when
                     self._queue.schedule(when, _TIMER, j)
-        st.wkey[j] = key
         insort(st.waiting, (key, j))
 
     def _dequeue(self, j: int) -> None:
@@ -347,7 +348,16 @@ class MigSimulation:
         job_on = st.job_on
         if not job_on:
             return
-        _apply.sync_running(st, now)
+        # Bring running jobs' remaining fractions up to now (inlined: this runs at every scheduling point).
+        fraction = st.fraction
+        run_start = st.run_start_s
+        durations = st.durations_s
+        for j, dix in zip(job_on, st.slice_dix, strict=True):
+            if j >= 0:
+                start = run_start[j]
+                if start != now:
+                    fraction[j] -= (now - start) / durations[j][dix]
+                    run_start[j] = now
         decision = self._policy.assign(st)
         if decision is not None:
             _apply.apply_decision(self, decision, now)

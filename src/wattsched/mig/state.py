@@ -19,7 +19,8 @@ Fields a policy may read:
   durations), emptied whenever the configuration changes. The one field a policy may write, and only to
   cache what it could recompute (a pure function of the configuration and the jobs);
 * ``waiting``: the waiting jobs as a sorted list of ``(key, j)`` where ``key`` is the policy's
-  :meth:`waiting_key`; the first entries have the highest priority.
+  :meth:`waiting_key`; the first entries have the highest priority. ``wkey[j]`` is a waiting job's key; the
+  simulator sets it before it calls :meth:`critical_time_s` for that job.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ from typing import Any
 __all__ = ["EventQueue"]
 
 Event = tuple[float, int, int, Any]
+_heappush = heapq.heappush
+_heappop = heapq.heappop
 
 
 class EventQueue:
@@ -31,8 +33,8 @@ class EventQueue:
         """Add an event at absolute ``time`` (never before the clock)."""
         if time < self.now:
             raise ValueError(f"cannot schedule an event at {time} before the clock ({self.now})")
-        self._seq += 1
-        heapq.heappush(self._heap, (time, priority, self._seq, payload))
+        seq = self._seq = self._seq + 1
+        _heappush(self._heap, (time, priority, seq, payload))
 
     def peek_time(self) -> float:
         """Time of the next event, or ``inf`` when none is left."""
@@ -48,22 +50,17 @@ class EventQueue:
         """Remove the next event and every event at most ``window`` after it (one *instant*), in order;
         the clock advances to the last one. One call instead of a peek/pop per event, for speed."""
         heap = self._heap
-        heappop = heapq.heappop
-        first = heappop(heap)
+        first = _heappop(heap)
         limit = first[0] + window
         batch = [first]
         while heap and heap[0][0] <= limit:
-            batch.append(heappop(heap))
+            batch.append(_heappop(heap))
         self.now = batch[-1][0]
         return batch
 
-    def head(self) -> Event | None:
-        """The next event without removing it, or ``None`` when none is left."""
-        return self._heap[0] if self._heap else None
-
     def discard_next(self) -> Event:
         """Remove the next event *without* moving the clock (the caller found it stale)."""
-        return heapq.heappop(self._heap)
+        return _heappop(self._heap)
 
     def advance_to(self, time: float) -> None:
         """Move the clock forward without an event (e.g. to a horizon after the last event)."""

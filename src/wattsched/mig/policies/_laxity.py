@@ -11,6 +11,29 @@ __all__ = ["LaxityPolicy"]
 
 _KEY_DECIMALS = 6
 _MEMO_KEY = "laxity-reference-s"
+_FAST_ROUND_LIMIT = 2.0**40
+
+
+def _round_micro(x: float) -> float:
+    """``round(x, 6)`` bit for bit, about twice as fast (keys are computed at every scheduling point).
+
+    ``round`` yields the double nearest to ``k / 10**6`` where ``k`` is ``x·10**6`` rounded half-even. For
+    ``|x·10**6| < 2**40`` the float product is within ``2**-13`` of the exact one, so when its fractional part
+    is not within 0.001 of one half, ``floor``/``floor + 1`` is that ``k``; ``k`` is exact as a float and
+    IEEE division by the exact ``1e6`` rounds to the nearest double, as ``round``'s string round trip does.
+    Near-ties, huge values, NaN and zero (whose sign ``round`` keeps) take ``round`` itself."""
+    y = x * 1e6
+    if -_FAST_ROUND_LIMIT < y < _FAST_ROUND_LIMIT:
+        k = math.floor(y)
+        part = y - k
+        if part < 0.499:
+            if k:
+                return k / 1e6
+        elif part > 0.501:
+            k += 1
+            if k:
+                return k / 1e6
+    return round(x, _KEY_DECIMALS)
 
 
 class LaxityPolicy:
@@ -50,14 +73,15 @@ class LaxityPolicy:
         # Rounded to the microsecond so that laxities equal up to float noise tie exactly and fall to the
         # CONTRACT tie-break (earlier arrival, then row). This matters: a job preempted by a critical-laxity
         # event reaches the threshold exactly when its preemptor, running on its reference slice, sits there.
-        return round(state.deadline_s[job] - state.fraction[job] * reference, _KEY_DECIMALS)
+        return _round_micro(state.deadline_s[job] - state.fraction[job] * reference)
 
     def waiting_key(self, state: MigState, job: int) -> float:
         return self._key(state, job)
 
     def critical_time_s(self, state: MigState, job: int) -> float:
         threshold = self.critical_laxity_s if self.critical_laxity_s is not None else 0.0
-        return self._key(state, job) - threshold
+        # The simulator stores a waiting job's key in ``wkey`` before asking for its critical time.
+        return state.wkey[job] - threshold
 
     def assign(self, state: MigState) -> list[int] | None:
         key = self._key

@@ -46,7 +46,9 @@ class SchedulingPolicy(Protocol):
         ...
 
     def critical_time_s(self, state: MigState, job: int) -> float:
-        """Time at which the waiting ``job``'s laxity reaches ``critical_laxity_s`` (``inf`` if never)."""
+        """Time at which the waiting ``job``'s laxity reaches ``critical_laxity_s`` (``inf`` if never).
+
+        Called right after :meth:`waiting_key` for the same job, whose result is then in ``state.wkey``."""
         ...
 
     def assign(self, state: MigState) -> list[int] | None:
