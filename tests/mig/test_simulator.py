@@ -165,3 +165,19 @@ def test_errors() -> None:
     sim = MigSimulation(_repartition_trace(), 3, "edf-ss")
     with pytest.raises(RuntimeError):
         sim.result()
+
+
+@pytest.mark.parametrize("policy", ["edf-fs", "edf-ss", "edf-ss-restricted", "llf", "lalf"])
+def test_arrivals_within_one_instant_of_a_later_completion_join_that_instant(policy: str) -> None:
+    # Found by hypothesis: A's completion lands at 309.00000000000006, 6e-14 s after B and C arrive at 309.0.
+    # The three events are one instant at its latest time; C (queued behind B) must join it rather than be
+    # scheduled before the clock. On cfg 1 the 7g slice then takes B (earlier row, same deadline), then C.
+    a_7g = 309.00000000000006
+    jobs = [job("A", 0.0, 400.0, d7=a_7g), job("B", 309.0, 320.0, d7=5.0), job("C", 309.0, 320.0, d7=5.0)]
+    result = simulate(jobs, 1, policy, record_jobs=True)
+    assert result.records is not None
+    done = {r.job_id: r for r in result.records}
+    assert done["A"].completion_s == a_7g
+    assert done["B"].start_s == a_7g and done["B"].completion_s == a_7g + 5.0
+    assert done["C"].start_s == a_7g + 5.0 and done["C"].completion_s == a_7g + 10.0
+    assert result.preemptions == 0

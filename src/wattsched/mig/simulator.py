@@ -309,8 +309,19 @@ class MigSimulation:
         queue = self._queue
         st = self._state
         batch = queue.pop_instant(EPS_S)
-        # The instant is the latest of its events, so no job starts before it arrives.
+        # The instant is the latest of its events, so no job starts before it arrives. Only one arrival
+        # waits in the queue at a time, so later arrivals inside the instant's window join it here.
         t = batch[-1][0]
+        arrivals = self._arrival_s
+        limit = batch[0][0] + EPS_S
+        next_arrival = len(arrivals)
+        for event in batch:
+            if event[1] == _ARRIVAL:
+                next_arrival = event[3] + 1
+                while next_arrival < len(arrivals) and arrivals[next_arrival] <= limit:
+                    t = max(t, arrivals[next_arrival])
+                    next_arrival += 1
+                queue.advance_to(t)
         self._busy_time[self._units] += t - self._last_s
         self._last_s = t
         self._now_s = t
@@ -323,10 +334,10 @@ class MigSimulation:
                     _apply.complete_job(self, payload, t)
                     schedule = epoch = True
             elif kind == _ARRIVAL:
-                j = payload
-                self._enqueue(j, t)
-                if j + 1 < len(self._arrival_s):
-                    queue.schedule(self._arrival_s[j + 1], _ARRIVAL, j + 1)
+                for j in range(payload, next_arrival):
+                    self._enqueue(j, t)
+                if next_arrival < len(arrivals):
+                    queue.schedule(arrivals[next_arrival], _ARRIVAL, next_arrival)
                 if not self._in_blackout:
                     schedule = epoch = True
             elif kind == _TIMER:

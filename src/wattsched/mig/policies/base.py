@@ -18,6 +18,8 @@ from wattsched.registry import Registry
 
 __all__ = [
     "POLICIES",
+    "DeadlineOrder",
+    "FullReevaluationEdf",
     "PolicyError",
     "SchedulingPolicy",
     "edf_ss_slice",
@@ -136,3 +138,28 @@ def reevaluate_all(state: MigState, running: list[tuple[float, int]], slowest_fe
             out[best] = j
             free.remove(best)
     return out
+
+
+class DeadlineOrder:
+    """The shared half of the EDF policies: waiting jobs ranked by deadline, no critical-laxity events."""
+
+    critical_laxity_s: float | None = None
+    max_critical_events = 0
+
+    def waiting_key(self, state: MigState, job: int) -> float:
+        return state.deadline_s[job]
+
+    def critical_time_s(self, state: MigState, job: int) -> float:
+        return math.inf
+
+
+class FullReevaluationEdf(DeadlineOrder):
+    """Unrestricted EDF: every arrival and completion re-ranks all unfinished jobs by deadline and places them
+    in turn; ``slowest_feasible`` picks the slice rule (EDF-SS) over the fastest free slice (EDF-FS)."""
+
+    slowest_feasible: bool
+
+    def assign(self, state: MigState) -> list[int] | None:
+        deadline = state.deadline_s
+        running = [(deadline[j], j) for j in state.job_on if j >= 0]
+        return reevaluate_all(state, running, slowest_feasible=self.slowest_feasible)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from bisect import insort
 
-from wattsched.mig.policies.base import POLICIES, edf_ss_slice
+from wattsched.mig.policies.base import POLICIES, DeadlineOrder, edf_ss_slice
 from wattsched.mig.state import MigState
 
 __all__ = ["RestrictedEdfSlowestSlice"]
@@ -23,18 +23,10 @@ def _running_max_deadline(out: list[int], deadline: list[float]) -> float:
     return max([deadline[j] for j in out if j >= 0], default=-math.inf)
 
 
-class RestrictedEdfSlowestSlice:
+class RestrictedEdfSlowestSlice(DeadlineOrder):
     """EDF-SS with preemption only where it directly prevents a deadline miss."""
 
     name = "edf-ss-restricted"
-    critical_laxity_s: float | None = None
-    max_critical_events = 0
-
-    def waiting_key(self, state: MigState, job: int) -> float:
-        return state.deadline_s[job]
-
-    def critical_time_s(self, state: MigState, job: int) -> float:
-        return math.inf
 
     def assign(self, state: MigState) -> list[int] | None:
         waiting = state.waiting
