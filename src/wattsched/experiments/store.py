@@ -24,6 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -176,9 +177,8 @@ class StudyStore:
         rows = pd.concat(frames, ignore_index=True)
         rank = {key: i for i, key in enumerate(wanted)}
         rows = rows[rows[CELL_COLUMN].isin(rank)]
-        order = rows[CELL_COLUMN].map(rank)
-        rows = rows.assign(_order=order.to_numpy()).sort_values("_order", kind="stable")
-        return rows.drop(columns="_order").reset_index(drop=True)
+        order = rows[CELL_COLUMN].map(rank).to_numpy()
+        return rows.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
 
     def finalize(self, fingerprints: Mapping[str, str]) -> pd.DataFrame:
         """Write ``<study>.parquet`` for the cells of ``fingerprints``, in that order; compact the parts."""
