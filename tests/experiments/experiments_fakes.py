@@ -45,12 +45,14 @@ class FakeStudy:
         log_dir: str | None = None,
         fail_at: str | None = None,
         kill_at: str | None = None,
+        interrupt_at: str | None = None,
         iterations: int | None = None,
     ) -> None:
         self.n = iterations or cells
         self.log_dir = log_dir
         self.fail_at = fail_at
         self.kill_at = kill_at
+        self.interrupt_at = interrupt_at
 
     def cells(self, scale: Scale) -> list[FakeCell]:
         return [FakeCell(i, 7) for i in range(self.n)]
@@ -63,6 +65,8 @@ class FakeStudy:
             raise RuntimeError("injected failure")
         if cell.key == self.kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
+        if cell.key == self.interrupt_at:  # Ctrl-C: the signal goes to the sweep's own process
+            os.kill(os.getpid(), signal.SIGINT)
         return fake_rows(cell)
 
     def summarize(self, rows: pd.DataFrame) -> dict[str, Any]:

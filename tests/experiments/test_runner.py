@@ -86,6 +86,38 @@ def test_a_sigkilled_sweep_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert run.skipped == 9 and parquet_bytes(out) == parquet_bytes(reference)
 
 
+INTERRUPT_SCRIPT = """
+import sys
+sys.path.insert(0, {here!r})
+from experiments_fakes import FakeStudy
+from wattsched.experiments.executors import LocalExecutor
+from wattsched.experiments.runner import run_study
+try:
+    run_study(FakeStudy(log_dir={logs!r}, interrupt_at="c005"), "quick", {out!r}, LocalExecutor(workers=1),
+              flush_every_cells=1, progress=False)
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(0)
+"""
+
+
+def test_a_sigint_interrupted_sweep_keeps_its_finished_cells(tmp_path: Path) -> None:
+    out, logs = tmp_path / "out", tmp_path / "logs"
+    logs.mkdir()
+    script = INTERRUPT_SCRIPT.format(here=str(HERE), logs=str(logs), out=str(out))
+    interrupted = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
+    assert interrupted.returncode == 130, interrupted.stderr.decode()
+    assert executed(logs) == KEYS[:6]  # Ctrl-C arrived inside c005
+    assert not (out / "raw" / "fake.parquet").exists()  # no final result from an interrupted sweep
+
+    (logs / "executed.log").unlink()
+    run = run_study(FakeStudy(log_dir=str(logs)), "quick", out, LocalExecutor(workers=2), progress=False)
+    assert run.skipped == 5 and sorted(executed(logs)) == KEYS[5:]  # c000..c004 were kept
+    reference = tmp_path / "reference"
+    run_study(FakeStudy(), "quick", reference, LocalExecutor(workers=2), progress=False)
+    assert parquet_bytes(out) == parquet_bytes(reference)
+
+
 def test_reproduce_writes_outputs_deterministically(tmp_path: Path) -> None:
     first = reproduce(tmp_path / "a", "quick", only=["fake"], workers=2, progress=False)
     reproduce(tmp_path / "b", "quick", only=["fake"], workers=1, progress=False)
