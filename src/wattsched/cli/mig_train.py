@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +28,26 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
+def _coefficient(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
+    return value
+
+
 def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     """Register ``train`` and ``evaluate`` under ``wattsched mig``."""
     train = mig_commands.add_parser("train", help="train the DQN repartitioning agent (stable-baselines3)")
@@ -39,11 +60,11 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         default="quick",
         help="hyperparameter preset: quick (64-64 net, 120k steps) or paper (§A.6.4, 2000 days)",
     )
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=_seed, default=0)
     train.add_argument("--out", type=Path, default=Path("models"), help="output folder (default: models)")
     train.add_argument(
         "--et-coefficient",
-        type=float,
+        type=_coefficient,
         default=None,
         help="ET's a per joule for the reward (default: from pilot runs of the benchmarks)",
     )
@@ -59,7 +80,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         "--model", type=Path, required=True, help="a model written by 'wattsched mig train'"
     )
     evaluate.add_argument("--days", type=_positive, default=20, help="held-out days (default: 20)")
-    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--seed", type=_seed, default=0)
     evaluate.add_argument(
         "--static-config", type=int, default=3, help="configuration of 'static' (default: 3)"
     )

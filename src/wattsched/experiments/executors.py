@@ -130,7 +130,9 @@ class RayExecutor:
             if self.address:
                 kwargs["address"] = self.address
             else:
+                # A local instance talks to itself only: keep its services on the loopback interface.
                 kwargs["num_cpus"] = self.workers
+                kwargs["_node_ip_address"] = "127.0.0.1"
             try:
                 ray.init(**kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
