@@ -55,4 +55,4 @@ def test_user_errors_exit_2_with_one_line(
 def test_bad_worker_count_is_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["reproduce", "--workers", "0"])
-    assert info.value.code == 2 and "expected a number >= 1" in capsys.readouterr().err
+    assert info.value.code == 2 and "expected a positive integer, got 0" in capsys.readouterr().err

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 from typing import NoReturn
 
-__all__ = ["OneLineErrorParser"]
+__all__ = ["OneLineErrorParser", "int_at_least", "positive_finite_float"]
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -13,3 +15,30 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"wattsched: error: {self.prog}: {message}\n")
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type`` for whole numbers ``>= minimum`` (seeds: 0, counts: 1)."""
+    rule = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer >= {minimum}")
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {rule}, got '{text}'") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {rule}, got {value}")
+        return value
+
+    return parse
+
+
+def positive_finite_float(text: str) -> float:
+    """An argparse ``type`` for finite numbers > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
+    return value

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from wattsched.cli._parsing import int_at_least, positive_finite_float
 from wattsched.errors import ConfigError
 
 __all__ = ["add_parser"]
@@ -18,57 +18,29 @@ _METHODS = ("no-mig", "static", "day-night", "lookahead", "dynamic")
 _ET_POOL = ("no-mig", "static", "day-night", "dynamic")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
-
-
-def _coefficient(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
-    return value
-
-
 def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     """Register ``train`` and ``evaluate`` under ``wattsched mig``."""
     train = mig_commands.add_parser("train", help="train the DQN repartitioning agent (stable-baselines3)")
     length = train.add_mutually_exclusive_group()
-    length.add_argument("--days", type=_positive, help="training episodes (simulated days)")
-    length.add_argument("--timesteps", type=_positive, help="training decision steps")
+    length.add_argument("--days", type=int_at_least(1), help="training episodes (simulated days)")
+    length.add_argument("--timesteps", type=int_at_least(1), help="training decision steps")
     train.add_argument(
         "--scale",
         choices=("quick", "paper"),
         default="quick",
         help="hyperparameter preset: quick (64-64 net, 120k steps) or paper (§A.6.4, 2000 days)",
     )
-    train.add_argument("--seed", type=_seed, default=0)
+    train.add_argument("--seed", type=int_at_least(0), default=0)
     train.add_argument("--out", type=Path, default=Path("models"), help="output folder (default: models)")
     train.add_argument(
         "--et-coefficient",
-        type=_coefficient,
+        type=positive_finite_float,
         default=None,
         help="ET's a per joule for the reward (default: from pilot runs of the benchmarks)",
     )
-    train.add_argument("--checkpoint-every", type=_positive, default=None, help="checkpoint every N steps")
+    train.add_argument(
+        "--checkpoint-every", type=int_at_least(1), default=None, help="checkpoint every N steps"
+    )
     train.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout")
     train.add_argument("--json", action="store_true", help="print one JSON object")
     train.set_defaults(func=_run_train)
@@ -79,8 +51,8 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--model", type=Path, required=True, help="a model written by 'wattsched mig train'"
     )
-    evaluate.add_argument("--days", type=_positive, default=20, help="held-out days (default: 20)")
-    evaluate.add_argument("--seed", type=_seed, default=0)
+    evaluate.add_argument("--days", type=int_at_least(1), default=20, help="held-out days (default: 20)")
+    evaluate.add_argument("--seed", type=int_at_least(0), default=0)
     evaluate.add_argument(
         "--static-config", type=int, default=3, help="configuration of 'static' (default: 3)"
     )

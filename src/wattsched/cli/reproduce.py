@@ -7,17 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from wattsched.cli._parsing import int_at_least
+
 __all__ = ["add_parser"]
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
 
 
 def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
@@ -45,14 +37,14 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     parser.add_argument(
         "--workers",
-        type=_positive_int,
+        type=int_at_least(1),
         default=None,
         metavar="N",
         help="worker processes / Ray CPUs (default: all cores)",
     )
     parser.add_argument("--only", nargs="+", default=None, metavar="STUDY", help="run only these studies")
     # Test and smoke-run aid: override the number of iterations of every selected study.
-    parser.add_argument("--iterations", type=_positive_int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--iterations", type=int_at_least(1), default=None, help=argparse.SUPPRESS)
     # ... and set any option of one study's factory, e.g. --study-option table2.hours=1 (value read as JSON).
     parser.add_argument(
         "--study-option", action="append", default=[], metavar="STUDY.KEY=VALUE", help=argparse.SUPPRESS
