@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from heapq import heappush
 from typing import TYPE_CHECKING
 
 from wattsched.mig.policies.base import PolicyError
@@ -16,7 +17,7 @@ from wattsched.mig.state import DONE, STOPPED, WAITING
 if TYPE_CHECKING:
     from wattsched.mig.simulator import MigSimulation
 
-__all__ = ["COMPLETION", "apply_decision", "complete_job", "start_job", "stop_job"]
+__all__ = ["COMPLETION", "apply_decision", "complete_job", "stop_job"]
 
 #: Event priority of completions (processed first among simultaneous events).
 COMPLETION = 0
@@ -36,22 +37,6 @@ def stop_job(sim: MigSimulation, j: int, s: int, now: float) -> None:
     st.preemptions[j] += 1
     sim._preemptions += 1
     sim._units -= st.slice_units[s]
-
-
-def start_job(sim: MigSimulation, j: int, s: int, now: float) -> None:
-    """Run job ``j`` on slice ``s`` from ``now`` and schedule its exact completion."""
-    st = sim._state
-    queue = sim._queue
-    st.slice_of[j] = s
-    st.run_start_s[j] = now
-    st.seg_start_s[j] = now
-    st.timer_s[j] = -1.0
-    end = now + st.fraction[j] * st.durations_s[j][st.slice_dix[s]]
-    if end < queue.now:  # only for remainders below EPS_S: keep the queue's clock monotone
-        end = queue.now
-    st.end_s[j] = end
-    queue.schedule(end, COMPLETION, j)
-    sim._units += st.slice_units[s]
 
 
 def complete_job(sim: MigSimulation, j: int, t: float) -> None:
@@ -77,39 +62,89 @@ def complete_job(sim: MigSimulation, j: int, t: float) -> None:
 def apply_decision(sim: MigSimulation, decision: list[int], now: float) -> None:
     """Validate a policy's slice assignment and apply it (see :mod:`wattsched.mig.policies.base`).
 
-    All stops happen before all starts, in slot order, so a job moved between slices is stopped first."""
+    All stops happen before all starts, in slot order, so a job moved between slices is stopped first.
+    Called only right after the running jobs' fractions were brought up to ``now``, so a stop needs no
+    progress update (it would subtract exactly 0.0). Stops and starts are inlined: this is
+    the hottest path of the full re-evaluation policies, which move jobs between slices at most scheduling
+    points."""
     st = sim._state
     old = st.job_on
     if decision == old:  # the common "nothing moves" outcome of a full re-evaluation
         if st.waiting and -1 in old:
             raise PolicyError("a slice is left idle while jobs wait")
         return
-    if len(decision) != len(old):
-        raise PolicyError(f"decision has {len(decision)} entries for {len(old)} slices")
     n = len(old)
+    if len(decision) != n:
+        raise PolicyError(f"decision has {len(decision)} entries for {n} slices")
+    slice_of = st.slice_of
+    end_s = st.end_s
+    units = st.slice_units
+    history = st.history
+    seg_start = st.seg_start_s
+    busy = sim._units
     stopped = []
     for s in range(n):
         o = old[s]
         if o >= 0 and decision[s] != o:
-            stop_job(sim, o, s, now)
+            if history is not None and now > seg_start[o]:
+                history[o].append((seg_start[o], now, sim._config.ident, st.slice_slot[s]))
+            slice_of[o] = STOPPED
+            end_s[o] = math.inf
+            st.preemptions[o] += 1
+            busy -= units[s]
             stopped.append(o)
-    slice_of = st.slice_of
-    waiting = st.waiting
-    for s in range(n):
-        j = decision[s]
-        if j >= 0 and j != old[s]:
-            code = slice_of[j]
-            if code == WAITING:
-                del waiting[bisect_left(waiting, (st.wkey[j], j))]
-            elif code != STOPPED:
-                raise PolicyError(f"job rank {j} assigned to slice {s} is not waiting or running once "
-                                  f"(state {code})")
-            start_job(sim, j, s, now)
-        elif j < -1:
-            raise PolicyError(f"bad job index {j} for slice {s}")
+    sim._preemptions += len(stopped)
+    busy = _start_moved(sim, decision, old, now, busy)
+    sim._units = busy
     st.job_on = list(decision)
     for j in stopped:
         if slice_of[j] == STOPPED:
             sim._enqueue(j, now)
     if st.waiting and -1 in decision:
         raise PolicyError("a slice is left idle while jobs wait")
+
+
+def _start_moved(sim: MigSimulation, decision: list[int], old: list[int], now: float, busy: int) -> int:
+    """Start every job the decision puts on a new slice, from ``now``, with its exact completion event;
+    returns the busy units."""
+    st = sim._state
+    queue = sim._queue
+    heap = queue._heap  # pushes straight onto the kernel's heap, keeping its sequence numbers
+    seq = queue._seq
+    floor = queue.now
+    slice_of = st.slice_of
+    waiting = st.waiting
+    wkey = st.wkey
+    fraction = st.fraction
+    durations = st.durations_s
+    dix = st.slice_dix
+    units = st.slice_units
+    run_start = st.run_start_s
+    seg_start = st.seg_start_s
+    timer = st.timer_s
+    end_s = st.end_s
+    s = 0  # a counter measured faster than enumerate() on these short lists
+    for j in decision:
+        if j >= 0 and j != old[s]:
+            code = slice_of[j]
+            if code == WAITING:
+                del waiting[bisect_left(waiting, (wkey[j], j))]
+                timer[j] = -1.0  # a stopped job ran, so its timer is already cleared
+            elif code != STOPPED:
+                raise PolicyError(f"job rank {j} assigned to slice {s} is not waiting or running once "
+                                  f"(state {code})")
+            slice_of[j] = s
+            run_start[j] = now
+            seg_start[j] = now
+            end = now + fraction[j] * durations[j][dix[s]]
+            if end < floor:  # only for remainders below EPS_S: keep the queue's clock monotone
+                end = floor
+            end_s[j] = end
+            seq += 1
+            heappush(heap, (end, COMPLETION, seq, j))
+            busy += units[s]
+        elif j < -1:
+            raise PolicyError(f"bad job index {j} for slice {s}")
+        s += 1  # noqa: SIM113 - see above
+    queue._seq = seq
+    return busy

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["JobRecord", "JobView", "SimResult", "SimSnapshot", "SliceSegment"]
+if TYPE_CHECKING:
+    from wattsched.mig.state import MigState
+    from wattsched.workload.job import Job
+
+__all__ = [
+    "JobRecord", "JobView", "SimResult", "SimSnapshot", "SliceSegment", "build_records", "new_job_record",
+]
 
 #: One stretch a job ran on one slice: ``(start_s, end_s, configuration ident, first_slot)``.
 SliceSegment = tuple[float, float, int | str, int]
@@ -24,6 +33,50 @@ class JobRecord:
     tardiness_s: float
     preemptions: int
     slices: tuple[SliceSegment, ...]
+
+
+_new_object = object.__new__
+(_set_job_id, _set_arrival, _set_deadline, _set_start, _set_completion, _set_tardiness, _set_preemptions,
+ _set_slices) = (getattr(JobRecord, name).__set__ for name in JobRecord.__slots__)
+
+
+def new_job_record(
+    job_id: str, arrival_s: float, deadline_s: float, start_s: float, completion_s: float,
+    tardiness_s: float, preemptions: int, slices: tuple[SliceSegment, ...],
+) -> JobRecord:
+    """``JobRecord(...)`` without the frozen ``__init__``'s ``object.__setattr__`` per field: about 1.6x
+    faster, which shows when a run records every job (the Table II study does). Same object, fully set."""
+    record = _new_object(JobRecord)
+    _set_job_id(record, job_id)
+    _set_arrival(record, arrival_s)
+    _set_deadline(record, deadline_s)
+    _set_start(record, start_s)
+    _set_completion(record, completion_s)
+    _set_tardiness(record, tardiness_s)
+    _set_preemptions(record, preemptions)
+    _set_slices(record, slices)
+    return record
+
+
+def build_records(
+    jobs: Sequence[Job], rows: Sequence[int], state: MigState, eps_s: float
+) -> tuple[JobRecord, ...]:
+    """One record per job, in trace row order (``jobs[j]`` is the job of rank ``j``, from row ``rows[j]``);
+    tardiness below ``eps_s`` counts as on time."""
+    history = state.history if state.history is not None else [[] for _ in jobs]
+    records: list[JobRecord | None] = [None] * len(jobs)
+    nan = math.nan
+    # One zip over the per-job lists instead of indexing each of them (this runs once per job).
+    for row, job, deadline, completion, preemptions, segments in zip(
+        rows, jobs, state.deadline_s, state.completion_s, state.preemptions, history, strict=True
+    ):
+        tardiness = completion - deadline
+        records[row] = new_job_record(
+            job.job_id, job.arrival_s, deadline, segments[0][0] if segments else nan, completion,
+            tardiness if tardiness > eps_s else 0.0, preemptions, tuple(segments),
+        )
+    # ``rows`` is a permutation of the job indices, so every entry is filled.
+    return tuple(records)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,9 +36,13 @@ class RestrictedEdfSlowestSlice(DeadlineOrder):
         deadline = state.deadline_s
         scan_order = state.scan_order
         free = [s for s in scan_order if job_on[s] < 0]
-        max_running_d = _running_max_deadline(job_on, deadline)
-        if not free and waiting[0][0] >= max_running_d:
-            return None  # no free slice and no running job with a later deadline: nothing can change
+        # Latest running deadline, as of the start or the last preemption (placements on free slices do not
+        # update it). Only read once no slice is free, so computed then (from job_on: ``out`` is a copy).
+        max_running_d = math.nan
+        if not free:
+            max_running_d = _running_max_deadline(job_on, deadline)
+            if waiting[0][0] >= max_running_d:
+                return None  # no free slice and no running job with a later deadline: nothing can change
         now = state.now_s
         fraction = state.fraction
         durations = state.durations_s
@@ -58,8 +62,11 @@ class RestrictedEdfSlowestSlice(DeadlineOrder):
                 i += 1
             else:
                 break
-            if not free and d >= max_running_d:
-                break  # later jobs have later deadlines: none can take a slice or preempt
+            if not free:
+                if max_running_d != max_running_d:  # NaN: not computed yet, nothing was preempted
+                    max_running_d = _running_max_deadline(job_on, deadline)
+                if d >= max_running_d:
+                    break  # later jobs have later deadlines: none can take a slice or preempt
             p = fraction[w]
             dj = durations[w]
             s, meets = edf_ss_slice(now, p, d, dj, free, dix) if free else (-1, False)
