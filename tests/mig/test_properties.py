@@ -35,7 +35,8 @@ def traces(draw: st.DrawFn, max_jobs: int = 12) -> list[Job]:
         durations = [base / s for s in speedup]
         durations.append(durations[4] / 1.06 if speedup[4] == 7.0 else durations[4])
         slack = draw(st.sampled_from([0.0, 0.5, 1.0, 1.25, 1.5, 3.0]))
-        jobs.append(Job(f"j{i}", arrival, arrival + slack * durations[4], JobKind.INFERENCE, Scaling.MEASURED,
+        kind = JobKind.INFERENCE if i % 2 else JobKind.TRAINING  # kind changes no decision, only counts
+        jobs.append(Job(f"j{i}", arrival, arrival + slack * durations[4], kind, Scaling.MEASURED,
                         tuple(durations)))  # type: ignore[arg-type]
     return jobs
 
@@ -117,6 +118,16 @@ def test_invariants_hold_for_every_policy_and_configuration(
     result = simulate(jobs, ident, policy, record_jobs=True)
     check_invariants(jobs, result, PROFILE.configuration(ident))
     assert simulate(jobs, ident, policy, record_jobs=True) == result  # deterministic
+    # The late counts need no records: they agree with the records' tardiness, and a run without records
+    # gives the same totals.
+    assert result.records is not None
+    kinds = {job.job_id: job.kind for job in jobs}
+    late = [r for r in result.records if r.tardiness_s > 0]
+    assert result.late_jobs == len(late)
+    assert result.late_inference_jobs == sum(kinds[r.job_id] == JobKind.INFERENCE for r in late)
+    bare = simulate(jobs, ident, policy)
+    assert bare.records is None and bare.to_dict() == result.to_dict()
+    assert bare.late_inference_jobs == result.late_inference_jobs
 
 
 @given(traces(), st.sampled_from([1, 5, "no-mig"]))

@@ -55,6 +55,7 @@ def complete_job(sim: MigSimulation, j: int, t: float) -> None:
     if tardiness > _EPS_S:
         sim._tardiness_sum_s += tardiness
         sim._late += 1
+        sim._late_inference += sim._inference[j]
         if tardiness > sim._tardiness_max_s:
             sim._tardiness_max_s = tardiness
 

@@ -96,6 +96,8 @@ class SimResult:
     #: Total time without slices because of repartitions.
     blackout_s: float
     records: tuple[JobRecord, ...] | None = None
+    #: Late jobs of kind ``inference`` (P1: "LLF pushes more short jobs late"), without needing records.
+    late_inference_jobs: int = 0
 
     def to_dict(self) -> dict[str, float | int | list[float]]:
         """JSON-able scalars (and ``busy_time_s`` as a list); per-job records are left out."""

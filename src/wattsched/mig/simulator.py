@@ -32,7 +32,7 @@ from wattsched.mig.policies import POLICIES, SchedulingPolicy
 from wattsched.mig.state import WAITING, MigState
 from wattsched.sim import EventQueue
 from wattsched.sim.kernel import Event
-from wattsched.workload.job import Job
+from wattsched.workload.job import Job, JobKind
 
 __all__ = ["EPS_S", "MigSimulation", "RepartitionMode", "resolve_configuration", "resolve_policy", "simulate"]
 
@@ -90,6 +90,7 @@ class MigSimulation:
         self._state = MigState(
             [j.deadline_s for j in self._jobs], [tuple(j.durations_s) for j in self._jobs], record_jobs
         )
+        self._inference = [int(job.kind == JobKind.INFERENCE) for job in self._jobs]
         last_arrival = self._jobs[-1].arrival_s if self._jobs else 0.0
         self._horizon_s = float(horizon_s) if horizon_s is not None else last_arrival
         self._queue = EventQueue()
@@ -108,6 +109,7 @@ class MigSimulation:
         self._tardiness_sum_s = 0.0
         self._tardiness_max_s = 0.0
         self._late = 0
+        self._late_inference = 0
         self._end_s = math.nan
         self._finished = False
         self._config = resolve_configuration(self._profile, configuration)
@@ -178,6 +180,7 @@ class MigSimulation:
             max_tardiness_s=self._tardiness_max_s,
             jobs=n,
             late_jobs=self._late,
+            late_inference_jobs=self._late_inference,
             preemptions=self._preemptions,
             repartitions=self._repartitions,
             end_s=self._end_s,

@@ -51,13 +51,11 @@ def run_queue(cell: Table2Cell) -> list[Row]:
         rate_per_min=cell.rate_per_min, hours=cell.hours, inference_share=cell.inference_share
     )
     jobs = generate_jobs(spec, cell.seed)
-    inference = {job.job_id for job in jobs if job.kind == JobKind.INFERENCE}
+    inference_jobs = sum(1 for job in jobs if job.kind == JobKind.INFERENCE)
     rows: list[Row] = []
     for policy in cell.policies:
         for configuration in cell.configurations:
-            result = simulate(jobs, configuration, policy, horizon_s=spec.horizon_s, record_jobs=True)
-            records = result.records or ()
-            late_inference = sum(1 for r in records if r.tardiness_s > 0 and r.job_id in inference)
+            result = simulate(jobs, configuration, policy, horizon_s=spec.horizon_s)
             row: Row = {
                 "condition": cell.condition,
                 "iteration": cell.iteration,
@@ -68,8 +66,8 @@ def run_queue(cell: Table2Cell) -> list[Row]:
                 "avg_tardiness_s": float(result.avg_tardiness_s),
                 "max_tardiness_s": float(result.max_tardiness_s),
                 "late_jobs": int(result.late_jobs),
-                "late_inference_jobs": int(late_inference),
-                "inference_jobs": len(inference),
+                "late_inference_jobs": int(result.late_inference_jobs),
+                "inference_jobs": inference_jobs,
                 "jobs": int(result.jobs),
                 "preemptions": int(result.preemptions),
                 "end_s": float(result.end_s),
