@@ -19,10 +19,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_checks import assert_one_line_error, cli, lines, run_in, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wattsched.cli import main
 from wattsched.dvfs.fitting import read_measurements
 from wattsched.dvfs.model import MAX_POWER_W, MAX_TIME_S
 from wattsched.dvfs.offline import run_offline
@@ -44,46 +44,6 @@ FIT_ROWS = [
     "app,1200,5000,x,k,2.5,180.0",
     "app,1000,5500,x,k,2.9,170.0",
 ]
-
-
-def write(path: Path, content: str | bytes) -> Path:
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return path
-
-
-def lines(*rows: str) -> str:
-    return "\n".join(rows) + "\n"
-
-
-def assert_one_line_error(capsys: pytest.CaptureFixture[str], code: int, *pieces: str) -> str:
-    """Exit 2, empty stdout, one stderr line starting ``wattsched: error:`` holding every piece."""
-    out, err = capsys.readouterr()
-    assert code == 2, (code, out, err)
-    assert out == ""
-    assert "Traceback" not in err and "Warning" not in err
-    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
-    assert err.startswith("wattsched: error: "), err
-    for piece in pieces:
-        assert piece in err, (piece, err)
-    return err
-
-
-def cli(argv: list[str]) -> int:
-    """Exit status of ``wattsched argv``; a RuntimeWarning fails the test (argparse exits via SystemExit)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        try:
-            return main(argv)
-        except SystemExit as stop:
-            return int(stop.code or 0)
-
-
-def run_in(folder: Path, argv: list[str]) -> int:
-    """Run the CLI and check that ``folder`` holds the same names afterwards (no output or temp file)."""
-    before = sorted(p.name for p in folder.iterdir())
-    code = cli(argv)
-    assert sorted(p.name for p in folder.iterdir()) == before
-    return code
 
 
 def parquet_bytes(tmp_path: Path, frame: pd.DataFrame) -> bytes:

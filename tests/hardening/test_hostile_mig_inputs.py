@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_checks import assert_one_line_error, cli, lines, run_in, write
 
 from wattsched.cli import main
 from wattsched.errors import InputError, WattschedError
@@ -34,44 +35,6 @@ ALIBABA_ROWS = ["p0,1000,1024,1,1000,,LS,Succeeded,0,100,0", "p1,1000,1024,1,500
 SPEED_HEADER = "source,model,kind,batch_size,slice_g,throughput_or_time,unit"
 SPEED_ROWS = ["x,m,inference,1,1,10,samples/s", "x,m,inference,1,7,50,samples/s"]
 RUN = ["mig", "run", "--config", "3", "--policy", "edf-fs", "--json"]
-
-
-def write(path: Path, content: str | bytes) -> Path:
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    return path
-
-
-def lines(*rows: str) -> str:
-    return "\n".join(rows) + "\n"
-
-
-def assert_one_line_error(capsys: pytest.CaptureFixture[str], code: int, *pieces: str) -> str:
-    """Exit 2, empty stdout, one stderr line starting ``wattsched: error:`` holding every piece."""
-    out, err = capsys.readouterr()
-    assert code == 2, (code, out, err)
-    assert out == ""
-    assert "Traceback" not in err
-    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
-    assert err.startswith("wattsched: error: "), err
-    for piece in pieces:
-        assert piece in err, (piece, err)
-    return err
-
-
-def cli(argv: list[str]) -> int:
-    """The exit status of ``wattsched argv`` (argparse's usage errors exit through SystemExit)."""
-    try:
-        return main(argv)
-    except SystemExit as stop:
-        return int(stop.code or 0)
-
-
-def run_in(folder: Path, argv: list[str]) -> int:
-    """Run the CLI and check that the output folder holds the same names afterwards (nothing left)."""
-    before = sorted(p.name for p in folder.iterdir())
-    code = cli(argv)
-    assert sorted(p.name for p in folder.iterdir()) == before
-    return code
 
 
 # ------------------------------------------------------------------------------- trace reader via mig run

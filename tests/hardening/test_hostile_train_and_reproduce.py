@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_hostile_mig_inputs import assert_one_line_error, run_in
+from cli_checks import assert_one_line_error, run_in
 
 
 @pytest.mark.parametrize(("argv", "pieces"), [
