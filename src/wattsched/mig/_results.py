@@ -99,16 +99,22 @@ class SimResult:
     #: Late jobs of kind ``inference`` (P1: "LLF pushes more short jobs late"), without needing records.
     late_inference_jobs: int = 0
 
+    def metrics(self) -> dict[str, float | int]:
+        """The per-run metrics every result table carries, as plain Python scalars, in a fixed order."""
+        return {
+            "energy_j": float(self.energy_j),
+            "avg_tardiness_s": float(self.avg_tardiness_s),
+            "max_tardiness_s": float(self.max_tardiness_s),
+            "jobs": int(self.jobs),
+            "late_jobs": int(self.late_jobs),
+            "preemptions": int(self.preemptions),
+            "repartitions": int(self.repartitions),
+        }
+
     def to_dict(self) -> dict[str, float | int | list[float]]:
         """JSON-able scalars (and ``busy_time_s`` as a list); per-job records are left out."""
         return {
-            "energy_j": self.energy_j,
-            "avg_tardiness_s": self.avg_tardiness_s,
-            "max_tardiness_s": self.max_tardiness_s,
-            "jobs": self.jobs,
-            "late_jobs": self.late_jobs,
-            "preemptions": self.preemptions,
-            "repartitions": self.repartitions,
+            **self.metrics(),
             "end_s": self.end_s,
             "busy_time_s": list(self.busy_time_s),
             "blackout_s": self.blackout_s,

@@ -52,13 +52,7 @@ def day_row(method: str, day: int, run: DayRun) -> dict[str, Any]:
     row: dict[str, Any] = {
         "method": method,
         "day": day,
-        "energy_j": float(result.energy_j),
-        "avg_tardiness_s": float(result.avg_tardiness_s),
-        "max_tardiness_s": float(result.max_tardiness_s),
-        "jobs": int(result.jobs),
-        "late_jobs": int(result.late_jobs),
-        "preemptions": int(result.preemptions),
-        "repartitions": int(result.repartitions),
+        **result.metrics(),
         "decisions": len(run.decisions),
     }
     for hour, count in enumerate(repartitions_per_hour(run)):
