@@ -83,3 +83,98 @@ def test_training_is_deterministic_for_a_seed(trained: Path, tmp_path: Path) -> 
     first, second = DQNPartitioner.from_file(trained).network, DQNPartitioner.from_file(again).network
     for a, b in zip(first.weights + first.biases, second.weights + second.biases, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+# The paper preset's additions at a tiny budget: queue blocks, the mask, double DQN, n-step returns, two envs.
+TINY_EXTENDED = replace(
+    TINY,
+    n_envs=2,
+    n_steps=3,
+    double_q=True,
+    env=EnvConfig(
+        hours=2.0,
+        rate_multiplier=2.5,
+        count_bins=8,
+        training_bins=4,
+        waiting_bins=4,
+        slice_busy=True,
+        mask_idle_slices=True,
+        switch_penalty_s=30.0,
+        actions=(1, 2, 3, 6, 9, 10, 11, 12),
+    ),
+)
+
+
+@pytest.fixture(scope="module")
+def trained_extended(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return train(TINY_EXTENDED, tmp_path_factory.mktemp("dqn-extended")).model_path
+
+
+def test_extended_config_round_trips_through_the_saved_json(trained_extended: Path) -> None:
+    import json
+
+    loaded = load_config(trained_extended)
+    assert loaded == TINY_EXTENDED
+    assert loaded.env.actions == (1, 2, 3, 6, 9, 10, 11, 12)  # a tuple again, not the JSON list
+    saved = json.loads(trained_extended.with_suffix(".json").read_text(encoding="utf-8"))
+    assert saved["env"]["mask_idle_slices"] is True and saved["n_envs"] == 2
+
+
+def test_extended_training_is_deterministic_for_a_seed(trained_extended: Path, tmp_path: Path) -> None:
+    again = train(TINY_EXTENDED, tmp_path).model_path
+    first = DQNPartitioner.from_file(trained_extended).network
+    second = DQNPartitioner.from_file(again).network
+    for a, b in zip(first.weights + first.biases, second.weights + second.biases, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_masked_model_and_numpy_partitioner_agree_and_respect_the_mask(trained_extended: Path) -> None:
+    from wattsched.hardware.catalogue import load_gpu
+    from wattsched.rl.env import MigRepartitionEnv
+    from wattsched.rl.masking import ActionMask
+
+    env_config = TINY_EXTENDED.env
+    env = MigRepartitionEnv(env_config)
+    observations = [env.reset(seed=5)[0]]
+    rng = np.random.default_rng(1)
+    done = False
+    while not done:
+        obs, _, done, _, _ = env.step(int(rng.integers(env.action_space.n)))
+        observations.append(obs)
+    batch = np.stack(observations)
+    model = load_model(trained_extended)
+    actions, _ = model.predict(batch, deterministic=True)
+    policy = DQNPartitioner.from_file(trained_extended)
+    policy.reset(load_gpu("a100-40gb"))
+    np.testing.assert_array_equal([policy.action(o) for o in batch], actions)
+    gpu = load_gpu("a100-40gb")
+    mask = ActionMask.idle_slices(gpu, env_config.observation_spec(gpu), env_config.action_ids(gpu))
+    assert mask.of(batch)[np.arange(len(batch)), actions].all()
+
+
+def test_exploration_only_stores_allowed_actions(tmp_path: Path) -> None:
+    # Warm-up and ε-greedy draws both go through the mask: every action in the replay buffer is allowed
+    # in the state it was taken in.
+    from wattsched.hardware.catalogue import load_gpu
+    from wattsched.rl.dqn import build_model
+    from wattsched.rl.masking import ActionMask
+
+    config = replace(TINY_EXTENDED, n_envs=1, n_steps=1, total_timesteps=400, learning_starts=200)
+    model = build_model(config)
+    model.learn(total_timesteps=config.timesteps)
+    buffer = model.replay_buffer
+    stored = buffer.observations[: buffer.pos, 0]
+    taken = buffer.actions[: buffer.pos, 0, 0].astype(int)
+    gpu = load_gpu("a100-40gb")
+    env_config = config.env
+    mask = ActionMask.idle_slices(gpu, env_config.observation_spec(gpu), env_config.action_ids(gpu))
+    allowed = mask.of(stored)
+    assert len(taken) == 400 and not allowed.all()  # some actions were masked in some states
+    assert allowed[np.arange(len(taken)), taken].all()
+
+
+def test_rejects_bad_vectorisation_and_mask_without_counts() -> None:
+    with pytest.raises(ConfigError):
+        DQNConfig(n_envs=0)
+    with pytest.raises(ConfigError, match="count_bins"):
+        EnvConfig(mask_idle_slices=True)

@@ -11,9 +11,11 @@ from wattsched.rl.observation import (
     DEFAULT_BIN_EDGES_MIN,
     JobFeatures,
     ObservationSpec,
+    QueueFeatures,
     bin_index,
     encode_observation,
     job_features,
+    queue_features,
 )
 
 
@@ -100,3 +102,50 @@ def test_exactly_one_hot_per_block(config: int, time_s: float, values: list[tupl
     for low, high in blocks:
         assert vector[low:high].sum() == 1.0
     assert vector.dtype == np.float32 and vector.shape == (102,)
+
+
+def test_queue_blocks_are_appended_by_hand() -> None:
+    # P1 part as in test_missing_jobs_use_the_no_job_bin, then count (6 bins), training (3), waiting (4),
+    # slice_busy (7): 102 + 6 + 3 + 4 + 7 = 122 inputs.
+    spec = ObservationSpec(count_bins=6, training_bins=3, waiting_bins=4, slice_busy=True)
+    assert spec.size == 122 and spec.p1_size == 102 and spec.uses_queue
+    queue = QueueFeatures(unfinished=9, training=2, waiting=3, busy_slices=(0, 2))
+    vector = encode_observation(12, 0.0, [], spec, queue)
+    assert vector[:102].sum() == 2 + 6  # configuration, hour and six "no job" bins
+    np.testing.assert_array_equal(vector[102:108], [0, 0, 0, 0, 0, 1])  # 9 jobs -> overflow bin 5
+    np.testing.assert_array_equal(vector[108:111], [0, 0, 1])  # 2 training jobs -> bin 2 (last)
+    np.testing.assert_array_equal(vector[111:115], [0, 0, 0, 1])  # 3 waiting -> bin 3 (last)
+    np.testing.assert_array_equal(vector[115:122], [1, 0, 1, 0, 0, 0, 0])  # slices 0 and 2 busy
+
+
+def test_queue_blocks_off_give_p1_state_and_need_the_queue_when_on() -> None:
+    plain = encode_observation(3, 100.0, [], ObservationSpec())
+    also_plain = encode_observation(3, 100.0, [], ObservationSpec(), QueueFeatures(4, 1, 2, (0,)))
+    np.testing.assert_array_equal(plain, also_plain)
+    with pytest.raises(ValueError, match="queue="):
+        encode_observation(3, 100.0, [], ObservationSpec(count_bins=4))
+    with pytest.raises(ValueError, match="count_bins"):
+        ObservationSpec(count_bins=1)
+    with pytest.raises(ValueError, match="busy slice position 7"):
+        encode_observation(3, 0.0, [], ObservationSpec(slice_busy=True), QueueFeatures(1, 0, 0, (7,)))
+
+
+def test_queue_features_count_a_snapshot() -> None:
+    from wattsched.mig import JobView
+    from wattsched.workload.job import JobKind
+
+    durations = (6.0,) * 6
+    jobs = [
+        JobView("a", 0.0, 10.0, 1.0, durations, 2, JobKind.TRAINING),
+        JobView("b", 0.0, 20.0, 0.5, durations, None, JobKind.INFERENCE),
+        JobView("c", 0.0, 30.0, 1.0, durations, None, JobKind.TRAINING),
+        JobView("d", 0.0, 40.0, 1.0, durations, 0, None),  # a trace without kinds
+    ]
+    assert queue_features(jobs) == QueueFeatures(unfinished=4, training=2, waiting=2, busy_slices=(0, 2))
+    assert queue_features([]) == QueueFeatures(0, 0, 0, ())
+
+
+def test_spec_for_gpu_sizes_the_slice_block() -> None:
+    spec = ObservationSpec.for_gpu("a100-40gb", count_bins=12, slice_busy=True)
+    assert spec.max_slices == 7  # configuration 12: seven 1g slices
+    assert spec.size == 102 + 12 + 7

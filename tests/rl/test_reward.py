@@ -34,3 +34,19 @@ def test_sum_over_intervals_is_the_day_term() -> None:
 def test_rejects_bad_spec() -> None:
     with pytest.raises(ValueError):
         RewardSpec(et_coefficient=-1.0)
+
+
+def test_switch_penalty_is_charged_as_lateness_seconds() -> None:
+    # a = 1e-6, N = 200, p = 30 s per repartition, 2 repartitions: 600 s of lateness + 60 s charged
+    # = 11 min; 11 / 200 = 0.055; a·E = 1e-6 · 50,000 = 0.05; r = -scale · 0.105 / (1 + 1e-6), scale 2
+    spec = RewardSpec(et_coefficient=1e-6, jobs_norm=200.0, scale=2.0, switch_penalty_s=30.0)
+    assert step_reward(50_000.0, 600.0, spec, repartitions=2) == pytest.approx(-2 * 0.105 / (1 + 1e-6))
+    # no repartition: P1's reward; no penalty configured: repartitions change nothing
+    assert step_reward(50_000.0, 600.0, spec) == pytest.approx(-2 * (0.05 + 0.05) / (1 + 1e-6))
+    plain = RewardSpec(et_coefficient=1e-6, jobs_norm=200.0, scale=2.0)
+    assert step_reward(50_000.0, 600.0, plain, repartitions=5) == step_reward(50_000.0, 600.0, plain)
+
+
+def test_rejects_negative_switch_penalty() -> None:
+    with pytest.raises(ValueError):
+        RewardSpec(et_coefficient=1e-7, switch_penalty_s=-1.0)

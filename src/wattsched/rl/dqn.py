@@ -20,12 +20,14 @@ import json
 import logging
 import os
 import time
+import warnings
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from wattsched.errors import ConfigError, InputError
 from wattsched.rl.env import EnvConfig, MigRepartitionEnv
+from wattsched.rl.masking import ActionMask
 
 __all__ = [
     "MODEL_FILE",
@@ -71,6 +73,13 @@ class DQNConfig:
     #: noisy Q-learning curve.
     select_best_every: int = 0
     validation_days: int = 10
+    #: Environments stepped together (SB3 ``DummyVecEnv``; env ``i`` draws the training days of seed
+    #: ``seed + i``). ``train_freq`` and ``target_update_interval`` count environment steps of all of them.
+    n_envs: int = 1
+    #: n-step returns (SB3's ``n_steps``; 1: one-step TD targets).
+    n_steps: int = 1
+    #: Double-DQN targets (:mod:`wattsched.rl.algorithm`); ``False``: SB3's max over the target network.
+    double_q: bool = False
     env: EnvConfig = field(default_factory=EnvConfig)
 
     def __post_init__(self) -> None:
@@ -82,18 +91,26 @@ class DQNConfig:
             raise ConfigError(f"total_timesteps must be > 0, got {self.total_timesteps}")
         if not 0.0 <= self.exploration_final_eps <= self.exploration_initial_eps <= 1.0:
             raise ConfigError("need 0 <= exploration_final_eps <= exploration_initial_eps <= 1")
+        shaping = self.env.shaping_gamma
+        if shaping is not None and shaping != self.gamma:
+            raise ConfigError(f"env.shaping_gamma ({shaping}) must equal gamma ({self.gamma}) for shaping to "
+                              "keep the optimal policy")
+        if self.n_envs < 1 or self.n_steps < 1:
+            raise ConfigError(f"n_envs and n_steps must be >= 1, got {self.n_envs}, {self.n_steps}")
 
     @property
     def timesteps(self) -> int:
         return self.total_timesteps or self.episodes * self.steps_per_episode
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["env"] = self.env.to_json()
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> DQNConfig:
         data = dict(data)
-        env = EnvConfig(**data.pop("env", {}))
+        env = EnvConfig.from_json(data.pop("env", {}))
         data["net_arch"] = tuple(data.get("net_arch", (128, 128)))
         return cls(env=env, **data)
 
@@ -137,7 +154,8 @@ def _model_kwargs(config: DQNConfig) -> dict[str, Any]:
         "exploration_initial_eps": config.exploration_initial_eps,
         "exploration_final_eps": config.exploration_final_eps,
         "gamma": config.gamma,
-        "policy_kwargs": {"net_arch": list(config.net_arch)},
+        "n_steps": config.n_steps,
+        "double_q": config.double_q,
         "seed": config.seed,
         "device": "cpu",
         "verbose": 0,
@@ -145,13 +163,24 @@ def _model_kwargs(config: DQNConfig) -> dict[str, Any]:
 
 
 def build_model(config: DQNConfig) -> Any:
-    """An untrained SB3 DQN on a fresh environment (torch imported here, never at module import)."""
+    """An untrained DQN (:class:`wattsched.rl.algorithm.MaskedDQN`) on ``config.n_envs`` fresh environments
+    (torch imported here, never at module import)."""
     import torch
-    from stable_baselines3 import DQN
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from wattsched.hardware.catalogue import load_gpu
+    from wattsched.rl.algorithm import MaskedDQN
 
     torch.set_num_threads(config.torch_threads)
-    env = MigRepartitionEnv(config.env)
-    return DQN("MlpPolicy", env, **_model_kwargs(config))
+    env: Any = MigRepartitionEnv(config.env)
+    if config.n_envs > 1:
+        env = DummyVecEnv([lambda: MigRepartitionEnv(config.env) for _ in range(config.n_envs)])
+    policy_kwargs: dict[str, Any] = {"net_arch": list(config.net_arch)}
+    if config.env.mask_idle_slices:
+        gpu = load_gpu(config.env.gpu)
+        spec = config.env.observation_spec(gpu)
+        policy_kwargs["action_mask"] = ActionMask.idle_slices(gpu, spec, config.env.action_ids(gpu))
+    return MaskedDQN("MlpPolicy", env, policy_kwargs=policy_kwargs, **_model_kwargs(config))
 
 
 def train(config: DQNConfig, out_dir: str | Path, *, callback: Any = None) -> TrainResult:
@@ -188,6 +217,7 @@ class _BestKeeper:
         self.config = config
         self.best_score = float("inf")
         self.best_state: dict[str, Any] | None = None
+        self.scored_at = -1
 
     def score(self, model: Any) -> float:
         from wattsched.mig.partition.evaluate import evaluate_policy
@@ -196,7 +226,7 @@ class _BestKeeper:
         env = self.config.env
         reward = env.reward_spec()
         days = range(VALIDATION_DAY_OFFSET, VALIDATION_DAY_OFFSET + self.config.validation_days)
-        policy = DQNPartitioner.from_model(model, env.initial_configuration)
+        policy = DQNPartitioner.from_model(model, env.initial_configuration, env)
         rows = evaluate_policy(
             "dqn",
             policy,
@@ -213,6 +243,7 @@ class _BestKeeper:
         import copy
 
         value = self.score(model)
+        self.scored_at = model.num_timesteps
         LOG.info("validation score %.4f at step %d", value, model.num_timesteps)
         if value < self.best_score:
             self.best_score = value
@@ -224,15 +255,20 @@ class _BestKeeper:
         keeper = self
 
         class _Select(BaseCallback):
+            scored = 0
+
             def _on_step(self) -> bool:
-                if self.num_timesteps % keeper.config.select_best_every == 0:
+                # With n_envs > 1 the step count moves by n_envs: score on crossing each multiple.
+                due = self.num_timesteps // keeper.config.select_best_every
+                if due > self.scored:
+                    self.scored = due
                     keeper.consider(self.model)
                 return True
 
         return _Select()
 
     def finish(self, model: Any) -> None:
-        if model.num_timesteps % self.config.select_best_every:  # the last step was not scored yet
+        if model.num_timesteps != self.scored_at:  # the last step was not scored yet
             self.consider(model)
         if self.best_state is not None:
             model.policy.load_state_dict(self.best_state)
@@ -268,14 +304,18 @@ def load_config(path: str | Path) -> DQNConfig:
 
 
 def load_model(path: str | Path) -> Any:
-    """Load a saved SB3 DQN (CPU)."""
-    from stable_baselines3 import DQN
+    """Load a saved DQN (SB3 format; CPU)."""
+    from wattsched.rl.algorithm import MaskedDQN
 
     path = Path(path)
     if not path.is_file():
         raise InputError("no such model file", path=str(path))
     try:
-        return DQN.load(str(path), device="cpu")
+        with warnings.catch_warnings():
+            # A model trained with n-step returns saved its replay-buffer class; loading for evaluation
+            # never builds that buffer, so SB3's note that n_steps is then ignored does not apply.
+            warnings.filterwarnings("ignore", message=".*n_steps.* is ignored", category=UserWarning)
+            return MaskedDQN.load(str(path), device="cpu")
     except (ValueError, KeyError, OSError, RuntimeError) as exc:
         raise InputError(
             f"not a stable-baselines3 DQN model ({type(exc).__name__}: {exc})", path=str(path)

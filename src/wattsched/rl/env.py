@@ -2,9 +2,18 @@
 :class:`wattsched.mig.simulator.MigSimulation`.
 
 One episode is one generated day (P1 Fig. 5 profile by default). Each step applies the chosen configuration
-(action k = configuration k + 1) at the current decision epoch, runs the simulator to the next epoch, and
-returns
-the §A.6.1 observation and the §A.6.3 reward for the interval between the two epochs.
+(action k = ``config.action_ids()[k]``: configuration k + 1 with every configuration of P1's GPU) at the
+current decision epoch, runs the simulator to the next epoch, and returns the observation
+(:mod:`wattsched.rl.observation`) and the reward (:mod:`wattsched.rl.reward`) for the interval between the
+two epochs.
+
+With ``skip_forced`` (needs the action mask), an epoch at which the mask allows a single action is decided by
+the environment: the step runs on to the next epoch with a real choice, and its reward covers every epoch in
+between (a semi-MDP step; the trained policy would have taken the same single action). Those epochs carry no
+information for learning, and at the paper preset they are about 40 % of all epochs.
+
+With ``shaping_gamma`` set, the reward adds the potential-based shaping term of :mod:`wattsched.rl.shaping`
+(``γ·Φ(s') - Φ(s)``, with the agent's discount ``γ``).
 
 Days: ``reset(seed=s)`` restarts the stream of training days at day 0 of seed ``s``; each later ``reset()``
 takes the next day, so one seed gives one repeatable sequence of episodes. Training day k of seed s is
@@ -15,7 +24,7 @@ instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
@@ -23,53 +32,15 @@ import numpy as np
 
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.mig.partition.runner import training_day
-from wattsched.mig.simulator import RepartitionMode
 from wattsched.rl import ENV_ID, register_envs
-from wattsched.rl.observation import ObservationSpec, snapshot_observation
-from wattsched.rl.reward import RewardSpec, step_reward
-from wattsched.workload.generators import WorkloadSpec, generate_jobs
+from wattsched.rl.config import EnvConfig
+from wattsched.rl.masking import ActionMask
+from wattsched.rl.observation import snapshot_observation
+from wattsched.rl.reward import step_reward
+from wattsched.rl.shaping import potential
+from wattsched.workload.generators import generate_jobs
 
 __all__ = ["ENV_ID", "EnvConfig", "MigRepartitionEnv"]
-
-
-@dataclass(frozen=True)
-class EnvConfig:
-    """Workload, reward and simulator options of the environment (defaults: papers.md §A.3.1, §A.6)."""
-
-    profile: str = "alibaba-day"
-    rate_multiplier: float = 1.0
-    hours: float = 24.0
-    inference_share: float = 0.8
-    #: ET's ``a`` per joule; the Table III study sets it from pilot runs of the benchmark methods.
-    et_coefficient: float = 3.5e-8
-    #: Lateness normaliser (expected jobs per day); ``None``: the profile's expected count.
-    jobs_norm: float | None = None
-    reward_scale: float = 100.0
-    #: The GPU (catalogue name or path); its configurations are the actions.
-    gpu: str = "a100-40gb"
-    #: Configuration at the start of each day; ``None``: the GPU's "initial" role.
-    initial_configuration: int | str | None = None
-    scheduler: str = "edf-ss-restricted"
-    repartition_mode: RepartitionMode = "blackout"
-    #: Power selection and power-cap option of the simulator (see :func:`wattsched.mig.simulate`).
-    power_curve: str | None = None
-    power_cap: bool = False
-
-    def workload(self) -> WorkloadSpec:
-        return WorkloadSpec(
-            profile=self.profile,
-            hours=self.hours,
-            inference_share=self.inference_share,
-            rate_multiplier=self.rate_multiplier,
-        )
-
-    def reward_spec(self) -> RewardSpec:
-        norm = self.jobs_norm
-        if norm is None:
-            from wattsched.workload.arrivals import PROFILES
-
-            norm = PROFILES.make(self.profile).expected_count(self.workload().horizon_s, self.rate_multiplier)
-        return RewardSpec(self.et_coefficient, max(norm, 1.0), self.reward_scale)
 
 
 class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
@@ -80,10 +51,10 @@ class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
 
     def __init__(self, config: EnvConfig | None = None, **overrides: Any) -> None:
         base = config or EnvConfig()
-        self.config = EnvConfig(**{**base.__dict__, **overrides}) if overrides else base
+        self.config = replace(base, **overrides) if overrides else base
         self._gpu = load_gpu(self.config.gpu)
-        self._spec = ObservationSpec.for_gpu(self._gpu)
-        self._actions = self._spec.configurations
+        self._spec = self.config.observation_spec(self._gpu)
+        self._actions = self.config.action_ids(self._gpu)
         initial = self.config.initial_configuration
         self._initial = self._gpu.configuration(
             initial if initial is not None else self._gpu.role("initial")
@@ -95,9 +66,14 @@ class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
         self._seed = 0
         self._day = 0
         self._sim: Any = None
+        self._snapshot: Any = None
+        self._potential = 0.0
         self._energy_j = 0.0
         self._lateness_s = 0.0
         self._last_obs = np.zeros(self._spec.size, dtype=np.float32)
+        self._mask: ActionMask | None = None
+        if self.config.mask_idle_slices:
+            self._mask = ActionMask.idle_slices(self._gpu, self._spec, self._actions)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -122,9 +98,10 @@ class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
             power_curve=self.config.power_curve,
             power_cap=self.config.power_cap,
         )
+        # Costs of epochs skipped here are charged to the first step (its reward is taken from the totals).
         self._energy_j = self._lateness_s = 0.0
-        self._sim.advance()
-        self._last_obs = self._observe()
+        running, _, _ = self._advance()
+        self._potential = self._potential_now() if running and self.config.shaping_gamma is not None else 0.0
         return self._last_obs, {"jobs": len(jobs)}
 
     def step(self, action: np.int64 | int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -132,24 +109,62 @@ class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before step()")
         if not self.action_space.contains(np.int64(action)):
             raise ValueError(f"action must be 0..{len(self._actions) - 1}, got {action!r}")
-        changed = self._sim.repartition(self._actions[int(action)])
-        running = self._sim.advance()
+        repartitions = int(bool(self._sim.repartition(self._actions[int(action)])))
+        running, skipped, forced_repartitions = self._advance()
+        repartitions += forced_repartitions
         if running:
-            snapshot = self._sim.snapshot()
+            snapshot = self._snapshot
             energy_j, lateness_s = float(snapshot.energy_j), float(snapshot.accrued_tardiness_s)
-            self._last_obs = self._observe(snapshot)
         else:
             result = self._sim.result()
             energy_j, lateness_s = result.energy_j, result.avg_tardiness_s * result.jobs
-        reward = step_reward(energy_j - self._energy_j, lateness_s - self._lateness_s, self._reward)
+        reward = step_reward(
+            energy_j - self._energy_j, lateness_s - self._lateness_s, self._reward, repartitions
+        )
         self._energy_j, self._lateness_s = energy_j, lateness_s
-        info: dict[str, Any] = {"repartitioned": bool(changed), "time_s": float(self._sim.now_s)}
+        gamma = self.config.shaping_gamma
+        if gamma is not None:
+            following = self._potential_now() if running else 0.0
+            reward += gamma * following - self._potential
+            self._potential = following
+        info: dict[str, Any] = {
+            "repartitioned": repartitions > 0,
+            "repartitions": repartitions,
+            "epochs": 1 + skipped,
+            "time_s": float(self._sim.now_s),
+        }
         if not running:
             info["result"] = self._sim.result()
         return self._last_obs, reward, not running, False, info
 
-    def _observe(self, snapshot: Any = None) -> np.ndarray:
-        return snapshot_observation(snapshot if snapshot is not None else self._sim.snapshot(), self._spec)
+    def _advance(self) -> tuple[bool, int, int]:
+        """Run to the next epoch the agent decides (with ``skip_forced``, epochs with one allowed action are
+        decided here); sets the observation. Returns (running, epochs skipped, repartitions they started)."""
+        running = bool(self._sim.advance())
+        skipped = repartitions = 0
+        while running:
+            self._snapshot = self._sim.snapshot()
+            self._last_obs = snapshot_observation(self._snapshot, self._spec)
+            if self._mask is None or not self.config.skip_forced:
+                break
+            allowed = np.flatnonzero(self._mask.of(self._last_obs))
+            if len(allowed) != 1:
+                break
+            repartitions += bool(self._sim.repartition(self._actions[int(allowed[0])]))
+            running = bool(self._sim.advance())
+            skipped += 1
+        return running, skipped, repartitions
+
+    def _potential_now(self) -> float:
+        config = self.config
+        return potential(
+            self._snapshot,
+            self._gpu,
+            config.scheduler,
+            self._reward,
+            power_curve=config.power_curve,
+            power_cap=config.power_cap,
+        )
 
 
 # Gymnasium convention: importing the module that defines an environment registers it, so that

@@ -1,10 +1,20 @@
-"""The DQN state of papers.md §A.6.1 as a pure function: concatenated one-hots (102 inputs on P1's GPU).
+"""The DQN state as a pure function of a simulator snapshot: concatenated one-hots.
 
-Layout: configuration (one per configuration of the GPU: 12 on the A100-40GB) | hour of day (24) | for each of
-the first m = 3 unfinished jobs by deadline:
-relative deadline bin (10 + "no job") and mean remaining duration bin (10 + "no job").
-Both continuous features are in minutes and binned with left-closed edges
-``[-100, 0, 0.05, 0.2, 0.5, 1, 5, 10, 20, 30, +inf)``; values below -100 fall into the first bin.
+P1's state (papers.md §A.6.1, 102 inputs on P1's GPU), always present: configuration (one per configuration of
+the GPU: 12 on the A100-40GB) | hour of day (24) | for each of the first m = 3 unfinished jobs by deadline:
+relative deadline bin (10 + "no job") and mean remaining duration bin (10 + "no job"). Both continuous
+features are in minutes and binned with left-closed edges ``[-100, 0, 0.05, 0.2, 0.5, 1, 5, 10, 20, 30,
++inf)``; values below -100 fall into the first bin.
+
+Queue features (ours, each off at 0 / ``False``, which gives P1's state exactly), appended in this order:
+
+* ``count_bins``: one-hot of the number of unfinished (arrived, not completed) jobs, ``0 .. count_bins - 2``,
+  the last bin holding every larger count. P1's three job slots only tell 0, 1, 2 or "3 or more" jobs apart;
+  the number of jobs is what decides how many slices pay off.
+* ``training_bins``: the same for unfinished *training* jobs (the long ones; traces without kinds count 0).
+* ``waiting_bins``: the same for jobs that wait for a slice.
+* ``slice_busy``: one flag per slice position of the current configuration (``max_slices`` positions, in the
+  configuration's placement order), 1 when a job runs there.
 """
 
 from __future__ import annotations
@@ -12,20 +22,23 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import MigGpu
 from wattsched.units import SECONDS_PER_MINUTE
+from wattsched.workload.job import JobKind
 
 __all__ = [
     "DEFAULT_BIN_EDGES_MIN",
     "JobFeatures",
     "ObservationSpec",
+    "QueueFeatures",
     "encode_observation",
     "job_features",
+    "queue_features",
     "snapshot_observation",
 ]
 
@@ -41,23 +54,54 @@ class JobFeatures:
     mean_remaining_s: float
 
 
+class QueueFeatures(NamedTuple):
+    """Counts over the unfinished jobs of a snapshot, and the busy slice positions."""
+
+    unfinished: int
+    training: int
+    waiting: int
+    busy_slices: tuple[int, ...] = ()
+
+
 def _default_configurations() -> tuple[int | str, ...]:
     return load_gpu(None).configuration_ids
 
 
 @dataclass(frozen=True)
 class ObservationSpec:
-    """Sizes of the one-hot blocks; ``configurations`` are the GPU's ids (default P1's A100-40GB)."""
+    """Sizes of the one-hot blocks; ``configurations`` are the GPU's ids (default P1's A100-40GB).
+
+    The queue blocks (``count_bins``, ``training_bins``, ``waiting_bins``, ``slice_busy``) default to off:
+    the default spec is P1's 102-input state.
+    """
 
     configurations: tuple[int | str, ...] = field(default_factory=_default_configurations)
     n_hours: int = 24
     jobs_observed: int = 3
     bin_edges_min: tuple[float, ...] = DEFAULT_BIN_EDGES_MIN
+    count_bins: int = 0
+    training_bins: int = 0
+    waiting_bins: int = 0
+    slice_busy: bool = False
+    #: Slice positions of the ``slice_busy`` block (the most slices any configuration of the GPU has).
+    max_slices: int = 7
+
+    def __post_init__(self) -> None:
+        for name in ("count_bins", "training_bins", "waiting_bins"):
+            value = getattr(self, name)
+            if value < 0 or value == 1:
+                raise ValueError(f"{name} must be 0 (off) or >= 2, got {value}")
+        if self.max_slices < 1:
+            raise ValueError(f"max_slices must be >= 1, got {self.max_slices}")
 
     @classmethod
-    def for_gpu(cls, gpu: MigGpu | str | None) -> ObservationSpec:
-        """The spec of a GPU: one configuration bin per configuration it lists."""
-        return cls(configurations=load_gpu(gpu).configuration_ids)
+    def for_gpu(cls, gpu: MigGpu | str | None, **blocks: Any) -> ObservationSpec:
+        """The spec of a GPU: one configuration bin per configuration it lists; ``blocks`` sets the queue
+        blocks (``count_bins=...``)."""
+        resolved = load_gpu(gpu)
+        ids = resolved.configuration_ids
+        max_slices = max(len(resolved.configuration(c).slices) for c in ids)
+        return cls(configurations=ids, max_slices=max_slices, **blocks)
 
     @property
     def n_configurations(self) -> int:
@@ -69,8 +113,19 @@ class ObservationSpec:
         return len(self.bin_edges_min) + 1
 
     @property
-    def size(self) -> int:
+    def p1_size(self) -> int:
+        """Inputs of P1's part of the state."""
         return self.n_configurations + self.n_hours + self.jobs_observed * 2 * self.bins_per_feature
+
+    @property
+    def size(self) -> int:
+        busy = self.max_slices if self.slice_busy else 0
+        return self.p1_size + self.count_bins + self.training_bins + self.waiting_bins + busy
+
+    @property
+    def uses_queue(self) -> bool:
+        """Whether any queue block is on (the observation then needs :class:`QueueFeatures`)."""
+        return bool(self.count_bins or self.training_bins or self.waiting_bins or self.slice_busy)
 
 
 def bin_index(value_min: float, edges_min: Sequence[float]) -> int:
@@ -96,14 +151,35 @@ def job_features(
     return features
 
 
+def queue_features(jobs: Iterable[Any]) -> QueueFeatures:
+    """Counts of a snapshot's unfinished jobs (``JobView``: ``kind``, ``slice_index``)."""
+    unfinished = training = waiting = 0
+    busy = []
+    for job in jobs:
+        unfinished += 1
+        training += job.kind is JobKind.TRAINING
+        if job.slice_index is None:
+            waiting += 1
+        else:
+            busy.append(int(job.slice_index))
+    return QueueFeatures(unfinished, training, waiting, tuple(sorted(busy)))
+
+
+def _one_hot_count(vector: np.ndarray, offset: int, bins: int, count: int) -> int:
+    if bins:
+        vector[offset + min(count, bins - 1)] = 1.0
+    return offset + bins
+
+
 def encode_observation(
     configuration: int | str,
     time_s: float,
     features: Sequence[JobFeatures],
     spec: ObservationSpec | None = None,
+    queue: QueueFeatures | None = None,
 ) -> np.ndarray:
     """The float32 one-hot vector; ``configuration`` is one of ``spec.configurations``; jobs beyond
-    ``len(features)`` are "no job"."""
+    ``len(features)`` are "no job". ``queue`` is needed when a queue block of ``spec`` is on."""
     spec = spec or ObservationSpec()
     if configuration not in spec.configurations:
         raise ValueError(f"configuration must be one of {list(spec.configurations)}, got {configuration!r}")
@@ -124,6 +200,18 @@ def encode_observation(
         vector[offset + deadline_bin] = 1.0
         vector[offset + width + duration_bin] = 1.0
         offset += 2 * width
+    if not spec.uses_queue:
+        return vector
+    if queue is None:
+        raise ValueError("this observation spec has queue blocks: pass queue=QueueFeatures(...)")
+    offset = _one_hot_count(vector, offset, spec.count_bins, queue.unfinished)
+    offset = _one_hot_count(vector, offset, spec.training_bins, queue.training)
+    offset = _one_hot_count(vector, offset, spec.waiting_bins, queue.waiting)
+    if spec.slice_busy:
+        for position in queue.busy_slices:
+            if not 0 <= position < spec.max_slices:
+                raise ValueError(f"busy slice position {position} outside 0..{spec.max_slices - 1}")
+            vector[offset + position] = 1.0
     return vector
 
 
@@ -132,6 +220,7 @@ def snapshot_observation(snapshot: Any, spec: ObservationSpec | None = None) -> 
     spec = spec or ObservationSpec()
     now_s = float(snapshot.now_s)
     rows = ((j.arrival_s, j.deadline_s, j.remaining_fraction, j.durations_s) for j in snapshot.jobs)
+    queue = queue_features(snapshot.jobs) if spec.uses_queue else None
     return encode_observation(
-        snapshot.configuration, now_s, job_features(now_s, rows, spec.jobs_observed), spec
+        snapshot.configuration, now_s, job_features(now_s, rows, spec.jobs_observed), spec, queue
     )

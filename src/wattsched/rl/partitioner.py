@@ -1,5 +1,8 @@
 """A trained DQN as an ordinary repartitioning policy ("dynamic" in Table III).
 
+The training config saved beside the model says how to observe (P1's state, queue blocks), which
+configurations the actions are and whether actions are masked; the partitioner repeats exactly that.
+
 The SB3 model is loaded once (torch/SB3 imported lazily, only here and in :mod:`wattsched.rl`); its Q-network
 weights are then copied into numpy so each decision is a few small matrix products, with the same greedy
 action
@@ -18,6 +21,9 @@ from wattsched.errors import ConfigError
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig import SimSnapshot
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId
+from wattsched.rl.config import EnvConfig
+from wattsched.rl.masking import ActionMask
+from wattsched.rl.observation import ObservationSpec, snapshot_observation
 
 __all__ = ["DQNPartitioner", "QNetwork"]
 
@@ -53,14 +59,19 @@ class QNetwork:
 
 @dataclass
 class DQNPartitioner:
-    """Greedy actions of a trained Q-network over the §A.6.1 observation; action k = the GPU's k-th
-    configuration (``gpu.configuration_ids[k]``). ``initial=None`` starts in the GPU's "initial" role."""
+    """Greedy actions of a trained Q-network; action k = the k-th configuration of ``env.action_ids(gpu)``
+    (all of the GPU's configurations unless the training config restricted them). ``env`` is the training
+    environment's config (observation blocks, action set, mask); ``None``: P1's state over every
+    configuration. ``initial=None`` starts in the GPU's "initial" role."""
 
     network: QNetwork
     initial: ConfigId | None = None
     scheduler: str = "edf-ss-restricted"
     name: str = "dynamic"
-    _spec: Any = field(default=None, repr=False)
+    env: EnvConfig | None = None
+    _spec: ObservationSpec | None = field(default=None, repr=False)
+    _actions: tuple[ConfigId, ...] = field(default=(), repr=False)
+    _mask: ActionMask | None = field(default=None, repr=False)
     _initial: ConfigId | None = field(default=None, repr=False)
 
     @classmethod
@@ -69,24 +80,31 @@ class DQNPartitioner:
 
         model = load_model(path)
         config = load_config(path)
-        return cls(QNetwork.from_sb3(model), config.env.initial_configuration, config.env.scheduler)
+        return cls(
+            QNetwork.from_sb3(model), config.env.initial_configuration, config.env.scheduler, env=config.env
+        )
 
     @classmethod
-    def from_model(cls, model: Any, initial: ConfigId | None = None) -> DQNPartitioner:
-        return cls(QNetwork.from_sb3(model), initial)
+    def from_model(
+        cls, model: Any, initial: ConfigId | None = None, env: EnvConfig | None = None
+    ) -> DQNPartitioner:
+        scheduler = env.scheduler if env is not None else "edf-ss-restricted"
+        return cls(QNetwork.from_sb3(model), initial, scheduler, env=env)
 
     def reset(self, gpu: MigGpu, seed: int | None = None) -> None:
-        from wattsched.rl.observation import ObservationSpec
-
         del seed
-        spec = ObservationSpec.for_gpu(gpu)
-        actions = self.network.biases[-1].shape[0]
-        if actions != spec.n_configurations or self.network.weights[0].shape[1] != spec.size:
+        env = self.env if self.env is not None else EnvConfig()
+        spec = env.observation_spec(gpu)
+        actions = env.action_ids(gpu)
+        outputs = self.network.biases[-1].shape[0]
+        inputs = self.network.weights[0].shape[1]
+        if outputs != len(actions) or inputs != spec.size:
             raise ConfigError(
-                f"this DQN was trained for {actions} configurations and {self.network.weights[0].shape[1]} "
-                f"inputs; {gpu.name} has {spec.n_configurations} configurations ({spec.size} inputs)"
+                f"this DQN was trained for {outputs} actions and {inputs} inputs; with its training config, "
+                f"{gpu.name} gives {len(actions)} actions ({spec.size} inputs)"
             )
-        self._spec = spec
+        self._spec, self._actions = spec, actions
+        self._mask = ActionMask.idle_slices(gpu, spec, actions) if env.mask_idle_slices else None
         initial = self.initial if self.initial is not None else gpu.role("initial")
         self._initial = gpu.configuration(initial).ident
 
@@ -96,12 +114,16 @@ class DQNPartitioner:
         return self._initial
 
     def action(self, observation: np.ndarray) -> int:
-        return int(np.argmax(self.network.q_values(observation)))
+        """The greedy action (masked actions excluded when the training config masked them)."""
+        q_values = self.network.q_values(observation)
+        if self._mask is not None:
+            q_values = np.where(self._mask.of(observation), q_values, -np.inf)
+        return int(np.argmax(q_values))
 
     def decide(self, snapshot: SimSnapshot) -> ConfigId:
-        from wattsched.rl.observation import snapshot_observation
-
-        return self._spec.configurations[self.action(snapshot_observation(snapshot, self._spec))]
+        if self._spec is None:
+            raise RuntimeError("call reset(gpu) before decide()")
+        return self._actions[self.action(snapshot_observation(snapshot, self._spec))]
 
 
 @PARTITIONERS.register("dynamic")
