@@ -1,121 +1,427 @@
-"""DQN training wall time to reach ET <= 0.8 x Static on held-out days (target: <= 10 min on 2 cores).
+"""The DQN at the ``paper`` preset (issue 12, item 2): training time, and ET against P1's baselines and the
+lookahead planner on the same held-out days, with an ablation of each change.
 
-Trains the quick-scale DQN and, every ``--eval-every`` steps, evaluates the
-greedy policy on ``--eval-days`` held-out days against Static (the best fixed configuration by ET on training
-days, as in the Table III study). ET uses one fixed ``a`` from pilot runs so successive evaluations compare.
-Reported training time excludes the evaluations. Prints a table and, last, one JSON line.
+Paper preset (CONTRACT §4): P1's Fig. 5 day profile at rate multiplier 2.5 (~516 jobs/day), Static =
+configuration 3 (the GPU's static role), Day-Night 6/2, P1's deadline rule. The DQN is
+:func:`wattsched.rl.dqn.paper_config` with ET's ``a`` from pilot runs at that load.
 
-    .venv/bin/python benchmarks/bench_dqn.py [--max-steps 150000] [--eval-every 15000] [--eval-days 20]
+Targets (P1 Table III): Dynamic better than Static by >= 29 %, than Day-Night by >= 23 %, than No-MIG by
+>= 67 % (1 - ratio of mean ET over the days), with training <= 10 min on this 2-core machine.
+
+ET pools ``a`` over P1's four methods (no-mig, static, day-night, dynamic: the Table III study's pool); the
+gains are also shown with ``a`` pooled over the three benchmarks only. Intervals: 95 % paired bootstrap over
+days of the ratio of means (``a`` held fixed). Training wall time excludes the pilot runs and evaluation; the
+1-minute load average is printed beside it (the machine is shared).
+
+Ablation: each change of the paper config switched off in turn (one at a time, at ``--ablation-steps`` and on
+``--ablation-days`` held-out days, the first of the same days), one training per row.
+
+    .venv/bin/python benchmarks/bench_dqn.py [--days 100] [--steps N] [--ablation-steps N]
+        [--ablation-days 30] [--no-ablation] [--seed 0] [--out benchmarks/out/dqn]
+
+Writes ``<out>/days.csv`` (one row per method and day), ``<out>/ablation.csv``, ``<out>/summary.json`` and the
+model (``<out>/model/dqn_model.zip``); prints tables and, last, one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import os
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from wattsched.mig.partition.base import RepartitionPolicy
+from wattsched.rl.dqn import DQNConfig
 
-def _et(rows: list[dict[str, Any]], a: float) -> float:
-    from wattsched.metrics import et_values
+HERE = Path(__file__).resolve().parent
+RATE_MULTIPLIER = 2.5
+#: P1 Table III: (method, required gain of Dynamic over it).
+TARGETS = (("static", 0.29), ("day-night", 0.23), ("no-mig", 0.67))
+TRAIN_BUDGET_S = 600.0
+ET_POOL = ("no-mig", "static", "day-night", "dynamic")
+BENCH_POOL = ("no-mig", "static", "day-night")
+BOOTSTRAP = 4000
 
-    return float(np.mean(et_values([r["energy_j"] for r in rows], [r["avg_tardiness_s"] for r in rows], a)))
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def _train(config: DQNConfig, out: Path) -> dict[str, Any]:
+    from wattsched.rl.dqn import train
+
+    load_before = _load()
+    result = train(config, out)
+    return {
+        "model": str(result.model_path),
+        "steps": result.timesteps,
+        "wall_s": result.wall_s,
+        "steps_per_s": result.timesteps / result.wall_s,
+        "load_1min_before": load_before,
+        "load_1min_after": _load(),
+    }
+
+
+def _rows(method: str, policy: RepartitionPolicy, days: Sequence[int], seed: int) -> list[dict[str, Any]]:
+    from wattsched.mig.partition.evaluate import evaluate_policy
+    from wattsched.workload.generators import WorkloadSpec
+
+    spec = WorkloadSpec(profile="alibaba-day", rate_multiplier=RATE_MULTIPLIER)
+    keep = ("method", "day", "energy_j", "avg_tardiness_s", "repartitions", "late_jobs", "jobs")
+    return [{k: r[k] for k in keep} for r in evaluate_policy(method, policy, days, seed, spec)]
+
+
+def _et_table(
+    rows: Sequence[dict[str, Any]], pool: Sequence[str], a: float | None = None
+) -> tuple[dict[str, np.ndarray], float]:
+    """ET per day for each method (arrays in day order) and the pooled ``a``."""
+    from wattsched.metrics import et_coefficient, et_values
+
+    if a is None:
+        chosen = [r for r in rows if r["method"] in pool]
+        a = float(et_coefficient([r["energy_j"] for r in chosen], [r["avg_tardiness_s"] for r in chosen]))
+    table: dict[str, np.ndarray] = {}
+    for method in dict.fromkeys(r["method"] for r in rows):
+        mine = sorted((r for r in rows if r["method"] == method), key=lambda r: r["day"])
+        table[method] = np.asarray(
+            et_values([r["energy_j"] for r in mine], [r["avg_tardiness_s"] for r in mine], a), dtype=float
+        )
+    return table, a
+
+
+def gain(ours: np.ndarray, other: np.ndarray, seed: int = 0) -> dict[str, float]:
+    """``1 - mean(ours)/mean(other)`` over paired days, with a 95 % paired bootstrap interval."""
+    rng = np.random.default_rng(seed)
+    n = len(ours)
+    picks = rng.integers(0, n, size=(BOOTSTRAP, n))
+    samples = 1.0 - ours[picks].mean(axis=1) / other[picks].mean(axis=1)
+    low, high = np.quantile(samples, [0.025, 0.975])
+    return {
+        "gain": float(1.0 - ours.mean() / other.mean()),
+        "ci95_low": float(low),
+        "ci95_high": float(high),
+        "days_better": int((ours < other).sum()),
+        "days": n,
+    }
+
+
+def _methods(seed: int, a: float, selection_days: int) -> dict[str, RepartitionPolicy]:
+    from wattsched.mig.partition import PARTITIONERS
+    from wattsched.mig.partition.evaluate import select_static
+    from wattsched.workload.arrivals import PROFILES
+    from wattsched.workload.generators import WorkloadSpec
+
+    spec = WorkloadSpec(profile="alibaba-day", rate_multiplier=RATE_MULTIPLIER)
+    best = select_static(seed, selection_days, spec)[0]
+    norm = PROFILES.make("alibaba-day").expected_count(spec.horizon_s, RATE_MULTIPLIER)
+    return {
+        "no-mig": PARTITIONERS.make("no-mig"),
+        "static": PARTITIONERS.make("static", configuration=3),
+        f"static-best (cfg {best})": PARTITIONERS.make("static", configuration=best),
+        "day-night": PARTITIONERS.make("day-night"),
+        "lookahead": PARTITIONERS.make("lookahead", et_coefficient=a, jobs_norm=norm),
+    }
+
+
+def _env(**changes: Any) -> Callable[[DQNConfig], DQNConfig]:
+    return lambda c: replace(c, env=replace(c.env, **changes))
+
+
+def _p1(config: DQNConfig) -> DQNConfig:
+    from wattsched.rl.dqn import p1_config
+
+    return p1_config(
+        seed=config.seed,
+        total_timesteps=config.total_timesteps,
+        env=replace(
+            p1_config().env,
+            rate_multiplier=config.env.rate_multiplier,
+            et_coefficient=config.env.et_coefficient,
+        ),
+    )
+
+
+#: Ablation rows: (name, what changes from the paper config, the change). The first row is the paper config.
+ABLATIONS: tuple[tuple[str, str, Callable[[DQNConfig], DQNConfig]], ...] = (
+    ("paper_config", "nothing (all changes on)", lambda c: c),
+    (
+        "- count block",
+        "P1's state: no job-count block (so no mask either: it reads the count)",
+        _env(count_bins=0, mask_idle_slices=False),
+    ),
+    ("- mask", "every configuration allowed in every state", _env(mask_idle_slices=False)),
+    ("- shaping", "P1's reward, no potential-based shaping", _env(shaping_gamma=None)),
+    ("- n-step", "one-step TD targets", lambda c: replace(c, n_steps=1)),
+    (
+        "- learning rate",
+        "learning rate 1e-3 (the previous quick setting)",
+        lambda c: replace(c, learning_rate=1e-3),
+    ),
+    ("P1 (all off)", "p1_config: P1's state and reward, all actions, 1-step, lr 1e-3", _p1),
+    ("+ double DQN", "added: double-DQN targets", lambda c: replace(c, double_q=True)),
+    ("+ switch penalty 30 s", "added: 30 s of lateness charged per repartition", _env(switch_penalty_s=30.0)),
+)
+
+
+def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _evaluate_all(args: argparse.Namespace, a_pilot: float, model_path: str) -> list[dict[str, Any]]:
+    from wattsched.rl.partitioner import DQNPartitioner
+
+    days = range(args.days)
+    rows: list[dict[str, Any]] = []
+    policies = {
+        **_methods(args.seed, a_pilot, args.selection_days),
+        "dynamic": DQNPartitioner.from_file(model_path),
+    }
+    for method, policy in policies.items():
+        started = time.perf_counter()
+        rows += _rows(method, policy, days, args.seed)
+        print(
+            f"  evaluated {method:<22} on {args.days} days in {time.perf_counter() - started:6.1f} s",
+            flush=True,
+        )
+    return rows
+
+
+def _summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """ET per method for both pools, the gains of Dynamic and of the lookahead with intervals."""
+    out: dict[str, Any] = {}
+    for label, pool in (("pool4", ET_POOL), ("pool3", BENCH_POOL)):
+        table, a = _et_table(rows, pool)
+        out[label] = {
+            "pool": list(pool),
+            "a_per_j": a,
+            "et": {m: float(v.mean()) for m, v in table.items()},
+            "dynamic_gain": {m: gain(table["dynamic"], table[m]) for m, _ in TARGETS},
+            "lookahead_gain": {m: gain(table["lookahead"], table[m]) for m, _ in TARGETS},
+            "dynamic_vs_lookahead": gain(table["dynamic"], table["lookahead"]),
+        }
+    return out
+
+
+def _means(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    means: dict[str, dict[str, float]] = {}
+    for method in dict.fromkeys(r["method"] for r in rows):
+        mine = [r for r in rows if r["method"] == method]
+        means[method] = {
+            key: float(np.mean([r[key] for r in mine]))
+            for key in ("energy_j", "avg_tardiness_s", "repartitions")
+        }
+    return means
+
+
+def _print_main(
+    summary: dict[str, Any], means: dict[str, dict[str, float]], training: dict[str, Any]
+) -> None:
+    pool4, pool3 = summary["pool4"], summary["pool3"]
+    print(
+        f"\nET on {pool4['dynamic_gain']['static']['days']} held-out days (a pooled over "
+        f"{', '.join(pool4['pool'])} = {pool4['a_per_j']:.3e}/J; "
+        f"3-benchmark pool a = {pool3['a_per_j']:.3e}/J)"
+    )
+    print(f"{'method':<24} {'ET':>7} {'ET pool3':>9} {'kWh/day':>8} {'tardiness min':>14} {'repart/day':>11}")
+    for method, et in pool4["et"].items():
+        m = means[method]
+        print(
+            f"{method:<24} {et:>7.3f} {pool3['et'][method]:>9.3f} {m['energy_j'] / 3.6e6:>8.3f} "
+            f"{m['avg_tardiness_s'] / 60:>14.3f} {m['repartitions']:>11.1f}"
+        )
+    print("\ngain = 1 - ET(ours)/ET(other), ratio of means, 95 % paired bootstrap interval")
+    print(f"{'':<22} {'target':>7} {'dynamic (pool4)':>26} {'dynamic (pool3)':>26} {'lookahead (pool4)':>26}")
+    for method, target in TARGETS:
+        cells = []
+        for block, key in ((pool4, "dynamic_gain"), (pool3, "dynamic_gain"), (pool4, "lookahead_gain")):
+            g = block[key][method]
+            cells.append(f"{g['gain']:6.1%} [{g['ci95_low']:6.1%}, {g['ci95_high']:6.1%}]")
+        print(f"{'vs ' + method:<22} {target:>7.0%} {cells[0]:>26} {cells[1]:>26} {cells[2]:>26}")
+    g = pool4["dynamic_vs_lookahead"]
+    print(
+        f"{'dynamic vs lookahead':<22} {'':>7} {g['gain']:6.1%} [{g['ci95_low']:6.1%}, {g['ci95_high']:6.1%}]"
+        f" ({g['days_better']} of {g['days']} days better)"
+    )
+    print(
+        f"\ntraining: {training['steps']} steps in {training['wall_s']:.1f} s "
+        f"({training['steps_per_s']:.0f} steps/s), 1-min load average {training['load_1min_before']:.1f} "
+        f"before / {training['load_1min_after']:.1f} after, on {os.cpu_count()} cores"
+    )
+
+
+def _ablation(
+    args: argparse.Namespace,
+    base: DQNConfig,
+    reference: Sequence[dict[str, Any]],
+    a: float,
+    main_wall_s: float,
+) -> list[dict[str, Any]]:
+    """Train each ablation at the ablation budget; score on the first ``ablation_days`` days with ``a``. The
+    paper-config row reuses the main model when the budgets are equal."""
+    from wattsched.rl.partitioner import DQNPartitioner
+
+    days = list(range(args.ablation_days))
+    base_rows = [r for r in reference if r["day"] in days]
+    table, _ = _et_table(base_rows, ET_POOL, a)
+    out = []
+    for name, what, change in ABLATIONS:
+        config = change(replace(base, total_timesteps=args.ablation_steps))
+        if config == base:
+            rows = [r for r in base_rows if r["method"] == "dynamic"]
+            trained: dict[str, Any] = {"steps": base.timesteps, "wall_s": main_wall_s}
+        else:
+            with tempfile.TemporaryDirectory(prefix="bench-dqn-") as tmp:
+                trained = _train(config, Path(tmp))
+                rows = _rows("dynamic", DQNPartitioner.from_file(trained["model"]), days, args.seed)
+        et, _ = _et_table(rows, ET_POOL, a)
+        row = {
+            "variant": name,
+            "change": what,
+            "steps": trained["steps"],
+            "wall_s": round(trained["wall_s"], 1),
+            "et": float(et["dynamic"].mean()),
+            "gain_vs_static": gain(et["dynamic"], table["static"])["gain"],
+            "gain_vs_day_night": gain(et["dynamic"], table["day-night"])["gain"],
+            "gain_vs_no_mig": gain(et["dynamic"], table["no-mig"])["gain"],
+            "repartitions_per_day": float(np.mean([r["repartitions"] for r in rows])),
+        }
+        out.append(row)
+        print(
+            f"{name:<22} {row['et']:>7.3f} {row['gain_vs_static']:>8.1%} "
+            f"{row['gain_vs_day_night']:>8.1%} {row['gain_vs_no_mig']:>8.1%} "
+            f"{row['repartitions_per_day']:>9.1f} {row['wall_s']:>8.1f}  {what}",
+            flush=True,
+        )
+    return out
+
+
+def _other_seeds(
+    args: argparse.Namespace, base: DQNConfig, reference: Sequence[dict[str, Any]], a: float
+) -> list[dict[str, Any]]:
+    """The paper config trained with each of ``--extra-seeds``, scored on all held-out days with ``a``."""
+    from wattsched.rl.partitioner import DQNPartitioner
+
+    if not args.extra_seeds:
+        return []
+    table, _ = _et_table(reference, ET_POOL, a)
+    print(f"\nother training seeds (same {args.days} held-out days, a = {a:.3e}/J)")
+    out = []
+    for seed in args.extra_seeds:
+        with tempfile.TemporaryDirectory(prefix="bench-dqn-") as tmp:
+            trained = _train(replace(base, seed=seed), Path(tmp))
+            rows = _rows("dynamic", DQNPartitioner.from_file(trained["model"]), range(args.days), args.seed)
+        et, _ = _et_table(rows, ET_POOL, a)
+        row = {
+            "train_seed": seed,
+            "wall_s": round(trained["wall_s"], 1),
+            "et": float(et["dynamic"].mean()),
+            **{f"gain_vs_{m}": gain(et["dynamic"], table[m])["gain"] for m, _ in TARGETS},
+            "repartitions_per_day": float(np.mean([r["repartitions"] for r in rows])),
+        }
+        out.append(row)
+        print(
+            f"  seed {seed}: ET {row['et']:.3f}, gain vs static {row['gain_vs_static']:.1%}, "
+            f"vs day-night {row['gain_vs_day-night']:.1%}, vs no-mig {row['gain_vs_no-mig']:.1%}, "
+            f"{row['repartitions_per_day']:.0f} repartitions/day, trained in {row['wall_s']:.0f} s",
+            flush=True,
+        )
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-steps", type=int, default=150_000)
-    parser.add_argument("--eval-every", type=int, default=15_000)
-    parser.add_argument("--eval-days", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--target", type=float, default=0.8, help="ET ratio to Static to reach")
+    parser.add_argument("--days", type=int, default=100, help="held-out days (default 100)")
+    parser.add_argument("--steps", type=int, default=None, help="training steps (default: paper_config's)")
     parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="FIELD=JSON",
-        help="override a quick_config field, e.g. gamma=0.95",
+        "--ablation-steps", type=int, default=None, help="steps per ablation (default: --steps)"
     )
+    parser.add_argument("--ablation-days", type=int, default=30)
+    parser.add_argument("--no-ablation", action="store_true")
+    parser.add_argument("--selection-days", type=int, default=20, help="days to pick the best static")
+    parser.add_argument("--seed", type=int, default=0, help="held-out days and main training seed")
+    parser.add_argument(
+        "--extra-seeds",
+        type=int,
+        nargs="*",
+        default=[],
+        help="train the paper config again with these seeds, scored on the same days",
+    )
+    parser.add_argument("--out", type=Path, default=HERE / "out" / "dqn")
     args = parser.parse_args()
 
-    import torch
-    from stable_baselines3.common.callbacks import BaseCallback
+    from wattsched.mig.partition.evaluate import pilot_et_coefficient
+    from wattsched.rl.dqn import paper_config
+    from wattsched.workload.generators import WorkloadSpec
 
-    from wattsched.mig.partition import PARTITIONERS
-    from wattsched.mig.partition.evaluate import evaluate_policy, pilot_et_coefficient, select_static
-    from wattsched.rl.dqn import quick_config, train
-    from wattsched.rl.partitioner import DQNPartitioner
-
-    torch.set_num_threads(1)
-    a = pilot_et_coefficient(args.seed)
-    static_config = select_static(args.seed, 20)[0]
-    days = range(args.eval_days)
-    static_rows = evaluate_policy(
-        "static", PARTITIONERS.make("static", configuration=static_config), days, args.seed
-    )
-    static_et = _et(static_rows, a)
+    args.out.mkdir(parents=True, exist_ok=True)
+    spec = WorkloadSpec(profile="alibaba-day", rate_multiplier=RATE_MULTIPLIER)
+    a_pilot = pilot_et_coefficient(args.seed, 8, spec)
+    config = paper_config(seed=args.seed)
+    config = replace(config, env=replace(config.env, et_coefficient=a_pilot))
+    if args.steps is not None:
+        config = replace(config, total_timesteps=args.steps)
+    args.ablation_steps = args.ablation_steps or config.timesteps
     print(
-        f"static = cfg {static_config}, ET {static_et:.4f} on {args.eval_days} held-out days (a = {a:.3e}/J)"
+        f"paper preset: x{RATE_MULTIPLIER} load, pilot a = {a_pilot:.3e}/J; "
+        f"training {config.timesteps} steps",
+        flush=True,
     )
-    print(f"{'steps':>8} {'train s':>8} {'ET':>8} {'ET/static':>10}")
-    history: list[dict[str, float]] = []
-
-    class Evaluate(BaseCallback):  # type: ignore[misc]
-        def __init__(self) -> None:
-            super().__init__()
-            self.started = time.perf_counter()
-            self.eval_s = 0.0
-            self.reached: dict[str, float] | None = None
-
-        def _on_step(self) -> bool:
-            if self.num_timesteps % args.eval_every:
-                return True
-            begin = time.perf_counter()
-            train_s = begin - self.started - self.eval_s
-            policy = DQNPartitioner.from_model(self.model)
-            et = _et(evaluate_policy("dynamic", policy, days, args.seed), a)
-            self.eval_s += time.perf_counter() - begin
-            point = {"steps": self.num_timesteps, "train_s": train_s, "et": et, "ratio": et / static_et}
-            history.append(point)
-            print(
-                f"{point['steps']:>8.0f} {point['train_s']:>8.1f} {et:>8.4f} {point['ratio']:>10.3f}",
-                flush=True,
-            )
-            if self.reached is None and point["ratio"] <= args.target:
-                self.reached = point
-                return False
-            return True
-
-    callback = Evaluate()
-    overrides = {k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}
-    if "net_arch" in overrides:
-        overrides["net_arch"] = tuple(overrides["net_arch"])
-    config = quick_config(seed=args.seed, total_timesteps=args.max_steps, **overrides)
-    config = replace(config, env=replace(config.env, et_coefficient=a))
-    with tempfile.TemporaryDirectory() as tmp:
-        train(config, tmp, callback=callback)
-    reached = callback.reached
-    if reached is None:
-        print(f"target ET <= {args.target} x static NOT reached within {args.max_steps} steps")
-    else:
-        print(f"target reached after {reached['steps']:.0f} steps, {reached['train_s']:.1f} s of training")
-    print(
-        json.dumps(
-            {
-                "static_configuration": static_config,
-                "static_et": static_et,
-                "target": args.target,
-                "reached": reached is not None,
-                "reached_at": reached,
-                "history": history,
-                "torch_threads": 1,
-            }
+    training = _train(config, args.out / "model")
+    print(f"trained {training['steps']} steps in {training['wall_s']:.1f} s", flush=True)
+    rows = _evaluate_all(args, a_pilot, training["model"])
+    _write_csv(args.out / "days.csv", rows)
+    summary = _summarise(rows)
+    means = _means(rows)
+    _print_main(summary, means, training)
+    seeds = _other_seeds(args, config, rows, summary["pool4"]["a_per_j"])
+    ablation: list[dict[str, Any]] = []
+    if not args.no_ablation:
+        print(
+            f"\nablation: {args.ablation_steps} steps each, first {args.ablation_days} held-out days, "
+            f"a = {summary['pool4']['a_per_j']:.3e}/J (pool4 of the main run)"
         )
+        print(
+            f"{'variant':<22} {'ET':>7} {'vs stat':>8} {'vs D-N':>8} {'vs noMIG':>8} {'rep/day':>9} "
+            f"{'train s':>8}"
+        )
+        ablation = _ablation(args, config, rows, summary["pool4"]["a_per_j"], training["wall_s"])
+        _write_csv(args.out / "ablation.csv", ablation)
+    gains = summary["pool4"]["dynamic_gain"]
+    met = {m: gains[m]["gain"] >= t for m, t in TARGETS}
+    result = {
+        "preset": "paper",
+        "rate_multiplier": RATE_MULTIPLIER,
+        "days": args.days,
+        "seed": args.seed,
+        "train_steps": training["steps"],
+        "train_wall_s": round(training["wall_s"], 1),
+        "train_within_budget": training["wall_s"] <= TRAIN_BUDGET_S,
+        "load_1min": [round(training["load_1min_before"], 2), round(training["load_1min_after"], 2)],
+        "et": summary["pool4"]["et"],
+        "gains": {m: {k: round(v, 4) for k, v in g.items()} for m, g in gains.items()},
+        "gains_pool3": {m: round(g["gain"], 4) for m, g in summary["pool3"]["dynamic_gain"].items()},
+        "lookahead_gains": {m: round(g["gain"], 4) for m, g in summary["pool4"]["lookahead_gain"].items()},
+        "repartitions_per_day": {m: round(v["repartitions"], 1) for m, v in means.items()},
+        "targets_met": met,
+        "other_seeds": seeds,
+        "all_met": all(met.values()) and training["wall_s"] <= TRAIN_BUDGET_S,
+        "ablation": ablation,
+    }
+    (args.out / "summary.json").write_text(
+        json.dumps({**result, "summary": summary}, indent=2), encoding="utf-8"
     )
+    print(json.dumps(result))
     return 0
 
 

@@ -178,3 +178,19 @@ def test_rejects_bad_vectorisation_and_mask_without_counts() -> None:
         DQNConfig(n_envs=0)
     with pytest.raises(ConfigError, match="count_bins"):
         EnvConfig(mask_idle_slices=True)
+
+
+def test_quick_changes_are_exactly_what_p1_config_switches_off() -> None:
+    from dataclasses import fields
+
+    from wattsched.rl.dqn import QUICK_CHANGES, p1_config, paper_config
+
+    quick, p1 = quick_config(), p1_config()
+    changed = {f.name for f in fields(DQNConfig) if getattr(quick, f.name) != getattr(p1, f.name)} - {"env"}
+    changed |= {f.name for f in fields(EnvConfig) if getattr(quick.env, f.name) != getattr(p1.env, f.name)}
+    assert changed == set(QUICK_CHANGES)
+    assert p1.env.count_bins == 0 and p1.env.shaping_gamma is None and p1.learning_rate == 1e-3
+    paper = paper_config(seed=4)
+    assert paper.env.rate_multiplier == 2.5 and paper.seed == 4
+    assert replace(paper, seed=0, env=replace(paper.env, rate_multiplier=1.0)) == quick
+    assert quick.env.shaping_gamma == quick.gamma  # shaping keeps the optimal policy only with the agent's γ

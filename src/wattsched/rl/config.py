@@ -64,6 +64,9 @@ class EnvConfig:
     #: Power selection and power-cap option of the simulator (see :func:`wattsched.mig.simulate`).
     power_curve: str | None = None
     power_cap: bool = False
+    #: P1's blocks of the observation: the hour of day, and the first ``jobs_observed`` jobs by deadline.
+    hour_block: bool = True
+    jobs_observed: int = 3
     #: Queue blocks of the observation (0 / False: off).
     count_bins: int = 0
     training_bins: int = 0
@@ -117,6 +120,8 @@ class EnvConfig:
         """The observation spec on ``gpu`` (default: this config's GPU)."""
         return ObservationSpec.for_gpu(
             gpu if gpu is not None else self.gpu,
+            n_hours=24 if self.hour_block else 0,
+            jobs_observed=self.jobs_observed,
             count_bins=self.count_bins,
             training_bins=self.training_bins,
             waiting_bins=self.waiting_bins,

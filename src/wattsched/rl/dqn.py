@@ -1,17 +1,19 @@
 """DQN training for the repartitioning agent with stable-baselines3 (papers.md §A.6.4).
 
-:class:`DQNConfig` holds the hyperparameters with the §A.6.4 defaults (paper scale); :func:`quick_config`
-is the
-reduced setting that trains within the ``make reproduce`` budget on 2 CPU cores. Speed choices for quick
-scale,
-each a field here: a 64-64 MLP instead of 128-128 (the forward/backward pass dominates a step), ``train_freq``
-4 with one gradient step (SB3's default; a quarter of the updates of "train every step"), a target update
-every
-1,000 *environment* steps (SB3 counts env steps, which equals gradient steps only when train_freq is 1), one
-torch thread (more threads only add contention for a 64-wide net).
+:class:`DQNConfig` holds the hyperparameters with the §A.6.4 defaults (paper scale, P1's state and reward).
+:func:`quick_config` is the setting that trains within 10 minutes on this 2-core machine and that we
+recommend: on top of the speed choices below it adds the changes listed in :data:`QUICK_CHANGES` (each
+measured by the ablation of ``benchmarks/bench_dqn.py``). :func:`paper_config` is the quick setting at the
+paper preset's load; :func:`p1_config` is the quick setting without those changes.
 
-Artefacts: ``<out>/dqn_model.zip`` (SB3 format) and ``<out>/dqn_model.json`` (this config, for evaluation),
-``<out>/checkpoints/`` when ``checkpoint_every_steps`` > 0. Writes are atomic.
+Speed choices, each a field here: a 64-64 MLP instead of 128-128 (the forward/backward pass dominates a
+step), ``train_freq`` 4 with one gradient step (SB3's default; a quarter of the updates of "train every
+step"), a target update every 1,000 *environment* steps (SB3 counts env steps, which equals gradient steps
+only when train_freq is 1), one torch thread (more threads only add contention for a 64-wide net).
+
+The algorithm is :class:`wattsched.rl.algorithm.MaskedDQN` (SB3's DQN plus the action mask and an optional
+double-DQN target). Artefacts: ``<out>/dqn_model.zip`` (SB3 format) and ``<out>/dqn_model.json`` (this
+config, for evaluation), ``<out>/checkpoints/`` when ``checkpoint_every_steps`` > 0. Writes are atomic.
 """
 
 from __future__ import annotations
@@ -31,10 +33,13 @@ from wattsched.rl.masking import ActionMask
 
 __all__ = [
     "MODEL_FILE",
+    "QUICK_CHANGES",
     "DQNConfig",
     "TrainResult",
     "load_config",
     "load_model",
+    "p1_config",
+    "paper_config",
     "quick_config",
     "save_model",
     "train",
@@ -115,23 +120,62 @@ class DQNConfig:
         return cls(env=env, **data)
 
 
-def quick_config(**overrides: Any) -> DQNConfig:
-    """The quick-scale setting: 120,000 steps (about 290 days), a 64-64 net, training every 4 steps.
+#: Fields of :func:`quick_config` that differ from P1's setting (papers.md §A.6), with why; the ablation of
+#: ``benchmarks/bench_dqn.py`` switches each off in turn.
+QUICK_CHANGES: dict[str, str] = {
+    "count_bins": "job-count block in the state (P1's three job slots cannot tell 3 jobs from 9)",
+    "mask_idle_slices": "no switch to a configuration with more slices than jobs (wasted repartitions)",
+    "shaping_gamma": "potential-based shaping: projected cost of the present jobs (credit assignment)",
+    "n_steps": "3-step returns (faster propagation of the delayed lateness)",
+    "learning_rate": "3e-4 instead of 1e-3 (less policy churn between checkpoints)",
+}
 
-    About 3 minutes on one free CPU core (≈ 700 steps/s measured: simulator step + SB3 overhead + updates).
+
+def quick_config(**overrides: Any) -> DQNConfig:
+    """The quick-scale setting: 120,000 steps, a 64-64 net, one gradient step every 4 environment steps, and
+    the changes of :data:`QUICK_CHANGES` (job-count state block, idle-slice mask, potential-based shaping,
+    3-step returns, learning rate 3e-4). The load is the caller's (``env.rate_multiplier``, default 1: the
+    literal preset); :func:`paper_config` is this at the paper preset.
+
+    Speed on this 2-core machine: about 600 steps/s with one free core, 250-350 steps/s when the machine is
+    shared (``benchmarks/bench_dqn.py`` prints the measured rate and the load beside it).
     """
     base = DQNConfig(
         net_arch=(64, 64),
+        learning_rate=3e-4,
         buffer_size=50_000,
         learning_starts=1_000,
         train_freq=4,
         gradient_steps=1,
         target_update_interval=1_000,
         exploration_fraction=0.3,
+        gamma=0.99,
+        n_steps=3,
         total_timesteps=120_000,
-        select_best_every=20_000,
+        select_best_every=10_000,
+        env=EnvConfig(count_bins=12, mask_idle_slices=True, shaping_gamma=0.99),
     )
     return replace(base, **overrides)
+
+
+def paper_config(**overrides: Any) -> DQNConfig:
+    """:func:`quick_config` at the paper preset (CONTRACT §4: rate multiplier 2.5, ~516 jobs/day). Set
+    ``env.et_coefficient`` from pilot runs at that load (``pilot_et_coefficient`` with the same workload)."""
+    base = quick_config()
+    return replace(replace(base, env=replace(base.env, rate_multiplier=2.5)), **overrides)
+
+
+def p1_config(**overrides: Any) -> DQNConfig:
+    """The quick setting before :data:`QUICK_CHANGES`: P1's state and reward, every configuration an action,
+    SB3's one-step DQN at learning rate 1e-3 (what ``bench_dqn.py`` ablates against)."""
+    base = quick_config()
+    p1 = replace(
+        base,
+        learning_rate=1e-3,
+        n_steps=1,
+        env=replace(base.env, count_bins=0, mask_idle_slices=False, shaping_gamma=None),
+    )
+    return replace(p1, **overrides)
 
 
 @dataclass(frozen=True)

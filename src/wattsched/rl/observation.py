@@ -6,7 +6,8 @@ relative deadline bin (10 + "no job") and mean remaining duration bin (10 + "no 
 features are in minutes and binned with left-closed edges ``[-100, 0, 0.05, 0.2, 0.5, 1, 5, 10, 20, 30,
 +inf)``; values below -100 fall into the first bin.
 
-Queue features (ours, each off at 0 / ``False``, which gives P1's state exactly), appended in this order:
+P1's hour and per-job blocks can be dropped (``n_hours = 0``, ``jobs_observed = 0``). Queue features (ours,
+each off at 0 / ``False``, which gives P1's state exactly), appended in this order:
 
 * ``count_bins``: one-hot of the number of unfinished (arrived, not completed) jobs, ``0 .. count_bins - 2``,
   the last bin holding every larger count. P1's three job slots only tell 0, 1, 2 or "3 or more" jobs apart;
@@ -72,7 +73,8 @@ class ObservationSpec:
     """Sizes of the one-hot blocks; ``configurations`` are the GPU's ids (default P1's A100-40GB).
 
     The queue blocks (``count_bins``, ``training_bins``, ``waiting_bins``, ``slice_busy``) default to off:
-    the default spec is P1's 102-input state.
+    the default spec is P1's 102-input state. ``n_hours = 0`` drops the hour block, ``jobs_observed = 0`` the
+    per-job blocks (the configuration block always stays: the mask reads it).
     """
 
     configurations: tuple[int | str, ...] = field(default_factory=_default_configurations)
@@ -93,6 +95,8 @@ class ObservationSpec:
                 raise ValueError(f"{name} must be 0 (off) or >= 2, got {value}")
         if self.max_slices < 1:
             raise ValueError(f"max_slices must be >= 1, got {self.max_slices}")
+        if self.n_hours < 0 or self.jobs_observed < 0:
+            raise ValueError("n_hours and jobs_observed must be >= 0 (0: block off)")
 
     @classmethod
     def for_gpu(cls, gpu: MigGpu | str | None, **blocks: Any) -> ObservationSpec:
@@ -186,7 +190,8 @@ def encode_observation(
     vector = np.zeros(spec.size, dtype=np.float32)
     vector[spec.configurations.index(configuration)] = 1.0
     offset = spec.n_configurations
-    vector[offset + int(time_s // 3600.0) % spec.n_hours] = 1.0
+    if spec.n_hours:
+        vector[offset + int(time_s // 3600.0) % spec.n_hours] = 1.0
     offset += spec.n_hours
     width = spec.bins_per_feature
     no_job = width - 1
