@@ -22,32 +22,58 @@ no slice exists for the GPU's ``repartition_s`` seconds, the GPU draws idle powe
 configuration exists and the scheduler runs at once. ``"deadline_shift"`` (the SMART-MIG alternative): the
 change is instantaneous, and the deadline of every arrived, unfinished job is reduced by ``repartition_s``,
 for scheduling and for tardiness alike (later arrivals are not shifted).
+
+A cluster drives one simulation per GPU (:mod:`wattsched.cluster`): it gives a GPU its jobs as they are
+placed (:meth:`MigSimulation.add_job`), steps it instant by instant in one global time order
+(:meth:`MigSimulation.next_event_s`, :meth:`MigSimulation.step`), drops finished jobs from memory on long runs
+(:meth:`MigSimulation.compact`) and ends it at the cluster's end (:meth:`MigSimulation.finish`). A GPU-wide
+clock level (``clock=``, :mod:`wattsched.mig._dynamic`) scales every running job's speed and the busy power.
+With none of these, a run is exactly what it was: ``simulate`` is ``add_job`` for every job, then ``run``.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from bisect import bisect_left, insort
+from bisect import insort
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from wattsched.errors import ConfigError
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import Configuration, MigGpu
-from wattsched.mig import _apply
-from wattsched.mig._results import JobView, SimResult, SimSnapshot, build_records
-from wattsched.mig._state import WAITING, EngineState
+from wattsched.mig import _apply, _dynamic
+from wattsched.mig._dynamic import ClockGovernor, FinishedJobs
+from wattsched.mig._results import JobRecord, JobView, SimResult, SimSnapshot, build_records
+from wattsched.mig._state import (
+    ARRIVAL,
+    BLACKOUT_END,
+    COMPLETION,
+    TIMER,
+    WAITING,
+    EngineState,
+    remove_waiting,
+)
 from wattsched.mig.policies import POLICIES, SchedulingPolicy
 from wattsched.sim import EventQueue
 from wattsched.sim.kernel import Event
+from wattsched.sim.sorted_list import LARGE, BlockedSortedList
 from wattsched.workload.job import Job, JobKind
 
-__all__ = ["EPS_S", "MigSimulation", "RepartitionMode", "resolve_configuration", "resolve_policy", "simulate"]
+__all__ = [
+    "EPS_S",
+    "ClockGovernor",
+    "FinishedJobs",
+    "MigSimulation",
+    "RepartitionMode",
+    "resolve_configuration",
+    "resolve_policy",
+    "simulate",
+]
 
 #: Events closer than this (seconds) form one instant; tardiness below it counts as on time.
 EPS_S = 1e-9
-_COMPLETION, _BLACKOUT_END, _ARRIVAL, _TIMER = 0, 1, 2, 3
+_COMPLETION, _BLACKOUT_END, _ARRIVAL, _TIMER = COMPLETION, BLACKOUT_END, ARRIVAL, TIMER
 RepartitionMode = Literal["blackout", "deadline_shift"]
 #: A run's power selection: ``None`` (the GPU's default), a curve name, ``"kind"``, or a mix ``{curve:
 # weight}``.
@@ -79,6 +105,7 @@ class MigSimulation:
         repartition_mode: RepartitionMode = "blackout",
         power_curve: PowerSelection = None,
         power_cap: bool = False,
+        clock: ClockGovernor | None = None,
     ) -> None:
         if repartition_mode not in ("blackout", "deadline_shift"):
             raise ConfigError(
@@ -115,8 +142,18 @@ class MigSimulation:
         self._horizon_s = float(horizon_s) if horizon_s is not None else last_arrival
         self._queue = EventQueue(stream=arrivals, stream_priority=_ARRIVAL)
         self._power_w = table.power_w
+        #: Busy states per clock level: the state index is ``level · states + busy state`` (one level: 0).
+        self._states = len(table.power_w)
+        self._clock = clock
+        self._level = 0
+        if clock is not None:
+            self._power_w, self._speed, self._level = _dynamic.clock_tables(table, clock)
         self._busy_time = [0.0] * len(self._power_w)
-        self._busy = 0  # the busy state (index into the power table)
+        self._busy = self._level * self._states  # the busy state (index into the power table)
+        self._dropped = 0  # finished jobs dropped from memory by compact()
+        self._reference = False  # whether the policy keeps per-job values for the configuration
+        self._finished_jobs = FinishedJobs()
+        self._done_records: list[tuple[int, JobRecord]] = []  # (row, record) of jobs compact() dropped
         self._last_s = 0.0
         self._now_s = 0.0
         self._in_blackout = False
@@ -156,6 +193,72 @@ class MigSimulation:
         return self._finished
 
     @property
+    def jobs_in_system(self) -> int:
+        """Jobs given to the simulation and not completed (not arrived yet, waiting or running)."""
+        return len(self._jobs) + self._dropped - self._completed
+
+    @property
+    def completed_jobs(self) -> int:
+        """Jobs completed so far."""
+        return self._completed
+
+    @property
+    def total_tardiness_s(self) -> float:
+        """Sum of the tardiness of the completed jobs (s)."""
+        return self._tardiness_sum_s
+
+    @property
+    def busy_state(self) -> int:
+        """Index of the current busy state in the GPU's power table (``u`` busy compute slices on GPUs with
+        one power curve; see :class:`wattsched.hardware.power.PowerTable`)."""
+        return self._busy % self._states
+
+    @property
+    def pending_arrivals(self) -> int:
+        """Jobs given whose arrival the simulation has not processed yet."""
+        return len(self._arrival_s) - self._queue.stream_position
+
+    def time_by_clock_level(self) -> tuple[float, ...]:
+        """Seconds spent at each clock level of the governor so far (one level without a governor)."""
+        states = self._states
+        levels = len(self._busy_time) // states
+        return tuple(sum(self._busy_time[level * states : (level + 1) * states]) for level in range(levels))
+
+    def probe(self, limit: float) -> tuple[float, bool, int, int, int, int]:
+        """What a cluster reads after each instant, in one call: ``(next_event_s(limit), whether that time
+        is certain (see :attr:`wattsched.sim.EventQueue.peeked_live`), jobs in the system, pending arrivals,
+        busy state, idle slices as a bit mask of compute sizes)``."""
+        queue = self._queue
+        st = self._state
+        nxt = queue.peek_live_time(self._is_live, limit)
+        free = 0
+        compute = st.slice_compute
+        s = 0
+        for j in st.running:
+            if j < 0:
+                free |= 1 << compute[s]
+            s += 1  # noqa: SIM113 - as in the engine's loops
+        return (
+            nxt,
+            queue.peeked_live,
+            len(self._jobs) + self._dropped - self._completed,
+            len(self._arrival_s) - queue.stream_position,
+            self._busy % self._states,
+            free,
+        )
+
+    def free_compute(self) -> tuple[int, ...]:
+        """Compute sizes of the idle slices, distinct and ascending (none during a blackout)."""
+        st = self._state
+        compute = st.slice_compute
+        return tuple(sorted({compute[s] for s, j in enumerate(st.running) if j < 0}))
+
+    @property
+    def clock_level(self) -> int:
+        """Index of the clock level in force (0 without a clock governor)."""
+        return self._level
+
+    @property
     def energy_j(self) -> float:
         """Energy consumed so far (up to ``now_s``; up to ``end_s`` once finished)."""
         return sum(p * t for p, t in zip(self._power_w, self._busy_time, strict=True) if t)
@@ -183,6 +286,52 @@ class MigSimulation:
         self._finish()
         return False
 
+    # ------------------------------------------------------------------ driving API (a GPU of a cluster)
+    def add_job(self, job: Job, arrival_s: float | None = None) -> int:
+        """Give the simulation one more job, arriving at ``arrival_s`` (default ``job.arrival_s``; never
+        before the last arrival given nor the clock). Returns its rank. Tardiness counts against
+        ``job.deadline_s``."""
+        return _dynamic.add_job(self, job, job.arrival_s if arrival_s is None else arrival_s)
+
+    def next_event_s(self, limit: float = math.inf) -> float:
+        """Time of the next instant (its first live event or arrival), ``inf`` when nothing is pending.
+
+        ``limit``: the earliest time a job may still be added; stale events after it are kept (see
+        :meth:`wattsched.sim.EventQueue.peek_live_time`), so the value may be early: peek again later."""
+        return self._queue.peek_live_time(self._is_live, limit)
+
+    @property
+    def next_event_certain(self) -> bool:
+        """Whether the last :meth:`next_event_s` returned a live event's or an arrival's time."""
+        return self._queue.peeked_live
+
+    def step(self) -> bool | None:
+        """Process the next instant. ``None`` when nothing was pending, else whether it was a decision epoch
+        (an arrival or completion outside a blackout; a partitioner may :meth:`repartition` now)."""
+        if self._finished:
+            return None
+        return self._next_instant()
+
+    def finish(self, end_s: float | None = None) -> None:
+        """End the run at ``max(end_s, horizon, last event)`` (no event may be pending)."""
+        if self._finished:
+            return
+        if self._queue:
+            raise RuntimeError("finish() with events pending: step() until next_event_s() is inf")
+        if end_s is not None:
+            self._horizon_s = max(self._horizon_s, float(end_s))
+        self._finish()
+
+    def compact(self, keep: bool = True) -> int:
+        """Drop completed jobs from memory (their totals are kept; their outcomes move to
+        :meth:`finished_jobs` unless ``keep`` is false); the rest are renumbered in the same order, so
+        nothing else changes. Returns how many were dropped."""
+        return _dynamic.compact(self, keep)
+
+    def finished_jobs(self) -> FinishedJobs:
+        """Outcomes of every completed job so far (arrays by completion batch; see :class:`FinishedJobs`)."""
+        return _dynamic.finished_jobs(self)
+
     def run(self) -> SimResult:
         """Run to the end without further repartitions and return the result."""
         if not self._finished:
@@ -195,7 +344,7 @@ class MigSimulation:
     def result(self) -> SimResult:
         if not self._finished:
             raise RuntimeError("the simulation has not finished; run() it or advance() until False")
-        n = len(self._jobs)
+        n = len(self._jobs) + self._dropped
         return SimResult(
             energy_j=self.energy_j,
             avg_tardiness_s=self._tardiness_sum_s / n if n else 0.0,
@@ -208,10 +357,13 @@ class MigSimulation:
             end_s=self._end_s,
             busy_time_s=self._busy_time_by_units(),
             blackout_s=self._blackout_s,
-            records=build_records(self._jobs, self._rows, self._state, EPS_S)
-            if self._state.history is not None
-            else None,
+            records=self._records() if self._state.history is not None else None,
         )
+
+    def _records(self) -> tuple[JobRecord, ...]:
+        if not self._dropped:
+            return build_records(self._jobs, self._rows, self._state, EPS_S)
+        return _dynamic.merged_records(self)
 
     def repartition(self, configuration: int | str | Configuration) -> bool:
         """Change the configuration at the current epoch; ``False`` (and no cost) if it is the current one."""
@@ -238,6 +390,8 @@ class MigSimulation:
             self._config = config
             self._reschedule(now)
             if self._speed is not None:
+                if self._clock is not None:
+                    _dynamic.choose_clock(self, now)
                 self._retime(now)
         return True
 
@@ -280,19 +434,27 @@ class MigSimulation:
         other = MigSimulation.__new__(MigSimulation)
         other.__dict__.update(self.__dict__)
         other._state = self._state.copy()
-        other._queue = self._queue.copy()
+        # Per-job lists an add_job() appends to are copied too: the two runs may be given different jobs.
+        other._jobs = self._jobs.copy()
+        other._rows = self._rows.copy()
+        other._inference = self._inference.copy()
+        other._weight = self._weight.copy()
+        other._arrival_s = self._arrival_s.copy()
+        other._queue = self._queue.copy(stream=other._arrival_s)
         other._busy_time = self._busy_time.copy()
+        other._finished_jobs = self._finished_jobs.copy()
+        other._done_records = self._done_records.copy()
         return other
 
     # ------------------------------------------------------------------ internals
     def _busy_time_by_units(self) -> tuple[float, ...]:
         table = self._power_table
-        if not table.per_kind:
+        if not table.per_kind and self._clock is None:
             return tuple(self._busy_time)
         out = [0.0] * (table.units + 1)
         for state, seconds in enumerate(self._busy_time):
             if seconds:
-                out[table.busy_units(state)] += seconds
+                out[table.busy_units(state % self._states)] += seconds
         return tuple(out)
 
     def _present_jobs(self) -> list[int]:
@@ -305,7 +467,9 @@ class MigSimulation:
         slices = config.slices if config is not None else ()
         st.install([(s.compute, s.start, s.duration_index) for s in slices])
         if slices:
-            st.job_reference_s = self._policy.on_configuration(st) or []
+            reference = self._policy.on_configuration(st)
+            self._reference = reference is not None
+            st.job_reference_s = reference or []
         # Keys (LLF/LALF) depend on the configuration: re-key the waiting jobs and their timers.
         entries = [j for _, j in st.waiting]
         st.waiting = []
@@ -328,13 +492,17 @@ class MigSimulation:
                     st.timer_s[j] = when
                     self._queue.schedule(when, _TIMER, j)
         st.wkey[j] = key
-        insort(st.waiting, (key, j))
+        waiting = st.waiting
+        if isinstance(waiting, list):  # short queues: one C call (see wattsched.sim.sorted_list)
+            insort(waiting, (key, j))
+            if len(waiting) > LARGE:
+                st.waiting = BlockedSortedList(waiting)
+        else:
+            waiting.add((key, j))
 
     def _dequeue(self, j: int) -> None:
         st = self._state
-        waiting = st.waiting
-        i = bisect_left(waiting, (st.wkey[j], j))
-        del waiting[i]
+        remove_waiting(st, (st.wkey[j], j))
 
     def _stop_all(self, now: float) -> None:
         """Preempt every running job (repartition)."""
@@ -345,7 +513,7 @@ class MigSimulation:
                 _apply.stop_job(self, j, s, now)
                 stopped.append(j)
         st.running = [-1] * len(st.running)
-        self._busy = 0
+        self._busy = self._level * self._states
         for j in stopped:
             self._enqueue(j, now)
 
@@ -405,6 +573,8 @@ class MigSimulation:
         if schedule and not self._in_blackout:
             self._reschedule(t)
         if self._speed is not None:
+            if self._clock is not None:
+                _dynamic.choose_clock(self, t)
             self._retime(t)
         return epoch
 
