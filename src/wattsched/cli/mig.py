@@ -47,6 +47,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
                      help="end of the arrival window in s (default: generator hours / last arrival)")
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
     run.add_argument("--jobs-out", metavar="FILE", help="write per-job results (CSV or Parquet)")
+    run.add_argument("--timeline-out", metavar="FILE",
+                     help="write the run's per-slice timeline for `wattsched plot` (CSV or Parquet)")
     run.set_defaults(func=_run)
 
     configs = sub.add_parser("configs", help="list the MIG configurations of the A100-40GB")
@@ -126,10 +128,11 @@ def _run(args: argparse.Namespace) -> int:
 
     configuration = default_profile().configuration(args.config)  # ConfigError lists the valid ids
     policy = resolve_policy(args.policy)  # UnknownNameError lists the valid policies
-    if args.jobs_out is not None:
-        file_format(args.jobs_out)
+    for path in (args.jobs_out, args.timeline_out):
+        if path is not None:
+            file_format(path)
     jobs, horizon_s = _workload(args)
-    record = args.jobs_out is not None
+    record = args.jobs_out is not None or args.timeline_out is not None
     result = simulate(jobs, configuration, policy, horizon_s=horizon_s, record_jobs=record)
     overflow = [key for key in RESULT_KEYS if not math.isfinite(float(getattr(result, key)))]
     if overflow:  # times near the float64 limit (e.g. 1e308 s) overflow the sums; JSON cannot hold inf/NaN
@@ -137,6 +140,10 @@ def _run(args: argparse.Namespace) -> int:
                          "times or durations are too large", path=args.trace)
     if args.jobs_out is not None:
         write_table(_jobs_frame(result.records or ()), args.jobs_out)
+    if args.timeline_out is not None:
+        from wattsched.viz.timeline import timeline_frame
+
+        write_table(timeline_frame(result, default_profile()), args.timeline_out)
     summary = {"config": str(configuration.ident), "policy": args.policy, **result.to_dict()}
     if args.json:
         sys.stdout.write(json.dumps(summary, sort_keys=True, allow_nan=False) + "\n")
