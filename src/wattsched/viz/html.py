@@ -46,12 +46,12 @@ _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;line-height:1.45}
 header{background:#1f3b57;color:#fff;padding:14px 28px}header h1{margin:0;font-size:1.5em}
 header p{margin:4px 0 0;opacity:.85}nav{padding:8px 28px;background:#eef2f6;font-size:.95em}
-nav a{margin-right:14px}main{padding:0 28px 40px;max-width:1400px}
+nav a{margin-right:14px}main{padding:0 28px 40px;max-width:1400px;box-sizing:border-box}
 section{border-bottom:1px solid #ddd;padding-bottom:18px}h2{margin-top:28px}
 table{border-collapse:collapse;margin:10px 0;font-size:.88em}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f5f8;cursor:pointer}
 td:first-child,th:first-child{text-align:left}tr:nth-child(even) td{background:#fafbfc}
-img{max-width:100%;height:auto;display:block;margin:8px 0}.figure{margin:12px 0 24px}
+img{max-width:100%;height:auto;display:block;margin:8px 0}.figure{margin:12px 0 24px;max-width:100%;overflow-x:auto}
 .note{color:#555;font-size:.92em}code{background:#f3f3f3;padding:0 3px}
 details{margin:8px 0}.missing{color:#a00}
 """

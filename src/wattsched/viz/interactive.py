@@ -105,9 +105,9 @@ def bar_chart(
             {
                 "buttons": buttons,
                 "direction": "down",
-                "x": 1.0,
-                "xanchor": "right",
-                "y": 1.18,
+                "x": 0.0,
+                "xanchor": "left",
+                "y": 1.2,
                 "yanchor": "top",
                 "showactive": True,
             }
