@@ -70,7 +70,10 @@ def test_gantt_and_power_axes_carry_units() -> None:
     power = power_figure(power_series(timeline))
     left, right = power.axes
     assert (left.get_xlabel(), left.get_ylabel(), right.get_ylabel()) == (
-        "time (min)", "board power (W)", "cumulative energy (kWh)")
+        "time (min)",
+        "board power (W)",
+        "cumulative energy (kWh)",
+    )
     for figure in (gantt, power):
         assert render(figure, ["png"])["png"].startswith(b"\x89PNG")
 
@@ -94,8 +97,9 @@ def test_gantt_draws_one_bar_per_stretch_and_shades_blackouts() -> None:
     render(figure)
 
 
-@pytest.mark.parametrize(("span_s", "expected"), [(10.0, "time (s)"), (600.0, "time (min)"),
-                                                  (86_400.0, "time (h)")])
+@pytest.mark.parametrize(
+    ("span_s", "expected"), [(10.0, "time (s)"), (600.0, "time (min)"), (86_400.0, "time (h)")]
+)
 def test_time_axis_unit(span_s: float, expected: str) -> None:
     assert time_axis(span_s)[1] == expected
 

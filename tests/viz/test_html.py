@@ -90,7 +90,7 @@ def test_table2_view_reproduces_the_summary_et(small_reproduce: Path) -> None:
     ours = frame[frame["condition"] == "default"].groupby("policy")["et"].mean().to_dict()
     summary = json.loads((small_reproduce / "summary.json").read_text(encoding="utf-8"))
     assert ours == pytest.approx(summary["table2"], rel=1e-12)
-    assert [title for title, _ in STUDY_VIEWS.make("table2", rows=rows)][0].startswith("Table II")
+    assert next(title for title, _ in STUDY_VIEWS.make("table2", rows=rows)).startswith("Table II")
 
 
 def test_markdown_images_inline_and_a_missing_one_is_a_note(tmp_path: Path) -> None:
@@ -100,7 +100,9 @@ def test_markdown_images_inline_and_a_missing_one_is_a_note(tmp_path: Path) -> N
     (folder / "figures" / "a.png").write_bytes(PNG_1PX)
     (folder / "sections" / "demo.md").write_text(
         "## Demo <study>\n\nText & reasoning.\n\n| x | y |\n|---|---|\n| 1 | 2 |\n\n"
-        "![A](figures/a.png) ![B](figures/b.png) ![C](../../etc/passwd)\n", encoding="utf-8")
+        "![A](figures/a.png) ![B](figures/b.png) ![C](../../etc/passwd)\n",
+        encoding="utf-8",
+    )
     (folder / "summary.json").write_text(json.dumps({"demo": {"k": 1, "nested": {"a": {"x": 1.5}}}}))
     page = build_html_report(folder)
     assert_self_contained(page)
@@ -111,8 +113,16 @@ def test_markdown_images_inline_and_a_missing_one_is_a_note(tmp_path: Path) -> N
 
 
 def test_summary_tables_shape_json_blocks() -> None:
-    tables = dict(summary_tables({"edf-fs": 1.5, "detail": {"edf-fs": {"energy_j": 2.0, "runs": 3}},
-                                  "deep": {"x": {"y": {"z": 1}}}}, "table2"))
+    tables = dict(
+        summary_tables(
+            {
+                "edf-fs": 1.5,
+                "detail": {"edf-fs": {"energy_j": 2.0, "runs": 3}},
+                "deep": {"x": {"y": {"z": 1}}},
+            },
+            "table2",
+        )
+    )
     assert tables["table2"].to_dict("list") == {"key": ["edf-fs"], "value": [1.5]}
     assert tables["table2/detail"].columns.tolist() == ["", "energy_j", "runs"]
     assert "table2/deep/x" in tables

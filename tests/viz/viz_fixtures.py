@@ -20,12 +20,21 @@ def sweep_runs() -> pd.DataFrame:
     rows = []
     for (configuration, policy), energies in ENERGY_J.items():
         for seed, energy_j in zip((1, 2, 3), energies, strict=True):
-            rows.append({
-                "gpu": "a100-40gb", "configuration": configuration, "policy": policy, "seed": seed,
-                "workload": "alibaba-day", "rate_multiplier": 2.5, "energy_j": energy_j,
-                "avg_tardiness_s": energy_j / 1e4, "late_jobs": seed, "preemptions": 10 * seed,
-                "et": energy_j / 1e6,
-            })
+            rows.append(
+                {
+                    "gpu": "a100-40gb",
+                    "configuration": configuration,
+                    "policy": policy,
+                    "seed": seed,
+                    "workload": "alibaba-day",
+                    "rate_multiplier": 2.5,
+                    "energy_j": energy_j,
+                    "avg_tardiness_s": energy_j / 1e4,
+                    "late_jobs": seed,
+                    "preemptions": 10 * seed,
+                    "et": energy_j / 1e6,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -42,6 +51,12 @@ def make_small_reproduce(folder: Path) -> Path:
     """A real, small `reproduce` output: Table II with 2 queues of 2 h per condition on 3 configurations."""
     from wattsched.experiments.runner import reproduce
 
-    reproduce(folder, "quick", only=["table2"], workers=1, progress=False,
-              study_options={"table2": {"iterations": 2, "hours": 2, "configurations": [1, 3, "no-mig"]}})
+    reproduce(
+        folder,
+        "quick",
+        only=["table2"],
+        workers=1,
+        progress=False,
+        study_options={"table2": {"iterations": 2, "hours": 2, "configurations": [1, 3, "no-mig"]}},
+    )
     return folder
