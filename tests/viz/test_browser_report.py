@@ -31,7 +31,7 @@ LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-untrusted", 
 pytestmark = pytest.mark.browser
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (the [test] extra)")
 if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
-    _why = "Debian's chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)"
+    _why = "Debian's chromium and chromium-driver are missing (apt-get install chromium chromium-driver)"
     if os.environ.get("WATTSCHED_REQUIRE_BROWSER"):  # set by .ci/run, which installs them
         pytest.fail(_why, pytrace=False)
     pytest.skip(_why, allow_module_level=True)
