@@ -51,7 +51,8 @@ section{border-bottom:1px solid #ddd;padding-bottom:18px}h2{margin-top:28px}
 table{border-collapse:collapse;margin:10px 0;font-size:.88em}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f5f8;cursor:pointer}
 td:first-child,th:first-child{text-align:left}tr:nth-child(even) td{background:#fafbfc}
-img{max-width:100%;height:auto;display:block;margin:8px 0}.figure{margin:12px 0 24px;max-width:100%;overflow-x:auto}
+img{max-width:100%;height:auto;display:block;margin:8px 0}
+.figure{margin:12px 0 24px;max-width:100%;overflow-x:auto}
 .note{color:#555;font-size:.92em}code{background:#f3f3f3;padding:0 3px}
 details{margin:8px 0}.missing{color:#a00}
 """
