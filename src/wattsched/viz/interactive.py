@@ -12,11 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from wattsched.units import JOULES_PER_KWH
-from wattsched.viz.figures import time_axis
 from wattsched.viz.stats import CONFIDENCE, Metric, group_summary
-from wattsched.viz.timeline import REPARTITION, RUN
 
-__all__ = ["bar_chart", "gantt_chart", "line_chart", "power_chart", "scatter_runs"]
+__all__ = ["bar_chart", "line_chart", "scatter_runs"]
 
 _PALETTE = (
     "#1f77b4",
@@ -169,86 +167,3 @@ def line_chart(
     figure.update_layout(**layout)
     return figure
 
-
-def gantt_chart(timeline: pd.DataFrame, total_units: int = 7, title: str = "") -> go.Figure:
-    """Slice placements of one run: horizontal bars on the compute slots they occupy, blackouts in red."""
-    finish_s = float(timeline["end_s"].max())
-    scale, xlabel = time_axis(finish_s)
-    runs = timeline[timeline["kind"] == RUN]
-    figure = go.Figure()
-    figure.add_bar(
-        orientation="h",
-        base=(runs["start_s"] / scale).tolist(),
-        x=((runs["end_s"] - runs["start_s"]) / scale).tolist(),
-        y=(runs["slice_start"] + runs["compute"] / 2).tolist(),
-        width=(runs["compute"] * 0.9).tolist(),
-        text=runs["job_id"].tolist(),
-        customdata=np.stack(
-            [runs["profile"], runs["configuration"], runs["start_s"], runs["end_s"]], axis=1
-        ).tolist(),
-        hovertemplate="%{text} on %{customdata[0]} (configuration %{customdata[1]})<br>"
-        "%{customdata[2]:.1f} s to %{customdata[3]:.1f} s<extra></extra>",
-        textposition="none",
-        name="job stretch",
-        marker={"color": _PALETTE[0], "line": {"width": 0}},
-    )
-    for start_s, end_s in timeline.loc[timeline["kind"] == REPARTITION, ["start_s", "end_s"]].itertuples(
-        index=False
-    ):
-        figure.add_vrect(
-            x0=start_s / scale,
-            x1=end_s / scale,
-            fillcolor="red",
-            opacity=0.35,
-            line_width=1,
-            line_color="red",
-        )
-    layout: dict[str, object] = dict(_LAYOUT)
-    layout.update(
-        title={"text": title},
-        xaxis={"title": {"text": xlabel}, "range": [0, finish_s / scale]},
-        yaxis={
-            "title": {"text": "compute slot (1 unit = 1/7 GPU)"},
-            "range": [total_units + 1, 1],
-            "dtick": 1,
-        },
-        showlegend=False,
-    )
-    figure.update_layout(**layout)
-    return figure
-
-
-def power_chart(series: pd.DataFrame, title: str = "") -> go.Figure:
-    """Board power (W, steps) and cumulative energy (kWh, second axis) over time."""
-    times = series["start_s"].to_numpy(dtype=float)
-    scale, xlabel = time_axis(float(times[-1]) if times.size else 0.0)
-    power = series["power_w"].to_numpy(dtype=float)
-    figure = go.Figure()
-    figure.add_scatter(
-        x=(times / scale).tolist(),
-        y=[None if np.isnan(p) else p for p in power],
-        mode="lines",
-        line={"shape": "hv", "width": 1},
-        name="power (W)",
-    )
-    figure.add_scatter(
-        x=(times / scale).tolist(),
-        y=(series["energy_j"] / JOULES_PER_KWH).tolist(),
-        mode="lines",
-        name="cumulative energy (kWh)",
-        yaxis="y2",
-    )
-    layout: dict[str, object] = dict(_LAYOUT)
-    layout.update(
-        title={"text": title},
-        xaxis={"title": {"text": xlabel}},
-        yaxis={"title": {"text": "board power (W)"}, "rangemode": "tozero"},
-        yaxis2={
-            "title": {"text": "cumulative energy (kWh)"},
-            "overlaying": "y",
-            "side": "right",
-            "rangemode": "tozero",
-        },
-    )
-    figure.update_layout(**layout)
-    return figure
