@@ -130,6 +130,26 @@ def test_reproduce_report_loads_offline_and_draws_every_figure(
     assert sizes and all(width > 100 for width in sizes)
 
 
+def test_report_of_make_reproduce(browser: Any, tmp_path: Path) -> None:
+    """The issue's done-when: ``index.html`` of a full ``make reproduce`` run (every study) in Chromium.
+    ``.ci/run`` runs ``make reproduce`` into a temporary folder and names it in ``WATTSCHED_REPORT_DIR``."""
+    folder = os.environ.get("WATTSCHED_REPORT_DIR")
+    if not folder:
+        pytest.skip("WATTSCHED_REPORT_DIR (a `make reproduce` output folder) is not set; .ci/run sets it")
+    page = Path(folder) / "index.html"
+    assert page.is_file(), f"{page} is missing: `make reproduce` writes it"
+    figures = _check_page(browser, page, tmp_path / "make-reproduce-report.png")
+    assert len(figures) == page.read_text(encoding="utf-8").count("Plotly.newPlot(")
+    studies = [p.stem for p in (Path(folder) / "raw").glob("*.parquet")]
+    for study in studies:
+        assert browser.find_elements("css selector", f"#study-{study}"), study
+    pngs = len(list((Path(folder) / "figures").glob("*.png")))
+    sizes = browser.execute_script(
+        "return Array.from(document.images).map(function (i) { return i.complete ? i.naturalWidth : 0; });"
+    )
+    assert len(sizes) >= pngs and all(width > 100 for width in sizes)
+
+
 def test_sweep_report_answers_clicks(browser: Any, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
