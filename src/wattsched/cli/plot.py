@@ -25,7 +25,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = groups.add_parser(
         "plot",
         help="publication figures of a sweep directory or a run file",
-        description="SWEEP_DIR: grouped bars per metric with 95%% intervals over seeds, grouped by the "
+        description="SWEEP_DIR: grouped bars per metric with 95 % intervals over seeds, grouped by the "
         "columns that vary (written to SWEEP_DIR/figures by default). RUN_FILE (from `mig run "
         "--timeline-out`): a Gantt of slice placements and the power/energy over time (written beside it).",
     )
