@@ -74,7 +74,8 @@ def test_timeline_out_matches_the_run_and_plots(tmp_path: Path, capsys: pytest.C
     assert main([*RUN, "--json", "--timeline-out", str(path)]) == 0
     result = json.loads(capsys.readouterr().out)
     timeline = read_timeline(path)
-    assert tuple(timeline.columns) == TIMELINE_COLUMNS
+    assert tuple(timeline.columns) == (*TIMELINE_COLUMNS, "job_kind")
+    assert set(timeline.loc[timeline["kind"] == "run", "job_kind"]) <= {"inference", "training"}
     assert timeline["end_s"].max() == pytest.approx(result["end_s"])
     assert power_series(timeline)["energy_j"].iloc[-1] == pytest.approx(result["energy_j"], rel=1e-12)
     assert main(["plot", str(path), "--format", "png", "svg"]) == 0
@@ -95,3 +96,34 @@ def test_timeline_out_with_jobs_out_in_csv(tmp_path: Path, capsys: pytest.Captur
     jobs = (tmp_path / "j.csv").read_text().splitlines()
     assert runs["job_id"].nunique() == len(jobs) - 1  # every job ran; header excluded
     assert set(runs["configuration"]) == {"3"} and set(runs["compute"]) <= {1, 2, 4}
+
+
+def test_a_run_on_the_h200_plots_with_its_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "h200.csv"
+    argv = [
+        "mig",
+        "run",
+        "--gpu",
+        "h200-141gb",
+        "--config",
+        "3",
+        "--policy",
+        "edf-fs",
+        "--rate",
+        "0.5",
+        "--hours",
+        "2",
+        "--seed",
+        "1",
+        "--json",
+        "--timeline-out",
+        str(path),
+    ]
+    assert main(argv) == 0
+    energy_j = json.loads(capsys.readouterr().out)["energy_j"]
+    from wattsched.hardware.catalogue import load_gpu
+
+    series = power_series(read_timeline(path), load_gpu("h200-141gb"))
+    assert series["energy_j"].iloc[-1] == pytest.approx(energy_j, rel=1e-12)  # per job kind, as simulated
+    assert main(["plot", str(path), "--gpu", "h200-141gb"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h200.csv", "h200_gantt.png", "h200_power.png"]

@@ -12,7 +12,7 @@ from cli_checks import assert_one_line_error, run_in, write
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "viz"))
 from viz_fixtures import make_sweep_dir, sweep_runs
 
-RUN_HEADER = "job_id,kind,start_s,end_s,configuration,slice_index,profile,slice_start,compute"
+RUN_HEADER = "job_id,kind,start_s,end_s,configuration,slice_index,profile,slice_start,slice_size,compute"
 
 
 def _run_file(tmp_path: Path, *rows: str) -> Path:
@@ -22,11 +22,14 @@ def _run_file(tmp_path: Path, *rows: str) -> Path:
 @pytest.mark.parametrize(
     ("rows", "pieces"),
     [
-        (["A,run,0,50,3,0,4g.20gb,1,4", "A,oops,0,50,3,0,4g.20gb,1,4"], ["row 2", "column 'kind'", "oops"]),
-        (["A,run,0,x,3,0,4g.20gb,1,4"], ["row 1", "column 'end_s'", "not a finite number"]),
-        (["A,run,10,5,3,0,4g.20gb,1,4"], ["row 1", "column 'end_s'", "must be >= start_s"]),
-        (["A,run,0,50,3,0,4g.20gb,1,4", "B,run,0,50,3,0,4g.20gb,1,4"], ["busy at t = 0 s", "overlap"]),
-        (["A,run,0,50,99,0,4g.20gb,1,4"], ["unknown configuration '99'"]),
+        (
+            ["A,run,0,50,3,0,4g.20gb,0,4,4", "A,oops,0,50,3,0,4g.20gb,0,4,4"],
+            ["row 2", "column 'kind'", "oops"],
+        ),
+        (["A,run,0,x,3,0,4g.20gb,0,4,4"], ["row 1", "column 'end_s'", "not a finite number"]),
+        (["A,run,10,5,3,0,4g.20gb,0,4,4"], ["row 1", "column 'end_s'", "must be >= start_s"]),
+        (["A,run,0,50,3,0,4g.20gb,0,4,4", "B,run,0,50,3,0,4g.20gb,0,4,4"], ["busy at t = 0 s", "overlap"]),
+        (["A,run,0,50,99,0,4g.20gb,0,4,4"], ["unknown configuration '99'"]),
         ([], ["no rows"]),
     ],
 )
@@ -38,13 +41,19 @@ def test_bad_run_files(
     assert_one_line_error(capsys, code, *pieces)
 
 
+def test_a_bad_job_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path / "run.csv", f"{RUN_HEADER},job_kind\nA,run,0,50,3,0,4g.20gb,0,4,4,gaming\n")
+    code = run_in(tmp_path, ["plot", str(path)])
+    assert_one_line_error(capsys, code, "row 1", "column 'job_kind'", "inference, training or empty")
+
+
 def test_a_run_file_missing_a_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path / "run.csv", "job_id,start_s,end_s\nA,0,1\n")
     assert_one_line_error(capsys, run_in(tmp_path, ["plot", str(path)]), str(path), "missing column(s) kind")
 
 
 def test_metric_on_a_run_file_and_unknown_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _run_file(tmp_path, "A,run,0,50,3,0,4g.20gb,1,4")
+    path = _run_file(tmp_path, "A,run,0,50,3,0,4g.20gb,0,4,4")
     assert_one_line_error(capsys, run_in(tmp_path, ["plot", str(path), "--metric", "et"]), "--metric")
     assert_one_line_error(capsys, run_in(tmp_path, ["plot", str(tmp_path / "absent")]), "no such file")
     assert_one_line_error(capsys, run_in(tmp_path, ["plot", str(path), "--format", "jpg"]), "jpg")
@@ -84,6 +93,8 @@ def test_a_metric_the_sweep_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[
     folder = make_sweep_dir(tmp_path / "sweep")
     code = run_in(folder, ["plot", str(folder), "--metric", "repartitions"])
     assert_one_line_error(capsys, code, "repartitions", "available:")
+    code = run_in(folder, ["plot", str(folder), "--gpu", "h200-141gb"])
+    assert_one_line_error(capsys, code, "--gpu applies to run files")
 
 
 def test_report_of_folders_that_are_not_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

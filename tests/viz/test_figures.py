@@ -66,7 +66,7 @@ def test_gantt_and_power_axes_carry_units() -> None:
     timeline = _timeline()
     gantt = gantt_figure(timeline)
     assert gantt.axes[0].get_xlabel() == "time (min)"  # a one-hour run
-    assert "compute slot" in gantt.axes[0].get_ylabel()
+    assert gantt.axes[0].get_ylabel() == "memory slot (NVML placement)"
     power = power_figure(power_series(timeline))
     left, right = power.axes
     assert (left.get_xlabel(), left.get_ylabel(), right.get_ylabel()) == (

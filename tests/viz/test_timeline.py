@@ -13,13 +13,14 @@ import pandas as pd
 import pytest
 
 from wattsched.errors import InputError
-from wattsched.hardware.mig import default_profile
+from wattsched.hardware.mig import default_gpu
 from wattsched.io import write_table
 from wattsched.mig import MigSimulation, simulate
 from wattsched.viz.timeline import (
+    KIND_COLUMN,
     TIMELINE_COLUMNS,
-    power_curve_w,
     power_series,
+    power_table,
     read_timeline,
     slice_placement,
     timeline_frame,
@@ -32,7 +33,7 @@ P_W = (40.0, 119.0, 160.0, 205.3, 243.9, 247.7, 248.5, 248.5)
 
 
 def _job(name: str, arrival: float, deadline: float, d3: float, d4: float, d7: float) -> Job:
-    return Job(name, arrival, deadline, JobKind.TRAINING, Scaling.MEASURED, (BIG, BIG, d3, d4, d7, BIG))
+    return Job(name, arrival, deadline, JobKind.TRAINING, Scaling.MEASURED, (BIG, BIG, d3, d4, d7), BIG)
 
 
 def _repartitioned_run() -> tuple[pd.DataFrame, float]:
@@ -43,19 +44,19 @@ def _repartitioned_run() -> tuple[pd.DataFrame, float]:
         if sim.now_s == 50.0 and sim.repartition(2):
             changes.append((sim.now_s, 2))
     result = sim.result()
-    return timeline_frame(result, repartitions=changes), result.energy_j
+    return timeline_frame(result, repartitions=changes, jobs=jobs), result.energy_j
 
 
 def test_timeline_rows_of_a_hand_computed_run() -> None:
     timeline, _ = _repartitioned_run()
-    assert tuple(timeline.columns) == TIMELINE_COLUMNS
+    assert tuple(timeline.columns) == (*TIMELINE_COLUMNS, KIND_COLUMN)
     rows = [tuple(r) for r in timeline.itertuples(index=False, name=None)]
     assert rows == [
-        ("A", "run", 0.0, 50.0, "1", 0, "7g.40gb", 1, 7),
-        ("", "repartition", 50.0, 54.0, "2", -1, "", -1, 0),
-        ("B", "run", 54.0, 354.0, "2", 0, "4g.20gb", 1, 4),
-        ("A", "run", 54.0, 174.0, "2", 1, "3g.20gb", 5, 3),
-        ("", "end", 354.0, 354.0, "", -1, "", -1, 0),
+        ("A", "run", 0.0, 50.0, "1", 0, "7g.40gb", 0, 8, 7, "training"),
+        ("", "repartition", 50.0, 54.0, "2", -1, "", -1, 0, 0, ""),
+        ("B", "run", 54.0, 354.0, "2", 0, "4g.20gb", 0, 4, 4, "training"),
+        ("A", "run", 54.0, 174.0, "2", 1, "3g.20gb", 4, 4, 3, "training"),
+        ("", "end", 354.0, 354.0, "", -1, "", -1, 0, 0, ""),
     ]
 
 
@@ -99,11 +100,13 @@ def test_timeline_needs_records() -> None:
 
 
 def test_slice_placement_and_power_lookup() -> None:
-    config = default_profile().configuration(4)  # 4g@1, 1g@5, 1g@6, 1g.10gb@7
-    assert slice_placement(config, 6).slice_index == 2 and slice_placement(config, 6).compute == 1
-    with pytest.raises(InputError, match="no slice at slot 2"):
+    config = default_gpu().configuration(4)  # 4g.20gb@0 + 1g.5gb@4 + 1g.5gb@5 + 1g.10gb@6
+    place = slice_placement(config, 5)
+    assert (place.slice_index, place.profile, place.size, place.compute) == (2, "1g.5gb", 1, 1)
+    assert slice_placement(config, 6).size == 2  # 1g.10gb holds two memory slots
+    with pytest.raises(InputError, match="no slice at memory slot 2"):
         slice_placement(config, 2)
-    assert [power_curve_w()(u) for u in range(8)] == list(P_W)
+    assert list(power_table(default_gpu(), per_kind=True).power_w) == list(P_W)  # one curve: per kind = P(u)
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -149,3 +152,16 @@ def test_overlapping_stretches_are_refused() -> None:
     doubled = pd.concat([timeline, timeline[timeline["kind"] == "run"]], ignore_index=True)
     with pytest.raises(InputError, match="more than the 7"):
         power_series(doubled)
+
+
+def test_per_kind_power_on_the_h200_needs_the_job_kinds() -> None:
+    from wattsched.hardware.catalogue import load_gpu
+
+    gpu = load_gpu("h200-141gb")
+    jobs = generate_jobs(WorkloadSpec(rate_per_min=0.5, hours=2), 7)
+    result = simulate(jobs, 3, "edf-fs", gpu=gpu, horizon_s=7200, record_jobs=True)
+    with_kinds = power_series(timeline_frame(result, gpu, jobs=jobs), gpu)
+    assert with_kinds["energy_j"].iloc[-1] == pytest.approx(result.energy_j, rel=1e-12)
+    # Without kinds the default curve (transformer inference) stands in for training too: not the same.
+    without = power_series(timeline_frame(result, gpu), gpu)
+    assert without["energy_j"].iloc[-1] != pytest.approx(result.energy_j, rel=1e-3)

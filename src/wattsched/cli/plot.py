@@ -29,6 +29,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         "columns that vary (written to SWEEP_DIR/figures by default). RUN_FILE (from `mig run "
         "--timeline-out`): a Gantt of slice placements and the power/energy over time (written beside it).",
     )
+    from wattsched.cli._parsing import add_gpu_option
+
     parser.add_argument("source", metavar="SWEEP_DIR|RUN_FILE", type=Path)
     parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder")
     parser.add_argument(
@@ -50,6 +52,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         help=f"sweep metrics to draw ({', '.join(METRICS)}; default: every "
         "metric the runs have among et, energy, tardiness)",
     )
+    add_gpu_option(parser)  # a run file's GPU: its configurations and power curve
     parser.set_defaults(func=_run)
 
 
@@ -60,13 +63,15 @@ def _run(args: argparse.Namespace) -> int:
     formats = list(dict.fromkeys(args.formats or ["png"]))
     source: Path = args.source
     if source.is_dir():
+        if args.gpu is not None:
+            raise ConfigError("--gpu applies to run files; a sweep's runs name their GPU")
         out = args.out if args.out is not None else source / "figures"
         figures = _sweep_figures(source, args.metrics)
     elif source.exists():
         if args.metrics:
             raise ConfigError("--metric applies to sweep directories, not to a run file")
         out = args.out if args.out is not None else source.parent
-        figures = _run_figures(source)
+        figures = _run_figures(source, args)
     else:
         raise InputError("no such file or directory", path=str(source))
     if out.exists() and not out.is_dir():
@@ -110,11 +115,13 @@ def _sweep_figures(folder: Path, names: list[str] | None) -> list[tuple[str, Fig
     return figures
 
 
-def _run_figures(path: Path) -> list[tuple[str, Figure]]:
+def _run_figures(path: Path, args: argparse.Namespace) -> list[tuple[str, Figure]]:
+    from wattsched.cli._parsing import resolve_gpu
     from wattsched.viz.figures import gantt_figure, power_figure
     from wattsched.viz.timeline import power_series, read_timeline
 
+    gpu = resolve_gpu(args)
     timeline = read_timeline(path)
-    series = power_series(timeline)
+    series = power_series(timeline, gpu)
     stem = path.name.split(".")[0] or "run"
-    return [(f"{stem}_gantt", gantt_figure(timeline)), (f"{stem}_power", power_figure(series))]
+    return [(f"{stem}_gantt", gantt_figure(timeline, gpu)), (f"{stem}_power", power_figure(series))]

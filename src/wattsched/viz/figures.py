@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from wattsched.hardware.mig import MigProfile, default_profile
+from wattsched.hardware.mig import MigGpu, default_gpu
 from wattsched.units import JOULES_PER_KWH
 from wattsched.viz.stats import CONFIDENCE, Metric
 from wattsched.viz.timeline import REPARTITION, RUN, configuration_slices
@@ -155,10 +155,11 @@ def _configuration_periods(timeline: pd.DataFrame, finish_s: float) -> list[tupl
     return [p for p in periods if p[2] and p[1] > p[0]]
 
 
-def gantt_figure(timeline: pd.DataFrame, profile: MigProfile | None = None, title: str = "") -> Figure:
-    """Slice placements over time: y = compute slots of the GPU, one bar per stretch a job ran (colour per
-    job), thin outlines for the slices of the configuration in force, repartition blackouts shaded red."""
-    gpu = profile if profile is not None else default_profile()
+def gantt_figure(timeline: pd.DataFrame, gpu: MigGpu | None = None, title: str = "") -> Figure:
+    """Slice placements over time: y = the GPU's memory slots (NVML placements ``(start, size)``), one bar
+    per stretch a job ran (colour per job), thin outlines for the slices of the configuration in force,
+    repartition blackouts shaded red. ``gpu``: the GPU the run simulated (default P1's A100-40GB)."""
+    gpu = gpu if gpu is not None else default_gpu()
     finish_s = float(timeline["end_s"].max())
     scale, xlabel = time_axis(finish_s)
     fig = _new_figure(7.0, 2.8)
@@ -170,7 +171,7 @@ def gantt_figure(timeline: pd.DataFrame, profile: MigProfile | None = None, titl
                     plt.Rectangle(
                         (start_s / scale, place.start),
                         (end_s - start_s) / scale,
-                        place.compute,
+                        place.size,
                         fill=False,
                         edgecolor="0.6",
                         linewidth=0.4,
@@ -179,23 +180,22 @@ def gantt_figure(timeline: pd.DataFrame, profile: MigProfile | None = None, titl
         runs = timeline[timeline["kind"] == RUN]
         job_color = {job: i for i, job in enumerate(dict.fromkeys(runs["job_id"]))}
         cmap = plt.get_cmap("tab20")
-        for _, part in runs.groupby(["slice_start", "compute"], sort=True):
-            slot, compute = int(part["slice_start"].iloc[0]), int(part["compute"].iloc[0])
+        for _, part in runs.groupby(["slice_start", "slice_size"], sort=True):
+            slot, size = int(part["slice_start"].iloc[0]), int(part["slice_size"].iloc[0])
             spans = list(zip(part["start_s"] / scale, (part["end_s"] - part["start_s"]) / scale, strict=True))
             colors = [cmap(job_color[j] % cmap.N) for j in part["job_id"]]
-            ax.broken_barh(spans, (slot + 0.06, compute - 0.12), facecolors=colors, linewidth=0)
+            ax.broken_barh(spans, (slot + 0.06, size - 0.12), facecolors=colors, linewidth=0)
         blackouts = timeline[timeline["kind"] == REPARTITION]
         for start_s, end_s in zip(blackouts["start_s"], blackouts["end_s"], strict=True):
             ax.axvspan(start_s / scale, end_s / scale, color="tab:red", alpha=0.35, linewidth=0)
             ax.axvline(start_s / scale, color="tab:red", linewidth=0.5, alpha=0.7)
         ax.set_xlim(0, finish_s / scale)
-        ax.set_ylim(1, gpu.total_units + 1)
-        ax.set_yticks(
-            np.arange(1, gpu.total_units + 1) + 0.5, [str(s) for s in range(1, gpu.total_units + 1)]
-        )
+        slots = gpu.memory_slots
+        ax.set_ylim(0, slots)
+        ax.set_yticks(np.arange(slots) + 0.5, [str(s) for s in range(slots)])
         ax.invert_yaxis()
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("compute slot (1 unit = 1/7 GPU)")
+        ax.set_ylabel("memory slot (NVML placement)")
         handles = [
             Patch(facecolor=cmap(0), label=f"job stretch ({len(runs)} on {len(job_color)} jobs)"),
             Patch(fill=False, edgecolor="0.6", label="slice of the configuration"),

@@ -166,4 +166,3 @@ def line_chart(
     )
     figure.update_layout(**layout)
     return figure
-
