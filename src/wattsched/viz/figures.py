@@ -203,7 +203,7 @@ def gantt_figure(timeline: pd.DataFrame, gpu: MigGpu | None = None, title: str =
         if len(blackouts):
             handles.append(Patch(facecolor="tab:red", alpha=0.35, label=f"repartition ({len(blackouts)})"))
         ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(0.0, -0.22), ncols=3)
-        ax.set_title(title or f"slice placements on {gpu.name}")
+        ax.set_title(title or f"slice placements on {gpu.product}")
     return fig
 
 
