@@ -122,7 +122,7 @@ class ClusterSimulation:
             self._gpus.append(_Gpu(index, server, model_of[index], sim, None if fixed else partitioner,
                                    levels))
         power = options.power_states
-        self._servers = []
+        self._servers: list[_Server] = []
         for s, server_spec in enumerate(spec.servers):
             members = [g.index for g in self._gpus if g.server == s]
             idle_w = sum(self._idle_w[self._gpus[g].model] for g in members) + power.host_idle_w
@@ -137,9 +137,13 @@ class ClusterSimulation:
         self._gpus_on = len(self._gpus)
         self._on_changes: list[tuple[float, int]] = [(0.0, self._gpus_on)]
         self._placed = 0
+        self._off_intervals: list[tuple[int, float, float]] = []
         self._result: ClusterResult | None = None
         for g in self._gpus:
             self._refresh(g, 0.0)
+        if power.enabled:  # every server starts on and idle: it turns off unless work comes in time
+            for number, idle in enumerate(self._servers):
+                self._push_event(idle.idle_slots * power.slot_s, _TURN_OFF, number, idle.version)
 
     # ------------------------------------------------------------------ running
     def run(self, jobs: Iterable[Job], progress: Callable[[int], None] | None = None) -> ClusterResult:
@@ -150,7 +154,7 @@ class ClusterSimulation:
         if self._result is not None:
             raise RuntimeError("a ClusterSimulation runs once")
         stream = _in_arrival_order(jobs)
-        job = next(stream, None)
+        position, job = next(stream, (-1, None))
         last_arrival = -math.inf
         events = self._events
         while True:
@@ -160,6 +164,8 @@ class ClusterSimulation:
             if t == math.inf:
                 break
             self._advance(t)
+            # The GPUs' instants may have scheduled turn-offs before t: the earliest event goes first.
+            t_event = events[0][0] if events else math.inf
             if t_event <= t_job:
                 self._handle_event(heapq.heappop(events))
             else:
@@ -168,8 +174,8 @@ class ClusterSimulation:
                     raise ConfigError(f"jobs must come in arrival order: job '{job.job_id}' arrives at "
                                       f"{t_job} s, after one at {last_arrival} s")
                 last_arrival = t_job
-                self._place(job, t_job)
-                job = next(stream, None)
+                self._place(job, t_job, position)
+                position, job = next(stream, (-1, None))
                 if progress is not None and not self._placed & 4095:
                     progress(self._placed)
         self._advance(math.inf)
@@ -243,14 +249,14 @@ class ClusterSimulation:
         gpu.load = load
 
     # ------------------------------------------------------------------ placement
-    def _place(self, job: Job, t: float) -> None:
+    def _place(self, job: Job, t: float, position: int) -> None:
         index = self._placement.choose(job, t, self._pool)
         if index < 0:
             index = self._fallback(t)
             self._fallbacks += 1
         gpu = self._gpus[index]
         server = self._servers[gpu.server]
-        gpu.rows.append(self._placed)
+        gpu.rows.append(position)
         self._placed += 1
         if server.state != _ON:
             if server.state == _OFF:
@@ -309,6 +315,7 @@ class ClusterSimulation:
             return
         server.state = _ON  # a boot ends
         server.off_s += when - server.off_since
+        self._off_intervals.append((s, server.off_since, when))
         self._change_on(when, len(server.gpus))
         for g in server.gpus:
             gpu = self._gpus[g]
@@ -340,9 +347,10 @@ class ClusterSimulation:
         end_s = max([horizon_s, *(g.sim.now_s for g in self._gpus)])
         for g in self._gpus:
             g.sim.finish(end_s)
-        for server in self._servers:
-            if server.state != _ON:  # off (or booting) at the end: count the time up to the end
-                server.off_s += max(end_s - server.off_since, 0.0)
+        for s, server in enumerate(self._servers):
+            if server.state != _ON and server.off_since <= end_s:  # off (or booting) at the end
+                server.off_s += end_s - server.off_since
+                self._off_intervals.append((s, server.off_since, end_s))
         # Turn-offs scheduled after the end never happened: drop them from the timeline.
         changes = [(t, n) for t, n in self._on_changes if t <= end_s]
         power = self._options.power_states
@@ -352,8 +360,10 @@ class ClusterSimulation:
         jobs = late = preemptions = repartitions = 0
         max_tardiness = 0.0
         clock_time: dict[int, float] = {}
+        results = []
         for g in self._gpus:
             result = g.sim.result()
+            results.append(result)
             off_s = self._servers[g.server].off_s
             idle_w = self._idle_w[g.model]
             gpu_energy.append(g.sim.energy_j - idle_w * off_s)
@@ -391,6 +401,8 @@ class ClusterSimulation:
             gpu_energy_j=tuple(gpu_energy),
             gpu_jobs=tuple(gpu_jobs),
             server_off_s=tuple(server.off_s for server in self._servers),
+            server_off_intervals=tuple(sorted(self._off_intervals)),
+            gpu_results=tuple(results),
             gpus_on=tuple(changes),
             clock_time_s=clock_time,
             tardiness_s=self._tardiness() if self._options.keep_outcomes else array("d"),
@@ -414,15 +426,15 @@ class ClusterSimulation:
         return tuple(r for r in out if r is not None)
 
 
-def _in_arrival_order(jobs: Iterable[Job]) -> Iterator[Job]:
-    """A list is sorted by (arrival, position) like ``simulate``; any other iterable must come sorted."""
+def _in_arrival_order(jobs: Iterable[Job]) -> Iterator[tuple[int, Job]]:
+    """``(position, job)`` in arrival order: a sequence is sorted by (arrival, position) like ``simulate``;
+    any other iterable must come sorted."""
     if isinstance(jobs, Sequence):
         arrivals = [j.arrival_s for j in jobs]
         if any(b < a for a, b in pairwise(arrivals)):
             order = sorted(range(len(jobs)), key=lambda i: (arrivals[i], i))
-            return iter([jobs[i] for i in order])
-        return iter(jobs)
-    return iter(jobs)
+            return ((i, jobs[i]) for i in order)
+    return enumerate(jobs)
 
 
 def simulate_cluster(jobs: Iterable[Job], spec: ClusterSpec, options: ClusterOptions | None = None, *,

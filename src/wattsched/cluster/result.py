@@ -6,7 +6,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from wattsched.mig._results import JobRecord
+from wattsched.mig._results import JobRecord, SimResult
 
 __all__ = ["CONTRACT_KEYS", "ClusterJobRecord", "ClusterResult"]
 
@@ -56,6 +56,8 @@ class ClusterResult:
     gpu_jobs: tuple[int, ...]
     #: Seconds each server spent off (booting included) over [0, end_s].
     server_off_s: tuple[float, ...]
+    #: Each stretch a server was off (booting included), as ``(server, start_s, end_s)``.
+    server_off_intervals: tuple[tuple[int, float, float], ...]
     #: Step function of GPUs on (GPUs of servers that are on; booting counts as off): ``(time_s, gpus_on)``
     #: at each change.
     gpus_on: tuple[tuple[float, int], ...]
@@ -64,6 +66,9 @@ class ClusterResult:
     #: Per-job tardiness (s, 0 when on time), in the order jobs were given; empty when not kept.
     tardiness_s: array[float] = field(default_factory=lambda: array("d"))
     records: tuple[ClusterJobRecord, ...] | None = None
+    #: Each GPU's own result (its engine's energy integrates idle power over off stretches too; the
+    #: cluster's ``gpu_energy_j`` subtracts it).
+    gpu_results: tuple[SimResult, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able scalars (CONTRACT §10 keys and more); per-job and per-GPU series are left out."""
