@@ -93,12 +93,13 @@ def _check_cluster(jobs: list[Job], spec: ClusterSpec, options: ClusterOptions, 
             for start, end, _, _ in record.slices:  # a GPU never runs while its server is off
                 for a, b in off.get(server_of[g], []):
                     assert end <= a + 1e-9 or start >= b - 1e-9, (g, record.job_id, start, end, a, b)
-    # A server turns off only when all its GPUs are idle: no job of it is present at a turn-off.
+    # A server turns off only when all its GPUs are idle: no job of it is present at a turn-off (a job
+    # arriving at that very time comes after it, as in P2: DRS first, then the slot's arrivals).
     for s, start, _ in result.server_off_intervals:
         for r in records:
             if server_of[r.gpu] == s:
                 job = by_id[r.record.job_id]
-                assert not (job.arrival_s <= start < r.record.completion_s - 1e-9), (s, start, job.job_id)
+                assert not (job.arrival_s < start < r.record.completion_s - 1e-9), (s, start, job.job_id)
     # Energy: the per-GPU integrals (engine energy minus idle power while off) + host power + turn-ons.
     gpus_on = [sum(b - a for a, b in off.get(server_of[g], [])) for g in range(spec.gpus)]
     per_gpu = [r.energy_j - A100.power.idle_w * t for r, t in zip(result.gpu_results, gpus_on, strict=True)]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -113,10 +114,15 @@ class ClockSchedule:
 
 def clock_schedule(gpu: MigGpu, model: ClockModel | None = None) -> ClockSchedule | None:
     """The clock levels of ``gpu`` under ``model`` (default :class:`ClockModel`); ``None`` when the
-    catalogue entry has no clock table."""
+    catalogue entry has no clock table. The same object for the same inputs (P2's solver runs once)."""
     if gpu.clocks is None:
         return None
-    model = model or ClockModel()
+    return _schedule(gpu, model or ClockModel())
+
+
+@lru_cache(maxsize=32)
+def _schedule(gpu: MigGpu, model: ClockModel) -> ClockSchedule:
+    assert gpu.clocks is not None
     default = gpu.clocks.default_sm_mhz
     levels = sorted(
         {mhz for mhz in gpu.clocks.sm_mhz if model.f_core_min - 1e-12 <= mhz / default <= 1.0} | {default},

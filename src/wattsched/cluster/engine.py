@@ -162,7 +162,10 @@ class ClusterSimulation:
             t_event = events[0][0] if events else math.inf
             t = t_job if t_job < t_event else t_event
             if t == math.inf:
-                break
+                self._advance(t)  # the last instants may still schedule turn-offs
+                if not events:
+                    break
+                continue
             self._advance(t)
             # The GPUs' instants may have scheduled turn-offs before t: the earliest event goes first.
             t_event = events[0][0] if events else math.inf
@@ -178,7 +181,6 @@ class ClusterSimulation:
                 position, job = next(stream, (-1, None))
                 if progress is not None and not self._placed & 4095:
                     progress(self._placed)
-        self._advance(math.inf)
         if progress is not None:
             progress(self._placed)
         horizon = self._horizon_s if self._horizon_s is not None else max(last_arrival, 0.0)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -97,7 +97,25 @@ def clock_tables(
     table: PowerTable, clock: ClockGovernor
 ) -> tuple[tuple[float, ...], tuple[float, ...], int]:
     """Power and speed of every (level, busy state), indexed ``level · states + state``, and the first
-    level."""
+    level (computed once per table and governor: a cluster builds thousands of identical GPUs)."""
+    # NaN (unreachable states) never equals itself: key on a NaN-free copy.
+    key = (tuple(w if w == w else -1.0 for w in table.power_w), table.speed, id(clock))
+    cached = _TABLES.get(key)
+    if cached is not None and cached[0] is clock:
+        return cached[1]
+    tables = _clock_tables(table, clock)
+    if len(_TABLES) >= 64:  # a bounded cache: schedules are few (one per GPU model and clock model)
+        _TABLES.clear()
+    _TABLES[key] = (clock, tables)
+    return tables
+
+
+_TABLES: dict[tuple[Any, ...], tuple[ClockGovernor, tuple[tuple[float, ...], tuple[float, ...], int]]] = {}
+
+
+def _clock_tables(
+    table: PowerTable, clock: ClockGovernor
+) -> tuple[tuple[float, ...], tuple[float, ...], int]:
     idle = table.power_w[0]
     power: list[float] = []
     speed: list[float] = []
@@ -133,6 +151,17 @@ def choose_clock(sim: MigSimulation, now: float) -> None:
     if level != sim._level:
         sim._busy += (level - sim._level) * sim._states
         sim._level = level
+        sim._levels_used.add(level)
+
+
+def visited(sim: MigSimulation, values: Sequence[float]) -> Iterator[tuple[float, float]]:
+    """``(value, busy time)`` of every state of the clock levels entered so far, in state order (the other
+    levels have no busy time)."""
+    states = sim._states
+    busy = sim._busy_time
+    for level in sorted(sim._levels_used):
+        start = level * states
+        yield from zip(values[start : start + states], busy[start : start + states], strict=True)
 
 
 class _OneJobView:

@@ -150,6 +150,8 @@ class MigSimulation:
             self._power_w, self._speed, self._level = _dynamic.clock_tables(table, clock)
         self._busy_time = [0.0] * len(self._power_w)
         self._busy = self._level * self._states  # the busy state (index into the power table)
+        #: Clock levels entered so far (busy time is zero at every other level).
+        self._levels_used = {self._level}
         self._dropped = 0  # finished jobs dropped from memory by compact()
         self._reference = False  # whether the policy keeps per-job values for the configuration
         self._finished_jobs = FinishedJobs()
@@ -222,7 +224,11 @@ class MigSimulation:
         """Seconds spent at each clock level of the governor so far (one level without a governor)."""
         states = self._states
         levels = len(self._busy_time) // states
-        return tuple(sum(self._busy_time[level * states : (level + 1) * states]) for level in range(levels))
+        used = self._levels_used
+        return tuple(
+            sum(self._busy_time[level * states : (level + 1) * states]) if level in used else 0.0
+            for level in range(levels)
+        )
 
     def probe(self, limit: float) -> tuple[float, bool, int, int, int, int]:
         """What a cluster reads after each instant, in one call: ``(next_event_s(limit), whether that time
@@ -261,7 +267,9 @@ class MigSimulation:
     @property
     def energy_j(self) -> float:
         """Energy consumed so far (up to ``now_s``; up to ``end_s`` once finished)."""
-        return sum(p * t for p, t in zip(self._power_w, self._busy_time, strict=True) if t)
+        if self._clock is None:
+            return sum(p * t for p, t in zip(self._power_w, self._busy_time, strict=True) if t)
+        return sum(p * t for p, t in _dynamic.visited(self, self._power_w) if t)  # same sum, fewer zeros
 
     @property
     def accrued_tardiness_s(self) -> float:
@@ -452,9 +460,11 @@ class MigSimulation:
         if not table.per_kind and self._clock is None:
             return tuple(self._busy_time)
         out = [0.0] * (table.units + 1)
-        for state, seconds in enumerate(self._busy_time):
-            if seconds:
-                out[table.busy_units(state % self._states)] += seconds
+        states = self._states
+        for level in sorted(self._levels_used):
+            for state, seconds in enumerate(self._busy_time[level * states : (level + 1) * states]):
+                if seconds:
+                    out[table.busy_units(state)] += seconds
         return tuple(out)
 
     def _present_jobs(self) -> list[int]:
