@@ -49,8 +49,8 @@ _TURN_OFF, _BOOT_DONE = 0, 1
 
 
 class _Gpu:
-    __slots__ = ("certain", "clock", "compacted", "held", "index", "load", "model", "next_s", "partitioner",
-                 "rows", "server", "sim")
+    __slots__ = ("certain", "clock", "compacted", "given", "held", "index", "load", "model", "next_s",
+                 "partitioner", "rows", "server", "sim")
 
     def __init__(self, index: int, server: int, model: int, sim: MigSimulation,
                  partitioner: RepartitionPolicy | None, clock: tuple[int, ...]) -> None:
@@ -64,7 +64,8 @@ class _Gpu:
         self.load = 0  # jobs given and not completed, plus jobs held for a boot
         self.held: list[Job] = []
         self.rows: array[int] = array("q")  # global job index of each job given, in order
-        self.compacted = 0
+        self.compacted = 0  # completed jobs when last compacted
+        self.given = 0  # jobs placed on this GPU (held ones included)
         self.clock = clock
 
 
@@ -93,6 +94,7 @@ class ClusterSimulation:
         self._options = options
         self._horizon_s = horizon_s
         self._placement = PLACEMENTS.make(options.placement)
+        self._compact_every = options.compact_every
         models = spec.gpu_models()
         distinct: list[MigGpu] = []
         model_of = []
@@ -102,7 +104,7 @@ class ClusterSimulation:
             model_of.append(distinct.index(gpu))
         self._models = distinct
         self._idle_w = [gpu.power.table(None).power_w[0] for gpu in distinct]
-        self._pool = GpuPool(distinct, model_of)
+        self._pool = GpuPool(distinct, model_of, classes=getattr(self._placement, "uses_classes", True))
         self._signature = self._pool.signature  # read-only here: what the pool holds per GPU
         seeds = np.random.SeedSequence(options.seed).spawn(len(models))
         schedules = {id(gpu): clock_schedule(gpu) if options.clocks else None for gpu in distinct}
@@ -177,8 +179,12 @@ class ClusterSimulation:
                     raise ConfigError(f"jobs must come in arrival order: job '{job.job_id}' arrives at "
                                       f"{t_job} s, after one at {last_arrival} s")
                 last_arrival = t_job
-                self._place(job, t_job, position)
-                position, job = next(stream, (-1, None))
+                following_position, following = next(stream, (-1, None))
+                t_next = following.arrival_s if following is not None else math.inf
+                if events and events[0][0] < t_next:
+                    t_next = events[0][0]
+                self._place(job, t_job, position, t_next)
+                position, job = following_position, following
                 if progress is not None and not self._placed & 4095:
                     progress(self._placed)
         if progress is not None:
@@ -221,16 +227,19 @@ class ClusterSimulation:
         held = gpu.held
         load = in_system + len(held) if held else in_system
         if load != gpu.load:
-            self._set_load(gpu, load, sim.now_s)
+            if gpu.load < load and gpu.load:
+                gpu.load = load  # more work on a busy GPU: nothing else to note
+            else:
+                self._set_load(gpu, load, sim.now_s)
         if pending or held or self._servers[gpu.server].state == _OFF:
             free = 0  # cannot start a job now (or one is already on its way)
         old_state, old_free = self._signature[gpu.index]
         if free != old_free or (free and state != old_state):
             self._pool.update(gpu.index, state, free)
-        every = self._options.compact_every
-        if every and sim.completed_jobs - gpu.compacted >= every:
+        every = self._compact_every
+        if every and gpu.given - in_system - gpu.compacted >= every:
             sim.compact(keep=self._options.keep_outcomes)
-            gpu.compacted = sim.completed_jobs
+            gpu.compacted = gpu.given - in_system
 
     def _set_load(self, gpu: _Gpu, load: int, now_s: float) -> None:
         server = self._servers[gpu.server]
@@ -251,7 +260,8 @@ class ClusterSimulation:
         gpu.load = load
 
     # ------------------------------------------------------------------ placement
-    def _place(self, job: Job, t: float, position: int) -> None:
+    def _place(self, job: Job, t: float, position: int, t_next: float) -> None:
+        """Place ``job`` arriving at ``t``; ``t_next``: when the next job or cluster event comes."""
         index = self._placement.choose(job, t, self._pool)
         if index < 0:
             index = self._fallback(t)
@@ -259,6 +269,7 @@ class ClusterSimulation:
         gpu = self._gpus[index]
         server = self._servers[gpu.server]
         gpu.rows.append(position)
+        gpu.given += 1
         self._placed += 1
         if server.state != _ON:
             if server.state == _OFF:
@@ -268,6 +279,15 @@ class ClusterSimulation:
             return
         sim = gpu.sim
         sim.add_job(job)
+        if t + EPS_S < t_next:
+            # No other job can join this arrival's instant: process it now, exactly as _advance would
+            # before t_next (saves queueing the GPU and marking it busy in between).
+            self._set_load(gpu, gpu.load + 1, t)
+            epoch = sim.step()
+            if epoch and gpu.partitioner is not None and not sim.in_blackout:
+                sim.repartition(gpu.partitioner.decide(sim.snapshot()))
+            self._refresh(gpu, t)
+            return
         # What _refresh would find, known without looking: one more job, its arrival pending.
         nxt = sim.next_event_s(t)
         gpu.certain = sim.next_event_certain

@@ -51,8 +51,10 @@ def lowest_gpu(bits: int) -> int:
 class GpuPool:
     """The GPUs that can start a job now, as bitsets (see the module docstring); kept by the engine."""
 
-    def __init__(self, models: Sequence[MigGpu], model_of: Sequence[int]) -> None:
+    def __init__(self, models: Sequence[MigGpu], model_of: Sequence[int], *, classes: bool = True) -> None:
+        """``classes``: keep :attr:`by_class` too (placements that read only :attr:`by_size` skip it)."""
         self.model_of = list(model_of)
+        self._classes = classes
         #: Power table (watts per busy state) and kind weights of each GPU model, for marginal energy.
         self.power_w: list[tuple[float, ...]] = []
         self.kind_weight: list[dict[str, int]] = []
@@ -82,16 +84,18 @@ class GpuPool:
         by_class = self.by_class
         for size in self._sizes(old_mask):
             by_size[size] ^= bit
-            key = (model, old_state, size)
-            left = by_class[key] ^ bit
-            if left:
-                by_class[key] = left
-            else:
-                del by_class[key]
+            if self._classes:
+                key = (model, old_state, size)
+                left = by_class[key] ^ bit
+                if left:
+                    by_class[key] = left
+                else:
+                    del by_class[key]
         for size in self._sizes(free_mask):
             by_size[size] = by_size.get(size, 0) | bit
-            key = (model, state, size)
-            by_class[key] = by_class.get(key, 0) | bit
+            if self._classes:
+                key = (model, state, size)
+                by_class[key] = by_class.get(key, 0) | bit
         self.signature[gpu] = (state, free_mask)
 
     def _sizes(self, mask: int) -> tuple[int, ...]:
@@ -122,6 +126,8 @@ class PlacementPolicy(Protocol):
     """Chooses a GPU for an arriving job from the pool, or -1."""
 
     name: str
+    #: Whether :meth:`choose` reads ``pool.by_class`` (else the pool need not keep it).
+    uses_classes: bool
 
     def choose(self, job: Job, now_s: float, pool: GpuPool) -> int: ...
 
@@ -132,6 +138,7 @@ PLACEMENTS: Registry[PlacementPolicy] = Registry("placement")
 
 class FirstFit:
     name = "first-fit"
+    uses_classes = False
 
     def choose(self, job: Job, now_s: float, pool: GpuPool) -> int:
         budget = job.deadline_s - now_s
@@ -149,6 +156,7 @@ class FirstFit:
 
 class BestFit:
     name = "best-fit"
+    uses_classes = False
 
     def choose(self, job: Job, now_s: float, pool: GpuPool) -> int:
         budget = job.deadline_s - now_s
@@ -164,6 +172,7 @@ class BestFit:
 
 class LeastEnergy:
     name = "least-energy"
+    uses_classes = True
     #: Only slices on which the job meets its deadline compete (when there is one).
     deadline_first = False
 

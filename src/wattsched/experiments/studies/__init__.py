@@ -11,7 +11,7 @@ import importlib
 __all__ = ["STUDY_MODULES"]
 
 #: Study modules, imported in this order; a module that does not exist (yet) is skipped.
-STUDY_MODULES: tuple[str, ...] = ("table2", "table3", "dvfs", "real_workloads")
+STUDY_MODULES: tuple[str, ...] = ("table2", "table3", "dvfs", "real_workloads", "cluster")
 
 for _name in STUDY_MODULES:
     _module = f"{__name__}.{_name}"
