@@ -165,8 +165,9 @@ def report(rows: pd.DataFrame, figures_dir: Path, gpu: str) -> str:
         "turn on); `DVFS`: a GPU-wide clock level from P2's model and Alg. 1 per scheduling decision (a "
         "model: see `wattsched.cluster.clocks`). Deadlines follow P1's rule (1-1.5 × the 7g run time), "
         "so a job on a smaller slice is late by construction: MIG trades tardiness for energy here, and "
-        "DVFS has room only where a job has slack. Energy runs to the cluster's end (the last completion) on every GPU. "
-        "The Alibaba replay leaves out pods observed running longer than 2 days (see the study module).",
+        "DVFS has room only where a job has slack. Energy runs to the cluster's end (the last completion) "
+        "on every GPU. The Alibaba replay leaves out pods observed running longer than 2 days (see the "
+        "study module).",
         "",
     ]
     for workload, entry in block.items():
