@@ -99,20 +99,24 @@ def cost(rounds: int) -> dict[str, float]:
 
 def scaling(jobs_per_point: int) -> dict[str, list[float]]:
     sizes = [1, 4, 16, 64, 256, 1024, 4096]
-    rates = []
-    counts = []
+    rates: list[float] = []
+    counts: list[int] = []
+    builds: list[float] = []
     for gpus in sizes:
         hours = min(24.0, max(0.5, jobs_per_point / (PAPER_JOBS_PER_GPU_HOUR * gpus)))
         jobs = generate_jobs(cluster_spec(preset_spec("paper", hours), gpus), 1)
         shape = ClusterSpec.homogeneous(max(gpus // 8, 1), min(gpus, 8))
-        _, cpu, wall = _timed(
-            lambda jobs=jobs, shape=shape, hours=hours: ClusterSimulation(
-                shape, ClusterOptions(keep_outcomes=False), horizon_s=hours * 3600.0).run(jobs))
+        simulation, build, _ = _timed(
+            lambda shape=shape, hours=hours: ClusterSimulation(
+                shape, ClusterOptions(keep_outcomes=False), horizon_s=hours * 3600.0))
+        _, cpu, wall = _timed(lambda jobs=jobs, simulation=simulation: simulation.run(jobs))
         rates.append(len(jobs) / cpu)
         counts.append(len(jobs))
+        builds.append(build)
         print(f"  {gpus:>5} GPUs: {len(jobs):>8,} jobs over {hours:5.2f} h: {cpu:6.2f} s CPU "
-              f"({wall:.1f} s wall), {len(jobs) / cpu:>8,.0f} jobs/s")
-    data = {"gpus": [float(g) for g in sizes], "jobs": [float(c) for c in counts], "jobs_per_s": rates}
+              f"({wall:.1f} s wall), {len(jobs) / cpu:>8,.0f} jobs/s; building the cluster {build:.2f} s")
+    data = {"gpus": [float(g) for g in sizes], "jobs": [float(c) for c in counts], "jobs_per_s": rates,
+            "build_s": builds}
     OUT.mkdir(exist_ok=True)
     (OUT / "cluster_scaling.json").write_text(json.dumps(data, indent=1) + "\n")
     import matplotlib

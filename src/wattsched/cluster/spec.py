@@ -121,11 +121,13 @@ class ClusterOptions:
     * ``partitioner``: a name in :data:`~wattsched.mig.partition.PARTITIONERS`, built once per GPU with
       ``partitioner_options``; ``static`` uses ``configuration``.
     * ``configuration``: the static partitioner's configuration and every GPU's starting one; ``None``: the
-      partitioner's own initial configuration (``static``: id 3 where the GPU has it, else its static role).
+      partitioner's own initial configuration (``static``: the GPU's static role, 3 on every catalogue GPU).
     * ``policy``: the in-configuration policy of every GPU (replaces the partitioner's default scheduler).
     * ``power_states``: :class:`PowerStates`. ``clocks``: a GPU-wide clock level on GPUs with a clock table
-      (:mod:`wattsched.cluster.clocks`). ``migration``: waiting jobs that never ran may move to a GPU with a
-      free slice (off by default).
+      (:mod:`wattsched.cluster.clocks`).
+    * Jobs never migrate between GPUs: once placed, a job runs on that GPU (migration is not modelled).
+    * ``record_jobs``: keep per-job records (and each GPU's own result with them); ``keep_outcomes``: keep
+      every job's tardiness (8 bytes a job; off for runs of millions of jobs).
     * ``compact_every``: drop finished jobs from a GPU's memory once this many have accumulated (0: never);
       results are the same either way.
     """
@@ -137,7 +139,6 @@ class ClusterOptions:
     partitioner_options: Mapping[str, Any] = field(default_factory=dict)
     power_states: PowerStates = field(default_factory=PowerStates)
     clocks: bool = False
-    migration: bool = False
     record_jobs: bool = False
     keep_outcomes: bool = True
     compact_every: int = 20_000
