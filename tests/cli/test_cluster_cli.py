@@ -87,3 +87,16 @@ def test_alibaba_import_places_pods_on_the_node_list(capsys: pytest.CaptureFixtu
                             "--placement", "best-fit", "--partitioner", "static", "--policy",
                             "edf-ss-restricted", "--power-states", "on", "--json"])
     assert result["gpus"] == 6212 and result["jobs"] > 0
+
+
+def test_philly_day_runs_on_a_given_cluster(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                             shared_data: Path) -> None:
+    out = tmp_path / "philly.csv"
+    philly = str(shared_data / "traces" / "philly.csv")
+    report = _json(capsys, ["cluster", "import", "--format", "philly", "--input", philly, "--day", "40",
+                            "-o", str(out), "--json"])
+    assert report["rows_kept"] > 100 and "nodes" not in report
+    result = _json(capsys, ["cluster", "run", "--servers", "4", "--gpus-per-server", "8", "--trace", str(out),
+                            "--placement", "deadline-aware", "--partitioner", "no-mig", "--policy", "edf-fs",
+                            "--json"])
+    assert result["jobs"] == report["rows_kept"] and result["gpus"] == 32
