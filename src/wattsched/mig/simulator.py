@@ -23,12 +23,12 @@ configuration exists and the scheduler runs at once. ``"deadline_shift"`` (the S
 change is instantaneous, and the deadline of every arrived, unfinished job is reduced by ``repartition_s``,
 for scheduling and for tardiness alike (later arrivals are not shifted).
 
-A cluster drives one simulation per GPU (:mod:`wattsched.cluster`): it gives a GPU its jobs as they are
-placed (:meth:`MigSimulation.add_job`), steps it instant by instant in one global time order
-(:meth:`MigSimulation.next_event_s`, :meth:`MigSimulation.step`), drops finished jobs from memory on long runs
-(:meth:`MigSimulation.compact`) and ends it at the cluster's end (:meth:`MigSimulation.finish`). A GPU-wide
-clock level (``clock=``, :mod:`wattsched.mig._dynamic`) scales every running job's speed and the busy power.
-With none of these, a run is exactly what it was: ``simulate`` is ``add_job`` for every job, then ``run``.
+A cluster drives one simulation per GPU (:mod:`wattsched.cluster`) through the methods of
+:class:`~wattsched.mig._driving.ClusterDriving`: jobs given as they are placed, instants stepped in one global
+time order, finished jobs dropped from memory, the run ended at the cluster's end. Jobs given one by one
+that way run exactly as the same jobs given at once (a hypothesis test), and a run that uses none of it is
+unchanged (the golden check). A GPU-wide clock level (``clock=``, :mod:`wattsched.mig._dynamic`) scales
+every running job's speed and the busy power above idle.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from wattsched.errors import ConfigError
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.mig import _apply, _dynamic
+from wattsched.mig._driving import ClusterDriving
 from wattsched.mig._dynamic import ClockGovernor, FinishedJobs
 from wattsched.mig._results import JobRecord, JobView, SimResult, SimSnapshot, build_records
 from wattsched.mig._state import (
@@ -90,7 +91,7 @@ def resolve_policy(policy: str | SchedulingPolicy) -> SchedulingPolicy:
     return POLICIES.make(policy) if isinstance(policy, str) else policy
 
 
-class MigSimulation:
+class MigSimulation(ClusterDriving):
     """One simulation run, steppable decision epoch by decision epoch (for repartitioning and RL)."""
 
     def __init__(
@@ -195,76 +196,6 @@ class MigSimulation:
         return self._finished
 
     @property
-    def jobs_in_system(self) -> int:
-        """Jobs given to the simulation and not completed (not arrived yet, waiting or running)."""
-        return len(self._jobs) + self._dropped - self._completed
-
-    @property
-    def completed_jobs(self) -> int:
-        """Jobs completed so far."""
-        return self._completed
-
-    @property
-    def total_tardiness_s(self) -> float:
-        """Sum of the tardiness of the completed jobs (s)."""
-        return self._tardiness_sum_s
-
-    @property
-    def busy_state(self) -> int:
-        """Index of the current busy state in the GPU's power table (``u`` busy compute slices on GPUs with
-        one power curve; see :class:`wattsched.hardware.power.PowerTable`)."""
-        return self._busy % self._states
-
-    @property
-    def pending_arrivals(self) -> int:
-        """Jobs given whose arrival the simulation has not processed yet."""
-        return len(self._arrival_s) - self._queue.stream_position
-
-    def time_by_clock_level(self) -> tuple[float, ...]:
-        """Seconds spent at each clock level of the governor so far (one level without a governor)."""
-        states = self._states
-        levels = len(self._busy_time) // states
-        used = self._levels_used
-        return tuple(
-            sum(self._busy_time[level * states : (level + 1) * states]) if level in used else 0.0
-            for level in range(levels)
-        )
-
-    def probe(self, limit: float) -> tuple[float, bool, int, int, int, int]:
-        """What a cluster reads after each instant, in one call: ``(next_event_s(limit), whether that time
-        is certain (see :attr:`wattsched.sim.EventQueue.peeked_live`), jobs in the system, pending arrivals,
-        busy state, idle slices as a bit mask of compute sizes)``."""
-        queue = self._queue
-        st = self._state
-        nxt = queue.peek_live_time(self._is_live, limit)
-        free = 0
-        compute = st.slice_compute
-        s = 0
-        for j in st.running:
-            if j < 0:
-                free |= 1 << compute[s]
-            s += 1  # noqa: SIM113 - as in the engine's loops
-        return (
-            nxt,
-            queue.peeked_live,
-            len(self._jobs) + self._dropped - self._completed,
-            len(self._arrival_s) - queue.stream_position,
-            self._busy % self._states,
-            free,
-        )
-
-    def free_compute(self) -> tuple[int, ...]:
-        """Compute sizes of the idle slices, distinct and ascending (none during a blackout)."""
-        st = self._state
-        compute = st.slice_compute
-        return tuple(sorted({compute[s] for s, j in enumerate(st.running) if j < 0}))
-
-    @property
-    def clock_level(self) -> int:
-        """Index of the clock level in force (0 without a clock governor)."""
-        return self._level
-
-    @property
     def energy_j(self) -> float:
         """Energy consumed so far (up to ``now_s``; up to ``end_s`` once finished)."""
         if self._clock is None:
@@ -295,51 +226,6 @@ class MigSimulation:
         return False
 
     # ------------------------------------------------------------------ driving API (a GPU of a cluster)
-    def add_job(self, job: Job, arrival_s: float | None = None) -> int:
-        """Give the simulation one more job, arriving at ``arrival_s`` (default ``job.arrival_s``; never
-        before the last arrival given nor the clock). Returns its rank. Tardiness counts against
-        ``job.deadline_s``."""
-        return _dynamic.add_job(self, job, job.arrival_s if arrival_s is None else arrival_s)
-
-    def next_event_s(self, limit: float = math.inf) -> float:
-        """Time of the next instant (its first live event or arrival), ``inf`` when nothing is pending.
-
-        ``limit``: the earliest time a job may still be added; stale events after it are kept (see
-        :meth:`wattsched.sim.EventQueue.peek_live_time`), so the value may be early: peek again later."""
-        return self._queue.peek_live_time(self._is_live, limit)
-
-    @property
-    def next_event_certain(self) -> bool:
-        """Whether the last :meth:`next_event_s` returned a live event's or an arrival's time."""
-        return self._queue.peeked_live
-
-    def step(self) -> bool | None:
-        """Process the next instant. ``None`` when nothing was pending, else whether it was a decision epoch
-        (an arrival or completion outside a blackout; a partitioner may :meth:`repartition` now)."""
-        if self._finished:
-            return None
-        return self._next_instant()
-
-    def finish(self, end_s: float | None = None) -> None:
-        """End the run at ``max(end_s, horizon, last event)`` (no event may be pending)."""
-        if self._finished:
-            return
-        if self._queue:
-            raise RuntimeError("finish() with events pending: step() until next_event_s() is inf")
-        if end_s is not None:
-            self._horizon_s = max(self._horizon_s, float(end_s))
-        self._finish()
-
-    def compact(self, keep: bool = True) -> int:
-        """Drop completed jobs from memory (their totals are kept; their outcomes move to
-        :meth:`finished_jobs` unless ``keep`` is false); the rest are renumbered in the same order, so
-        nothing else changes. Returns how many were dropped."""
-        return _dynamic.compact(self, keep)
-
-    def finished_jobs(self) -> FinishedJobs:
-        """Outcomes of every completed job so far (arrays by completion batch; see :class:`FinishedJobs`)."""
-        return _dynamic.finished_jobs(self)
-
     def run(self) -> SimResult:
         """Run to the end without further repartitions and return the result."""
         if not self._finished:
