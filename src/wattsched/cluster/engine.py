@@ -33,6 +33,7 @@ import numpy as np
 from wattsched.cluster.clocks import clock_schedule
 from wattsched.cluster.placement import PLACEMENTS, GpuPool
 from wattsched.cluster.result import ClusterJobRecord, ClusterResult
+from wattsched.cluster.servers import BOOT_DONE, OFF, ON, ServerStates
 from wattsched.cluster.spec import ClusterOptions, ClusterSpec
 from wattsched.errors import ConfigError
 from wattsched.hardware.mig import MigGpu
@@ -43,9 +44,6 @@ from wattsched.workload.job import Job
 __all__ = ["ClusterSimulation", "simulate_cluster"]
 
 log = logging.getLogger(__name__)
-
-_ON, _OFF, _BOOTING = 0, 1, 2
-_TURN_OFF, _BOOT_DONE = 0, 1
 
 
 class _Gpu:
@@ -67,19 +65,6 @@ class _Gpu:
         self.compacted = 0  # completed jobs when last compacted
         self.given = 0  # jobs placed on this GPU (held ones included)
         self.clock = clock
-
-
-class _Server:
-    __slots__ = ("busy", "gpus", "idle_slots", "off_s", "off_since", "state", "version")
-
-    def __init__(self, gpus: list[int], idle_slots: int) -> None:
-        self.gpus = gpus
-        self.state = _ON
-        self.busy = 0  # GPUs with load > 0
-        self.version = 0  # bumped when the server gets work: a pending turn-off is then void
-        self.off_since = math.nan
-        self.off_s = 0.0
-        self.idle_slots = idle_slots
 
 
 class ClusterSimulation:
@@ -124,28 +109,17 @@ class ClusterSimulation:
             self._gpus.append(_Gpu(index, server, model_of[index], sim, None if fixed else partitioner,
                                    levels))
         power = options.power_states
-        self._servers: list[_Server] = []
-        for s, server_spec in enumerate(spec.servers):
-            members = [g.index for g in self._gpus if g.server == s]
-            idle_w = sum(self._idle_w[self._gpus[g].model] for g in members) + power.host_idle_w
-            self._servers.append(_Server(members, power.idle_slots_for(idle_w, server_spec.gpus)))
-        self._events: list[tuple[float, int, int, int]] = []  # (time, kind, seq, server)
-        self._seq = 0
+        members = [[g.index for g in self._gpus if g.server == s] for s in range(len(spec.servers))]
+        idle_w = [sum(self._idle_w[self._gpus[g].model] for g in gpus) + power.host_idle_w
+                  for gpus in members]
+        self._servers = ServerStates(members, idle_w, power)
         self._gpu_heap: list[tuple[float, int]] = []
         self._load_heap: list[tuple[int, int]] = [(0, g.index) for g in self._gpus]
-        self._overhead_j = 0.0
-        self._turn_ons = 0
         self._fallbacks = 0
-        self._gpus_on = len(self._gpus)
-        self._on_changes: list[tuple[float, int]] = [(0.0, self._gpus_on)]
         self._placed = 0
-        self._off_intervals: list[tuple[int, float, float]] = []
         self._result: ClusterResult | None = None
         for g in self._gpus:
             self._refresh(g, 0.0)
-        if power.enabled:  # every server starts on and idle: it turns off unless work comes in time
-            for number, idle in enumerate(self._servers):
-                self._push_event(idle.idle_slots * power.slot_s, _TURN_OFF, number, idle.version)
 
     # ------------------------------------------------------------------ running
     def run(self, jobs: Iterable[Job], progress: Callable[[int], None] | None = None) -> ClusterResult:
@@ -158,21 +132,20 @@ class ClusterSimulation:
         stream = _in_arrival_order(jobs)
         position, job = next(stream, (-1, None))
         last_arrival = -math.inf
-        events = self._events
+        servers = self._servers
         while True:
             t_job = job.arrival_s if job is not None else math.inf
-            t_event = events[0][0] if events else math.inf
+            t_event = servers.next_time()
             t = t_job if t_job < t_event else t_event
             if t == math.inf:
                 self._advance(t)  # the last instants may still schedule turn-offs
-                if not events:
+                if not servers.events:
                     break
                 continue
             self._advance(t)
             # The GPUs' instants may have scheduled turn-offs before t: the earliest event goes first.
-            t_event = events[0][0] if events else math.inf
-            if t_event <= t_job:
-                self._handle_event(heapq.heappop(events))
+            if servers.next_time() <= t_job:
+                self._handle_event()
             else:
                 assert job is not None
                 if t_job < last_arrival:
@@ -181,8 +154,7 @@ class ClusterSimulation:
                 last_arrival = t_job
                 following_position, following = next(stream, (-1, None))
                 t_next = following.arrival_s if following is not None else math.inf
-                if events and events[0][0] < t_next:
-                    t_next = events[0][0]
+                t_next = min(t_next, servers.next_time())
                 self._place(job, t_job, position, t_next)
                 position, job = following_position, following
                 if progress is not None and not self._placed & 4095:
@@ -231,7 +203,7 @@ class ClusterSimulation:
                 gpu.load = load  # more work on a busy GPU: nothing else to note
             else:
                 self._set_load(gpu, load, sim.now_s)
-        if pending or held or self._servers[gpu.server].state == _OFF:
+        if pending or held or self._servers.servers[gpu.server].state == OFF:
             free = 0  # cannot start a job now (or one is already on its way)
         old_state, old_free = self._signature[gpu.index]
         if free != old_free or (free and state != old_state):
@@ -242,15 +214,10 @@ class ClusterSimulation:
             gpu.compacted = gpu.given - in_system
 
     def _set_load(self, gpu: _Gpu, load: int, now_s: float) -> None:
-        server = self._servers[gpu.server]
         if gpu.load == 0 and load > 0:
-            server.busy += 1
-            server.version += 1
+            self._servers.gpu_busy(gpu.server)
         elif gpu.load > 0 and load == 0:
-            server.busy -= 1
-            if server.busy == 0 and self._options.power_states.enabled and server.state == _ON:
-                when = now_s + server.idle_slots * self._options.power_states.slot_s
-                self._push_event(when, _TURN_OFF, gpu.server, server.version)
+            self._servers.gpu_idle(gpu.server, now_s)
         if load < gpu.load:  # the least-loaded heap learns of decreases now, of increases when it looks
             heap = self._load_heap
             heapq.heappush(heap, (load, gpu.index))
@@ -267,12 +234,12 @@ class ClusterSimulation:
             index = self._fallback(t)
             self._fallbacks += 1
         gpu = self._gpus[index]
-        server = self._servers[gpu.server]
+        state = self._servers.state(gpu.server)
         gpu.rows.append(position)
         gpu.given += 1
         self._placed += 1
-        if server.state != _ON:
-            if server.state == _OFF:
+        if state != ON:
+            if state == OFF:
                 self._boot(gpu.server, t)
             gpu.held.append(job)
             self._refresh(gpu, t)
@@ -300,81 +267,55 @@ class ClusterSimulation:
 
     def _fallback(self, t: float) -> int:
         """No available GPU suits the job: boot the first off server, else the least-loaded GPU."""
-        if self._options.power_states.enabled:
-            for s, server in enumerate(self._servers):
-                if server.state == _OFF:
-                    self._boot(s, t)
-                    return min(server.gpus, key=lambda g: (self._gpus[g].load, g))
+        servers = self._servers
+        if servers.power.enabled:
+            s = servers.first_off()
+            if s >= 0:
+                self._boot(s, t)
+                return min(servers.servers[s].gpus, key=lambda g: (self._gpus[g].load, g))
         heap = self._load_heap
         while heap:
             load, index = heap[0]
             gpu = self._gpus[index]
-            if load == gpu.load and self._servers[gpu.server].state != _OFF:
+            on = servers.state(gpu.server) != OFF
+            if load == gpu.load and on:
                 return index
             heapq.heappop(heap)
-            if load < gpu.load and self._servers[gpu.server].state != _OFF:
+            if load < gpu.load and on:
                 heapq.heappush(heap, (gpu.load, index))  # an increase it had not seen
-        # Every entry was stale (cannot happen with a server on); rebuild and take the minimum.
-        candidates = [g for g in self._gpus if self._servers[g.server].state != _OFF]
+        # Every entry was stale (cannot happen with a server on); take the minimum directly.
+        candidates = [g for g in self._gpus if servers.state(g.server) != OFF]
         return min(candidates, key=lambda g: (g.load, g.index)).index
 
     # ------------------------------------------------------------------ power states
-    def _push_event(self, when: float, kind: int, server: int, version: int) -> None:
-        self._seq += 1
-        heapq.heappush(self._events, (when, kind, self._seq, server * 2**32 + version))
-
-    def _handle_event(self, event: tuple[float, int, int, int]) -> None:
-        when, kind, _, payload = event
-        s, version = divmod(payload, 2**32)
-        server = self._servers[s]
-        if kind == _TURN_OFF:
-            if server.state == _ON and server.busy == 0 and server.version == version:
-                server.state = _OFF
-                server.off_since = when
-                self._change_on(when, -len(server.gpus))
-                for g in server.gpus:
-                    self._pool.update(g, 0, 0)
+    def _handle_event(self) -> None:
+        """The next server event; after a boot, the server's held jobs arrive on their GPUs."""
+        done = self._servers.pop()
+        if done is None:
             return
-        server.state = _ON  # a boot ends
-        server.off_s += when - server.off_since
-        self._off_intervals.append((s, server.off_since, when))
-        self._change_on(when, len(server.gpus))
-        for g in server.gpus:
+        when, kind, s = done
+        for g in self._servers.servers[s].gpus:
             gpu = self._gpus[g]
-            held, gpu.held = gpu.held, []
-            for job in held:
-                gpu.sim.add_job(job, when)
-            self._refresh(gpu, when)
+            if kind == BOOT_DONE:
+                held, gpu.held = gpu.held, []
+                for job in held:
+                    gpu.sim.add_job(job, when)
+                self._refresh(gpu, when)
+            else:
+                self._pool.update(g, 0, 0)  # turned off: no GPU of it takes work now
 
     def _boot(self, s: int, t: float) -> None:
-        server = self._servers[s]
-        power = self._options.power_states
-        server.state = _BOOTING
-        server.version += 1
-        self._overhead_j += power.turn_on_j_per_gpu * len(server.gpus)
-        self._turn_ons += 1
-        self._push_event(t + power.turn_on_s, _BOOT_DONE, s, server.version)
-        for g in server.gpus:
+        self._servers.boot(s, t)
+        for g in self._servers.servers[s].gpus:
             self._refresh(self._gpus[g], t)
-
-    def _change_on(self, when: float, delta: int) -> None:
-        self._gpus_on += delta
-        if self._on_changes[-1][0] == when:
-            self._on_changes[-1] = (when, self._gpus_on)
-        else:
-            self._on_changes.append((when, self._gpus_on))
 
     # ------------------------------------------------------------------ results
     def _finish(self, horizon_s: float) -> ClusterResult:
         end_s = max([horizon_s, *(g.sim.now_s for g in self._gpus)])
         for g in self._gpus:
             g.sim.finish(end_s)
-        for s, server in enumerate(self._servers):
-            if server.state != _ON and server.off_since <= end_s:  # off (or booting) at the end
-                server.off_s += end_s - server.off_since
-                self._off_intervals.append((s, server.off_since, end_s))
-        # Turn-offs scheduled after the end never happened: drop them from the timeline.
-        changes = [(t, n) for t, n in self._on_changes if t <= end_s]
+        changes = self._servers.close(end_s)
+        servers = self._servers.servers
         power = self._options.power_states
         gpu_energy, gpu_jobs = [], []
         run_j = idle_j = 0.0
@@ -386,7 +327,7 @@ class ClusterSimulation:
         for g in self._gpus:
             result = g.sim.result()
             results.append(result)
-            off_s = self._servers[g.server].off_s
+            off_s = servers[g.server].off_s
             idle_w = self._idle_w[g.model]
             gpu_energy.append(g.sim.energy_j - idle_w * off_s)
             run_j += g.sim.energy_j - idle_w * result.busy_time_s[0]
@@ -400,15 +341,15 @@ class ClusterSimulation:
             max_tardiness = max(max_tardiness, result.max_tardiness_s)
             for mhz, seconds in zip(g.clock, g.sim.time_by_clock_level(), strict=False):
                 clock_time[mhz] = clock_time.get(mhz, 0.0) + seconds
-        host_j = power.host_idle_w * sum(end_s - server.off_s for server in self._servers)
+        host_j = power.host_idle_w * sum(end_s - server.off_s for server in servers)
         energy_gpu = sum(gpu_energy)
         return ClusterResult(
-            energy_j=energy_gpu + host_j + self._overhead_j,
+            energy_j=energy_gpu + host_j + self._servers.overhead_j,
             energy_gpu_j=energy_gpu,
             energy_run_j=run_j,
             energy_idle_j=idle_j + host_j,
             energy_host_j=host_j,
-            energy_overhead_j=self._overhead_j,
+            energy_overhead_j=self._servers.overhead_j,
             avg_tardiness_s=tardiness_sum / jobs if jobs else 0.0,
             max_tardiness_s=max_tardiness,
             jobs=jobs,
@@ -417,13 +358,13 @@ class ClusterSimulation:
             repartitions=repartitions,
             end_s=end_s,
             gpus=len(self._gpus),
-            servers=len(self._servers),
-            server_turn_ons=self._turn_ons,
+            servers=len(servers),
+            server_turn_ons=self._servers.turn_ons,
             fallback_placements=self._fallbacks,
             gpu_energy_j=tuple(gpu_energy),
             gpu_jobs=tuple(gpu_jobs),
-            server_off_s=tuple(server.off_s for server in self._servers),
-            server_off_intervals=tuple(sorted(self._off_intervals)),
+            server_off_s=tuple(server.off_s for server in servers),
+            server_off_intervals=tuple(sorted(self._servers.off_intervals)),
             gpu_results=tuple(results),
             gpus_on=tuple(changes),
             clock_time_s=clock_time,
