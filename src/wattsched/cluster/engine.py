@@ -209,9 +209,11 @@ class ClusterSimulation:
         if free != old_free or (free and state != old_state):
             self._pool.update(gpu.index, state, free)
         every = self._compact_every
-        if every and gpu.given - in_system - gpu.compacted >= every:
-            sim.compact(keep=self._options.keep_outcomes)
-            gpu.compacted = gpu.given - in_system
+        if every:
+            done = gpu.given - in_system - gpu.compacted  # completed since the last compaction
+            if done >= every and done >= in_system:  # compaction costs O(jobs in memory): amortised O(1)
+                sim.compact(keep=self._options.keep_outcomes)
+                gpu.compacted = gpu.given - in_system
 
     def _set_load(self, gpu: _Gpu, load: int, now_s: float) -> None:
         if gpu.load == 0 and load > 0:

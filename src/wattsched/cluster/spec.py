@@ -128,8 +128,8 @@ class ClusterOptions:
     * Jobs never migrate between GPUs: once placed, a job runs on that GPU (migration is not modelled).
     * ``record_jobs``: keep per-job records (and each GPU's own result with them); ``keep_outcomes``: keep
       every job's tardiness (8 bytes a job; off for runs of millions of jobs).
-    * ``compact_every``: drop finished jobs from a GPU's memory once this many have accumulated (0: never);
-      results are the same either way.
+    * ``compact_every``: drop finished jobs from a GPU's memory once this many (and at least as many as it
+      still holds) have accumulated (0: never); results are the same either way.
     """
 
     placement: str = "first-fit"
@@ -141,7 +141,7 @@ class ClusterOptions:
     clocks: bool = False
     record_jobs: bool = False
     keep_outcomes: bool = True
-    compact_every: int = 20_000
+    compact_every: int = 512
     seed: int = 0
 
     def __post_init__(self) -> None:
