@@ -84,3 +84,52 @@ def test_jobs_needing_more_than_one_gpu_are_counted_and_refused(capsys: pytest.C
     assert_one_line_error(capsys, code, "row 4", "whole number of GPUs >= 1")
     assert cli(["cluster", "run", "--help"]) == 0
     capsys.readouterr()
+
+
+def test_bad_node_lists_and_cluster_files(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                          trace: Path) -> None:
+    pods = write(tmp_path / "pods.csv", lines(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+        "scheduled_time", "p0,1000,1024,1,500,,LS,Succeeded,0,100,10"))
+    good = write(tmp_path / "good.csv", lines(NODES_HEADER, "n0,1,1,2,T4"))
+    out = str(tmp_path / "out.csv")
+    base = ["cluster", "import", "--format", "alibaba-2023", "--input", str(pods), "-o", out]
+    node_cases = [
+        (lines("sn,gpu", "n0,2"), ("column 'model'",)),
+        (lines(NODES_HEADER, "n0,1,1,two,T4"), ("row 1", "column 'gpu'", "whole number")),
+        (lines(NODES_HEADER, "n0,1,1,1.5,T4"), ("row 1", "column 'gpu'")),
+        (lines(NODES_HEADER, "n0,1,1,2,"), ("row 1", "needs a model")),
+        (lines(NODES_HEADER), ("no rows",)),
+    ]
+    for content, pieces in node_cases:
+        nodes = write(tmp_path / "nodes.csv", content)
+        assert_one_line_error(capsys, run_in(tmp_path, [*base, "--nodes", str(nodes)]), *pieces)
+    more = [
+        ([*base, "--nodes", str(good), "--cluster-out", str(tmp_path / "c.toml")],
+         ("must end in .json",)),
+        ([*base, "--nodes", str(good), "--cluster-out", str(tmp_path / "no" / "c.json")],
+         ("does not exist",)),
+        (["cluster", "import", "--format", "philly", "--input", str(pods), "-o", out,
+          "--map", "T4=a100-40gb"], ("need --nodes",)),
+        ([*base, "--nodes", str(good), "--end-s", "10"], ("--end-s needs --start-s",)),
+    ]
+    for argv, pieces in more:
+        assert_one_line_error(capsys, run_in(tmp_path, argv), *pieces)
+    cluster_files = [
+        ('{"format": "other"}', ("not a cluster file",)),
+        ('{"format": "wattsched-cluster", "servers": []}', ("'servers'", "non-empty")),
+        ('{"format": "wattsched-cluster", "servers": [{"gpu": "a100-40gb", "gpus": 0}]}',
+         ("servers[0].gpus",)),
+        ('{"format": "wattsched-cluster", "servers": [{"gpu": 7, "gpus": 1}]}', ("servers[0].gpu",)),
+        ('{"format": "wattsched-cluster", "servers": [{"gpu": "b200", "gpus": 1}]}', ("unknown GPU 'b200'",)),
+    ]
+    for content, pieces in cluster_files:
+        path = write(tmp_path / "c.json", content)
+        assert_one_line_error(capsys, run_in(tmp_path, [*RUN, "--cluster", str(path), "--trace", str(trace)]),
+                              *pieces)
+    path = write(tmp_path / "c.json", '{"format": "wattsched-cluster", "servers": [{"gpu": "a100-40gb", '
+                 '"gpus": 2}]}')
+    code = run_in(tmp_path, [*RUN, "--cluster", str(path), "--servers", "2", "--trace", str(trace)])
+    assert_one_line_error(capsys, code, "cannot be combined with --cluster")
+    assert_one_line_error(capsys, run_in(tmp_path, [*RUN, "--cluster", str(tmp_path / "none.json"),
+                                                    "--trace", str(trace)]), "file not found")
