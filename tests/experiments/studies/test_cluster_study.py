@@ -67,7 +67,7 @@ def test_a_cell_reports_what_the_engine_returns(tiny: tuple[ClusterStudy, pd.Dat
     assert cell["energy_j"] == expected.energy_j and cell["avg_tardiness_s"] == expected.avg_tardiness_s
     assert cell["jobs"] == len(jobs)
     cdf = rows[(rows["part"] == "cdf") & (rows["key"] == cell["key"])]
-    assert len(cdf) == 21 and cdf["y"].is_monotonic_increasing and cdf["y"].iloc[-1] == pytest.approx(
+    assert len(cdf) == 101 and cdf["y"].is_monotonic_increasing and cdf["y"].iloc[-1] == pytest.approx(
         expected.max_tardiness_s)
     timeline = rows[(rows["part"] == "timeline") & (rows["key"] == cell["key"])]
     assert len(timeline) == 96 and (timeline["y"] <= 64 + 1e-9).all() and (timeline["y"] >= 0).all()

@@ -18,7 +18,7 @@ cell uses restricted EDF-SS and starts in configuration 3; the baseline runs eac
 preemptive EDF (EDF-FS on its one slice, as P1's No-MIG), first-fit, servers always on, default clocks.
 
 Rows (``part``): ``run`` (one per cell: energy by component, tardiness, GPU-hours on, turn-ons,
-repartitions), ``cdf`` (21 quantiles of per-job tardiness) and ``timeline`` (mean GPUs on per time bin).
+repartitions), ``cdf`` (101 quantiles of per-job tardiness) and ``timeline`` (mean GPUs on per time bin).
 The figures draw these tables (:mod:`wattsched.experiments.studies.cluster_report`).
 """
 
@@ -39,7 +39,7 @@ __all__ = ["ClusterCell", "ClusterStudy", "run_cluster_cell"]
 
 WORKLOADS = ("alibaba", "synthetic")
 BASELINE = ("first-fit", "no-mig", False, False)
-_QUANTILES = np.linspace(0.0, 1.0, 21)
+_QUANTILES = np.linspace(0.0, 1.0, 101)
 _TIMELINE_BINS = 96
 _TRACES = {"pods": "traces/openb_pod_list_default.csv", "nodes": "traces/openb_node_list_all_node.csv"}
 
