@@ -114,7 +114,7 @@ class ClusterSimulation:
                   for gpus in members]
         self._servers = ServerStates(members, idle_w, power)
         self._gpu_heap: list[tuple[float, int]] = []
-        self._load_heap: list[tuple[int, int]] = [(0, g.index) for g in self._gpus]
+        self._load_heap: list[tuple[int, int]] | None = None  # built at the first fallback
         self._fallbacks = 0
         self._placed = 0
         self._result: ClusterResult | None = None
@@ -220,7 +220,9 @@ class ClusterSimulation:
             self._servers.gpu_busy(gpu.server)
         elif gpu.load > 0 and load == 0:
             self._servers.gpu_idle(gpu.server, now_s)
-        if load < gpu.load:  # the least-loaded heap learns of decreases now, of increases when it looks
+        if load < gpu.load and self._load_heap is not None:
+            # The least-loaded heap (kept from the first fallback on) learns of decreases now, of increases
+            # when it looks.
             heap = self._load_heap
             heapq.heappush(heap, (load, gpu.index))
             if len(heap) > 4 * len(self._gpus) + 64:  # drop superseded entries now and then
@@ -275,6 +277,9 @@ class ClusterSimulation:
             if s >= 0:
                 self._boot(s, t)
                 return min(servers.servers[s].gpus, key=lambda g: (self._gpus[g].load, g))
+        if self._load_heap is None:
+            self._load_heap = [(g.load, g.index) for g in self._gpus]
+            heapq.heapify(self._load_heap)
         heap = self._load_heap
         while heap:
             load, index = heap[0]

@@ -82,7 +82,8 @@ class GpuPool:
         model = self.model_of[gpu]
         by_size = self.by_size
         by_class = self.by_class
-        for size in self._sizes(old_mask):
+        sizes_of = self._sizes_of
+        for size in sizes_of.get(old_mask) or self._sizes(old_mask):
             by_size[size] ^= bit
             if self._classes:
                 key = (model, old_state, size)
@@ -91,7 +92,7 @@ class GpuPool:
                     by_class[key] = left
                 else:
                     del by_class[key]
-        for size in self._sizes(free_mask):
+        for size in sizes_of.get(free_mask) or self._sizes(free_mask):
             by_size[size] = by_size.get(size, 0) | bit
             if self._classes:
                 key = (model, state, size)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from wattsched.hardware.power import PowerTable
 from wattsched.mig._results import JobRecord, new_job_record
-from wattsched.mig._state import BLACKOUT_END, DONE, EngineState
+from wattsched.mig._state import BLACKOUT_END, DONE, NOT_ARRIVED, EngineState
 from wattsched.workload.job import Job, JobKind
 
 if TYPE_CHECKING:
@@ -193,7 +193,21 @@ def add_job(sim: MigSimulation, job: Job, arrival_s: float) -> int:
     if len(sim._arrival_s) != j:
         raise AssertionError("the arrival stream and the job list disagree")  # an engine bug
     sim._queue.append_stream(float(arrival_s))  # raises (and adds nothing) when out of order
-    st.append_job(job.deadline_s, durations)
+    # One entry in every per-job list of the state (_state.PER_JOB), inline: this runs once per job.
+    st.deadline_s.append(job.deadline_s)
+    st.durations_s.append(durations)
+    st.remaining.append(1.0)
+    st.slice_of.append(NOT_ARRIVED)
+    st.finish_s.append(math.inf)
+    st.run_start_s.append(0.0)
+    st.seg_start_s.append(0.0)
+    st.completed_at_s.append(math.nan)
+    st.preemptions.append(0)
+    st.crit_count.append(0)
+    st.timer_s.append(-1.0)
+    st.wkey.append(0.0)
+    if st.history is not None:
+        st.history.append([])
     sim._jobs.append(job)
     sim._rows.append(j + sim._dropped)
     sim._inference.append(int(job.kind == JobKind.INFERENCE))

@@ -55,8 +55,8 @@ _STATES = {
 }
 
 
-#: Per-job lists of :class:`EngineState` (indexed by job rank), in the order :meth:`EngineState.append_job`
-#: fills them.
+#: Per-job lists of :class:`EngineState` (indexed by job rank); :func:`wattsched.mig._dynamic.add_job` appends
+#: to each of them.
 PER_JOB: tuple[str, ...] = (
     "deadline_s",
     "durations_s",
@@ -160,24 +160,6 @@ class EngineState:
         self.duration_indices = tuple(sorted(set(self.slice_duration_index)))
         self.running = [-1] * len(slices)
         self.job_reference_s = []
-
-    def append_job(self, deadline_s: float, durations_s: tuple[float, ...]) -> int:
-        """Add a job that has not arrived yet; returns its rank (the next index)."""
-        self.deadline_s.append(deadline_s)
-        self.durations_s.append(durations_s)
-        self.remaining.append(1.0)
-        self.slice_of.append(NOT_ARRIVED)
-        self.finish_s.append(math.inf)
-        self.run_start_s.append(0.0)
-        self.seg_start_s.append(0.0)
-        self.completed_at_s.append(math.nan)
-        self.preemptions.append(0)
-        self.crit_count.append(0)
-        self.timer_s.append(-1.0)
-        self.wkey.append(0.0)
-        if self.history is not None:
-            self.history.append([])
-        return len(self.deadline_s) - 1
 
     def keep_jobs(self, keep: Sequence[int], new_index: Sequence[int]) -> None:
         """Keep only jobs ``keep`` (ascending ranks), renumbered ``0..len(keep)-1`` in the same order
