@@ -326,3 +326,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     fit.add_argument("-o", "--output", help="write the fitted parameters (.csv or .parquet)")
     fit.add_argument("--json", action="store_true")
     fit.set_defaults(func=_fit)
+
+    from wattsched.cli import dvfs_apply
+
+    dvfs_apply.add_parsers(commands)
