@@ -13,8 +13,13 @@ PUBLIC_API: dict[str, set[str]] = {
     "wattsched": {
         "ConfigError", "Configuration", "InputError", "Job", "JobKind", "MigProfile", "Scaling", "SliceSpec",
         "UnknownNameError", "WattschedError", "__version__", "default_profile", "load_profile",
-        "MigSimulation", "SimResult", "WorkloadSpec", "et_score", "generate_jobs", "read_trace", "simulate",
-        "write_trace",
+        "MigSimulation", "SimResult", "WorkloadSpec", "et_score", "generate_jobs", "measure", "read_trace",
+        "simulate", "write_trace",
+    },
+    "wattsched.energy": {"EnergyMeter", "GpuEnergy", "Measurement", "measure", "run_measured"},
+    "wattsched.hardware.gpu": {
+        "BACKEND_ENV", "ClockState", "GpuBackend", "GpuError", "GpuIdentity", "GpuInstance", "GpuProcess",
+        "NvmlProfile", "PowerLimits", "open_backend",
     },
     "wattsched.mig": {
         "JobRecord", "JobView", "MigSimulation", "POLICIES", "PolicyError", "SchedulingPolicy", "SimResult",
@@ -80,8 +85,9 @@ def test_core_imports_no_heavy_extras() -> None:
 
     code = (
         "import sys, wattsched, wattsched.mig, wattsched.dvfs, wattsched.workload, wattsched.experiments, "
-        "wattsched.mig.partition, wattsched.cli; "
-        "print(sorted(m for m in ('torch', 'gymnasium', 'stable_baselines3', 'ray') if m in sys.modules))"
+        "wattsched.mig.partition, wattsched.cli, wattsched.energy, wattsched.hardware.gpu; "
+        "print(sorted(m for m in ('torch', 'gymnasium', 'stable_baselines3', 'ray', 'pynvml', 'cupy') "
+        "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

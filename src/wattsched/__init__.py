@@ -6,6 +6,7 @@ scheduling on CPU-GPU clusters (Mei, Wang et al., TPDS 2022).
 
 from __future__ import annotations
 
+from wattsched.energy.measure import measure
 from wattsched.errors import ConfigError, InputError, UnknownNameError, WattschedError
 from wattsched.hardware.mig import Configuration, MigProfile, SliceSpec, default_profile, load_profile
 from wattsched.metrics import et_score
@@ -34,6 +35,7 @@ __all__ = [
     "et_score",
     "generate_jobs",
     "load_profile",
+    "measure",
     "read_trace",
     "simulate",
     "write_trace",
