@@ -137,7 +137,7 @@ def test_sigint_to_wattsched_reaches_the_command_once(h200: Path, tmp_path: Path
     assert process.stdout is not None
     assert process.stdout.readline().strip() == "ready"
     process.send_signal(signal.SIGINT)  # to wattsched only, as `kill -INT <pid>` would
-    stdout, stderr = process.communicate(timeout=30)
+    _, stderr = process.communicate(timeout=30)
     assert process.returncode == 41, stderr  # the child saw exactly one SIGINT; its status passed through
     summary = json.loads(out.read_text())
     assert summary["exit_status"] == 41 and summary["energy_j"] > 0

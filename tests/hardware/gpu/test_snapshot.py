@@ -31,8 +31,9 @@ def test_record_keeps_the_snapshot_keys_and_values(h200: Path) -> None:
     original = json.loads(h200.read_text())
     recorded = record_facts(FakeBackend(h200, clock=frozen), 0, now=NOW)
     same = [
-        "driver", "name", "architecture", "compute_capability", "memory_total_bytes", "mig_mode_current_pending",
-        "power_limit_constraints_mw", "power_limit_default_mw", "power_limit_enforced_mw", "power_usage_idle_mw",
+        "driver", "name", "architecture", "compute_capability", "memory_total_bytes",
+        "mig_mode_current_pending", "power_limit_constraints_mw", "power_limit_default_mw",
+        "power_limit_enforced_mw", "power_usage_idle_mw",
         "energy_counter_mj_start", "clock_sm_max_mhz", "clock_mem_max_mhz", "clock_sm_default_app_mhz",
         "clock_mem_default_app_mhz", "supported_mem_clocks_mhz", "supported_graphics_clocks_mhz",
         "multiprocessor_count",
