@@ -52,10 +52,11 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     configs = sub.add_parser("configs", help="list the MIG configurations of the A100-40GB")
     configs.set_defaults(func=_configs)
 
-    from wattsched.cli import mig_import, mig_train
+    from wattsched.cli import mig_import, mig_plan, mig_train
 
     mig_import.add_parser(sub)
     mig_train.add_parser(sub)
+    mig_plan.add_parsers(sub)
 
 
 def _add_generator_options(parser: argparse.ArgumentParser, *, required: bool, trace: bool = False) -> None:

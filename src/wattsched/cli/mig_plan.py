@@ -1,0 +1,220 @@
+"""`wattsched mig plan | export | import-config`: repartition plans, NVIDIA's mig-parted YAML (CONTRACT §8).
+
+``--gpu NAME|FILE.toml`` is a catalogue GPU; ``--from``/``--to`` take its configuration ids (as
+``wattsched mig configs --gpu G`` lists them), ``empty`` (no instance), or an explicit layout
+``PROFILE@START,...`` (starts in memory slots, as NVML places instances). ``plan`` is a dry run unless
+``--apply``, which changes the GPU of ``--backend`` only behind the guards of
+:mod:`wattsched.hardware.gpu.apply`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wattsched.cli._output import check_suffix, write_text
+from wattsched.cli._parsing import int_at_least
+from wattsched.cli.gpu import add_backend_option, opened
+from wattsched.errors import ConfigError, InputError
+from wattsched.hardware.mig_plan import (
+    Layout,
+    MigGeometry,
+    MigInstance,
+    ProfileRule,
+    layout_counts,
+    layout_text,
+)
+
+__all__ = ["GpuLayouts", "add_parsers", "resolve_gpu"]
+
+NO_MIG = "no-mig"
+
+
+@dataclass(frozen=True)
+class GpuLayouts:
+    """A catalogue GPU as the planner sees it: its geometry and configurations (id, layout) in list order."""
+
+    name: str
+    geometry: MigGeometry
+    configurations: tuple[tuple[int | str, Layout], ...]
+
+    def layout(self, text: str, option: str) -> tuple[int | str | None, Layout]:
+        """(configuration id or None, layout) of a ``--from``/``--to`` value."""
+        from wattsched.hardware.mig_plan import parse_layout
+
+        if text == NO_MIG:
+            raise ConfigError(
+                f"{option} no-mig: MIG disabled is a MIG mode, which wattsched never changes; "
+                "plan between MIG configurations (or 'empty')"
+            )
+        if "@" in text or text == "empty":
+            return None, parse_layout(text, self.geometry)
+        for ident, layout in self.configurations:
+            if str(ident) == text:
+                return ident, layout
+        valid = ", ".join(str(ident) for ident, _ in self.configurations)
+        raise ConfigError(
+            f"{option}: unknown configuration '{text}' for {self.name}; valid: {valid}, empty, "
+            "or PROFILE@START,..."
+        )
+
+    def ident_of(self, layout: Layout) -> int | str | None:
+        """The id of the configuration with exactly this layout, else of the first with the same counts."""
+        for ident, known in self.configurations:
+            if known == layout:
+                return ident
+        counts = layout_counts(layout)
+        return next((ident for ident, known in self.configurations if layout_counts(known) == counts), None)
+
+
+def resolve_gpu(gpu: str) -> GpuLayouts:
+    """The catalogue GPU ``gpu`` (a name or a ``.toml`` path) as :class:`GpuLayouts`."""
+    from wattsched.hardware.catalogue import load_gpu  # the hardware catalogue (CONTRACT §7)
+
+    entry: Any = load_gpu(gpu)
+    rules = [ProfileRule(p.name, p.compute, tuple(p.placements)) for p in entry.profiles]
+    geometry = MigGeometry(entry.name, entry.memory_slots, entry.compute_slices, tuple(rules))
+    configurations = tuple(
+        (c.ident, tuple(sorted(MigInstance(s.start, s.size, s.profile) for s in c.slices)))
+        for c in entry.configurations
+    )
+    return GpuLayouts(entry.name, geometry, configurations)
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """Register ``plan``, ``export`` and ``import-config`` under ``wattsched mig``."""
+    plan = commands.add_parser("plan", help="steps that repartition a MIG GPU (dry run unless --apply)")
+    plan.add_argument(
+        "--gpu", default="a100-40gb", help="catalogue GPU name or FILE.toml (default a100-40gb)"
+    )
+    plan.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="C1",
+        help="configuration id, empty, or PROFILE@START,...",
+    )
+    plan.add_argument("--to", dest="target", required=True, metavar="C2", help="as --from")
+    plan.add_argument("--json", action="store_true", help="print one JSON object")
+    plan.add_argument("--apply", action="store_true", help="carry the plan out on the GPU (root, MIG on)")
+    plan.add_argument("--index", type=int_at_least(0), default=0, help="GPU index for --apply (default 0)")
+    add_backend_option(plan)
+    plan.set_defaults(func=_plan)
+
+    export = commands.add_parser("export", help="write configurations as NVIDIA mig-parted YAML")
+    export.add_argument(
+        "--gpu", default="a100-40gb", help="catalogue GPU name or FILE.toml (default a100-40gb)"
+    )
+    export.add_argument(
+        "--configs", nargs="+", metavar="ID", help="configuration ids (default: all, no-mig too)"
+    )
+    export.add_argument("-o", "--output", required=True, metavar="FILE.yaml")
+    export.set_defaults(func=_export)
+
+    read = commands.add_parser("import-config", help="read a mig-parted YAML into configurations of a GPU")
+    read.add_argument("file", metavar="FILE.yaml")
+    read.add_argument(
+        "--gpu", default="a100-40gb", help="catalogue GPU name or FILE.toml (default a100-40gb)"
+    )
+    read.add_argument("--config", metavar="NAME", help="only this mig-parted config (default: all)")
+    read.add_argument("--json", action="store_true", help="print one JSON object")
+    read.set_defaults(func=_import)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from wattsched.hardware.mig_plan import plan_repartition
+
+    gpu = resolve_gpu(args.gpu)
+    source_id, source = gpu.layout(args.source, "--from")
+    target_id, target = gpu.layout(args.target, "--to")
+    steps = plan_repartition(gpu.geometry, source, target)
+    summary: dict[str, Any] = {
+        "gpu": gpu.name,
+        "from": args.source if source_id is None else source_id,
+        "to": args.target if target_id is None else target_id,
+        "from_layout": layout_text(source),
+        "to_layout": layout_text(target),
+        "steps": [step.to_dict() for step in steps],
+        "kept": [str(i) for i in sorted(set(source) & set(target))],
+        "applied": False,
+    }
+    if args.apply:
+        from wattsched.hardware.gpu.apply import apply_plan
+
+        backend = opened(args)
+        try:
+            done = apply_plan(backend, args.index, source, steps)
+        finally:
+            backend.close()
+        summary.update(applied=True, instance_ids=[d.instance_id for d in done])
+    if args.json:
+        sys.stdout.write(json.dumps(summary) + "\n")
+        return 0
+    lines = [
+        f"{gpu.name}: {summary['from_layout']} -> {summary['to_layout']} "
+        f"({len(steps)} step(s), {len(summary['kept'])} instance(s) kept"
+        f"{', applied' if args.apply else ', dry run: add --apply to change the GPU'})"
+    ]
+    lines += [
+        f"  {number}. {step.op:<7} {step.instance.profile} at {step.instance.start} "
+        f"(size {step.instance.size})"
+        for number, step in enumerate(steps, start=1)
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from wattsched.hardware.mig_parted import dump_document, export_document
+
+    check_suffix(args.output, (".yaml", ".yml"))
+    gpu = resolve_gpu(args.gpu)
+    chosen: list[tuple[int | str, Layout | None]] = []
+    for text in args.configs or [str(ident) for ident, _ in gpu.configurations] + [NO_MIG]:
+        if text == NO_MIG:
+            chosen.append((NO_MIG, None))
+            continue
+        ident, layout = gpu.layout(text, "--configs")
+        if ident is None:
+            raise ConfigError(f"--configs takes configuration ids of {gpu.name}, got '{text}'")
+        chosen.append((ident, layout))
+    write_text(args.output, dump_document(export_document(gpu.name, chosen)))
+    print(f"wrote {len(chosen)} mig-parted config(s) to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from wattsched.hardware.mig_parted import import_layouts, parse_document
+
+    try:
+        text = Path(args.file).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", path=args.file) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=args.file) from None
+    gpu = resolve_gpu(args.gpu)
+    imported = import_layouts(parse_document(text, args.file), gpu.geometry, only=args.config)
+    rows = [
+        {
+            "name": item.name,
+            "devices": item.devices if item.devices == "all" else list(item.devices),
+            "mig_enabled": item.layout is not None,
+            "layout": None if item.layout is None else layout_text(item.layout),
+            "configuration": NO_MIG if item.layout is None else gpu.ident_of(item.layout),
+        }
+        for item in imported
+    ]
+    if args.json:
+        sys.stdout.write(json.dumps({"gpu": gpu.name, "file": args.file, "configs": rows}) + "\n")
+        return 0
+    lines = [f"{gpu.name}: {len(rows)} config(s) from {args.file}"]
+    for row in rows:
+        match = row["configuration"]
+        label = f"configuration {match}" if match is not None else "no configuration of the catalogue"
+        lines.append(f"  {row['name']}: {row['layout'] or 'MIG disabled'} ({label})")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0

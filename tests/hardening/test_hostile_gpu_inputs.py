@@ -1,0 +1,153 @@
+"""Bad input to the real-GPU commands: one line on stderr, exit 2, nothing written (issue 11)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_checks import assert_one_line_error, run_in, write
+
+from wattsched.hardware.gpu import BACKEND_ENV
+
+
+@pytest.fixture
+def h200(shared_data: Path) -> Path:
+    return shared_data / "hardware" / "h200" / "nvml_facts.json"
+
+
+def variant(source: Path, folder: Path, **changes: object) -> Path:
+    facts = json.loads(source.read_text())
+    facts.update(changes)
+    return write(folder / "variant.json", json.dumps(facts))
+
+
+@pytest.mark.parametrize(
+    ("words", "rest"),
+    [
+        (["gpu", "info"], []),
+        (["gpu", "record"], ["-o", "x.json"]),
+        (["gpu", "snapshot"], ["-o", "x.toml"]),
+        (["gpu", "calibrate"], ["-o", "x.csv"]),
+        (["dvfs", "reset"], []),
+        (["measure"], ["--", "true"]),
+    ],
+)
+def test_missing_and_corrupt_snapshots(
+    words: list[str], rest: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    rest = [str(folder / part) if part.startswith("x.") else part for part in rest]
+    missing = str(tmp_path / "missing.json")
+    assert_one_line_error(
+        capsys, run_in(folder, [*words, "--backend", f"fake:{missing}", *rest]), missing, "snapshot not found"
+    )
+    corrupt = write(tmp_path / "corrupt.json", '{"name": "NVIDIA H200", "memory_total_bytes": ')
+    assert_one_line_error(
+        capsys,
+        run_in(folder, [*words, "--backend", f"fake:{corrupt}", *rest]),
+        str(corrupt),
+        "not valid JSON",
+    )
+
+
+def test_no_nvml_library_and_a_bad_backend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    assert_one_line_error(capsys, run_in(tmp_path, ["gpu", "info"]), "NVML library not found")
+    assert_one_line_error(
+        capsys,
+        run_in(tmp_path, ["gpu", "info", "--backend", "cuda"]),
+        "--backend must be 'nvml' or 'fake:FILE', got 'cuda'",
+    )
+    monkeypatch.setenv(BACKEND_ENV, "rocm")
+    assert_one_line_error(capsys, run_in(tmp_path, ["measure", "--", "true"]), BACKEND_ENV, "'rocm'")
+
+
+def test_unknown_gpu_index(h200: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    backend = f"fake:{h200}"
+    cases = [
+        (["gpu", "info"], ["--index", "3"]),
+        (["gpu", "snapshot"], ["--index", "1", "-o", "x.toml"]),
+        (["dvfs", "apply"], ["--gpu-clock-mhz", "1000", "--index", "2"]),
+        (["measure"], ["--gpus", "0,4", "--", "true"]),
+    ]
+    for words, rest in cases:
+        assert_one_line_error(
+            capsys, run_in(tmp_path, [*words, "--backend", backend, *rest]), "no GPU with index"
+        )
+    assert_one_line_error(
+        capsys, run_in(tmp_path, ["gpu", "info", "--backend", backend, "--index", "-1"]), "--index"
+    )
+    assert_one_line_error(
+        capsys, run_in(tmp_path, ["measure", "--backend", backend, "--gpus", "a", "--", "true"]), "--gpus"
+    )
+
+
+def test_outputs_are_checked_before_any_work(
+    h200: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    backend = f"fake:{h200}"
+    assert_one_line_error(
+        capsys,
+        run_in(tmp_path, ["gpu", "record", "--backend", backend, "-o", "x.txt"]),
+        "expected a file ending in .json",
+    )
+    assert_one_line_error(
+        capsys, run_in(tmp_path, ["gpu", "snapshot", "--backend", backend, "-o", "x.json"]), ".toml"
+    )
+    assert_one_line_error(
+        capsys,
+        run_in(tmp_path, ["gpu", "calibrate", "--backend", backend, "-o", str(tmp_path / "no" / "x.csv")]),
+        "folder does not exist",
+    )
+    assert_one_line_error(
+        capsys, run_in(tmp_path, ["measure", "--backend", backend, "-o", "x.csv", "--", "true"]), ".json"
+    )
+    assert_one_line_error(
+        capsys, run_in(tmp_path, ["measure", "--backend", backend]), "no command to measure"
+    )
+
+
+def test_bad_power_curve(h200: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    curve = write(tmp_path / "curve.csv", "curve,busy_units,power_w\ncompute,0,100\ncompute,1,150\n")
+    code = run_in(
+        folder,
+        [
+            "gpu",
+            "snapshot",
+            "--backend",
+            f"fake:{h200}",
+            "--power-curve",
+            str(curve),
+            "-o",
+            str(folder / "x.toml"),
+        ],
+    )
+    assert_one_line_error(capsys, code, str(curve), "needs busy_units 0..7")
+
+
+def test_apply_refusals_for_clocks(h200: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = run_in(
+        tmp_path, ["dvfs", "apply", "--backend", f"fake:{h200}", "--gpu-clock-mhz", "1500", "--apply"]
+    )
+    assert_one_line_error(capsys, code, "needs root", "nothing changed")
+    code = run_in(tmp_path, ["dvfs", "reset", "--backend", f"fake:{h200}", "--apply"])
+    assert_one_line_error(capsys, code, "needs root")
+    no_clocks = variant(h200, tmp_path, supported_graphics_clocks_mhz={})
+    code = run_in(tmp_path, ["dvfs", "apply", "--backend", f"fake:{no_clocks}", "--gpu-clock-mhz", "1500"])
+    assert_one_line_error(capsys, code, "no supported clocks")
+    code = run_in(tmp_path, ["dvfs", "apply", "--backend", f"fake:{h200}", "--gpu-clock-mhz", "nan"])
+    assert_one_line_error(capsys, code, "--gpu-clock-mhz")
+
+
+def test_calibrate_refuses_mig_mode(h200: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    mig = variant(h200, tmp_path, mig_mode_current_pending=[1, 1])
+    code = run_in(folder, ["gpu", "calibrate", "--backend", f"fake:{mig}", "-o", str(folder / "c.csv")])
+    assert_one_line_error(capsys, code, "MIG mode", "whole card")
