@@ -1,4 +1,4 @@
-"""Plans carried out on the fake GPU: final instances are the target's; every guard refuses before a change."""
+"""Plans carried out on the fake GPU: final instances are the target's; the guards refuse before a change."""
 
 from __future__ import annotations
 
@@ -142,7 +142,8 @@ def test_the_gpu_must_hold_the_source_layout(shared_data: Path, tmp_path: Path) 
     geometry = geometry_of(gpu_with(facts, tmp_path, ()))
     fake = gpu_with(facts, tmp_path, parse_layout("7g.141gb@0", geometry))
     source = parse_layout("3g.71gb@0,3g.71gb@4", geometry)
-    with pytest.raises(GpuError, match=re.escape("has 7g.141gb@0, not the plan's source 3g.71gb@0,3g.71gb@4")):
+    expected = "has 7g.141gb@0, not the plan's source 3g.71gb@0,3g.71gb@4"
+    with pytest.raises(GpuError, match=re.escape(expected)):
         apply_plan(fake, 0, source, plan_repartition(geometry, source, ()))
     a100 = geometry_of(gpu_with(facts_of(shared_data, a100=True), tmp_path, ()))
     empty = gpu_with(facts, tmp_path, ())
