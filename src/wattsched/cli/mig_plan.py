@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,54 +20,16 @@ from wattsched.cli._parsing import int_at_least
 from wattsched.cli.gpu import add_backend_option, opened
 from wattsched.errors import ConfigError, InputError
 from wattsched.hardware.mig_plan import (
+    NO_MIG,
+    GpuLayouts,
     Layout,
     MigGeometry,
     MigInstance,
     ProfileRule,
-    layout_counts,
     layout_text,
 )
 
-__all__ = ["GpuLayouts", "add_parsers", "resolve_gpu"]
-
-NO_MIG = "no-mig"
-
-
-@dataclass(frozen=True)
-class GpuLayouts:
-    """A catalogue GPU as the planner sees it: its geometry and configurations (id, layout) in list order."""
-
-    name: str
-    geometry: MigGeometry
-    configurations: tuple[tuple[int | str, Layout], ...]
-
-    def layout(self, text: str, option: str) -> tuple[int | str | None, Layout]:
-        """(configuration id or None, layout) of a ``--from``/``--to`` value."""
-        from wattsched.hardware.mig_plan import parse_layout
-
-        if text == NO_MIG:
-            raise ConfigError(
-                f"{option} no-mig: MIG disabled is a MIG mode, which wattsched never changes; "
-                "plan between MIG configurations (or 'empty')"
-            )
-        if "@" in text or text == "empty":
-            return None, parse_layout(text, self.geometry)
-        for ident, layout in self.configurations:
-            if str(ident) == text:
-                return ident, layout
-        valid = ", ".join(str(ident) for ident, _ in self.configurations)
-        raise ConfigError(
-            f"{option}: unknown configuration '{text}' for {self.name}; valid: {valid}, empty, "
-            "or PROFILE@START,..."
-        )
-
-    def ident_of(self, layout: Layout) -> int | str | None:
-        """The id of the configuration with exactly this layout, else of the first with the same counts."""
-        for ident, known in self.configurations:
-            if known == layout:
-                return ident
-        counts = layout_counts(layout)
-        return next((ident for ident, known in self.configurations if layout_counts(known) == counts), None)
+__all__ = ["add_parsers", "resolve_gpu"]
 
 
 def resolve_gpu(gpu: str) -> GpuLayouts:

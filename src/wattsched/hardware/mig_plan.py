@@ -22,6 +22,8 @@ from typing import Literal
 from wattsched.errors import ConfigError
 
 __all__ = [
+    "NO_MIG",
+    "GpuLayouts",
     "Layout",
     "MigGeometry",
     "MigInstance",
@@ -49,6 +51,9 @@ class MigInstance:
     def __str__(self) -> str:
         return f"{self.profile}@{self.start}"
 
+
+#: The id of the MIG-disabled GPU; a MIG mode, not a layout (wattsched never changes MIG mode).
+NO_MIG = "no-mig"
 
 #: A configuration's instances, sorted by start.
 Layout = tuple[MigInstance, ...]
@@ -251,6 +256,41 @@ def parse_layout(text: str, geometry: MigGeometry) -> Layout:
             )
         instances.append(MigInstance(start, sizes.pop(), profile))
     return geometry.check(instances, f"layout '{text}'")
+
+
+@dataclass(frozen=True)
+class GpuLayouts:
+    """A catalogue GPU as the planner sees it: its geometry and configurations (id, layout) in list order."""
+
+    name: str
+    geometry: MigGeometry
+    configurations: tuple[tuple[int | str, Layout], ...]
+
+    def layout(self, text: str, option: str) -> tuple[int | str | None, Layout]:
+        """(configuration id or None, layout) of a ``--from``/``--to`` value."""
+        if text == NO_MIG:
+            raise ConfigError(
+                f"{option} no-mig: MIG disabled is a MIG mode, which wattsched never changes; "
+                "plan between MIG configurations (or 'empty')"
+            )
+        if "@" in text or text == "empty":
+            return None, parse_layout(text, self.geometry)
+        for ident, layout in self.configurations:
+            if str(ident) == text:
+                return ident, layout
+        valid = ", ".join(str(ident) for ident, _ in self.configurations)
+        raise ConfigError(
+            f"{option}: unknown configuration '{text}' for {self.name}; valid: {valid}, empty, "
+            "or PROFILE@START,..."
+        )
+
+    def ident_of(self, layout: Layout) -> int | str | None:
+        """The id of the configuration with exactly this layout, else of the first with the same counts."""
+        for ident, known in self.configurations:
+            if known == layout:
+                return ident
+        counts = layout_counts(layout)
+        return next((ident for ident, known in self.configurations if layout_counts(known) == counts), None)
 
 
 def layout_text(layout: Iterable[MigInstance]) -> str:
