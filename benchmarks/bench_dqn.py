@@ -46,9 +46,9 @@ def main() -> int:
     from stable_baselines3.common.callbacks import BaseCallback
 
     from wattsched.mig.partition import PARTITIONERS
-    from wattsched.mig.partition.dqn import DQNPartitioner
     from wattsched.mig.partition.evaluate import evaluate_policy, pilot_et_coefficient, select_static
     from wattsched.rl.dqn import quick_config, train
+    from wattsched.rl.partitioner import DQNPartitioner
 
     torch.set_num_threads(1)
     a = pilot_et_coefficient(args.seed)

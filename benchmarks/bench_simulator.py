@@ -1,101 +1,122 @@
-"""Simulator speed: simulated jobs per second per policy, and the cost ratio to a bare heapq loop.
+"""Simulator speed: simulated jobs per second per policy, side by side with an older commit, and the cost ratio
+to a bare heapq loop.
 
-Workload: 24 h traces at a constant 0.5 jobs/min (~720 jobs), one core (CPU time of this process, so other
-load on the machine counts less). Prints a table: jobs/s on
-configuration 3, jobs/s averaged over configurations 1-12, and per-job cost / bare-heap per-job cost, where
-the bare loop pushes and pops two events (arrival, completion) per job with ``heapq``.
+Workload: 24 h traces at a constant 0.5 jobs/min (~720 jobs), CPU time of one process (other load on the machine
+counts less). For each policy: jobs/s on configuration 3 and averaged over every configuration, for this
+working tree and for ``--baseline`` (default ``e80848b``, the last commit before the GPU catalogue and the
+engine's typed view), measured in the same run, alternating the two trees ``--rounds`` times and keeping each
+one's best, so that drift of the machine hits both alike. The baseline is checked out into a temporary git
+worktree and run in a subprocess with its own ``src`` on ``PYTHONPATH``.
 
-Run: ``python benchmarks/bench_simulator.py [--traces N]``.
+Run: ``python benchmarks/bench_simulator.py [--traces N] [--rounds R] [--baseline COMMIT | --no-baseline]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import heapq
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
-import numpy as np
-
-from wattsched.mig import POLICIES, simulate
-from wattsched.workload.job import Job, JobKind, Scaling
-
+ROOT = Path(__file__).resolve().parents[1]
 RATE_PER_MIN = 0.5
 HORIZON_S = 86_400.0
+POLICY_NAMES = ("edf-fs", "edf-ss", "edf-ss-restricted", "lalf", "llf")
 
 
-def _local_trace(seed: int) -> list[Job]:
-    """Fallback generator: Poisson arrivals, exp(180 s) / U(600, 2400) s on 1g, linear, slack U(1, 1.5)."""
-    rng = np.random.default_rng(seed)
-    jobs, t = [], 0.0
-    while True:
-        t += rng.exponential(60.0 / RATE_PER_MIN)
-        if t >= HORIZON_S:
-            return jobs
-        inference = rng.random() < 0.8
-        base = rng.exponential(180.0) if inference else rng.uniform(600.0, 2400.0)
-        durations = (*(base / g for g in (1, 2, 3, 4, 7)), base / 7 / 1.06)
-        deadline = t + rng.uniform(1.0, 1.5) * durations[4]
-        kind = JobKind.INFERENCE if inference else JobKind.TRAINING
-        jobs.append(Job(f"j{len(jobs):06d}", t, deadline, kind, Scaling.LINEAR, durations))  # type: ignore[arg-type]
+def worker(traces: int, configurations: list[int]) -> dict[str, dict[str, float]]:
+    """Measure in this process (whatever ``wattsched`` is importable): jobs/s per policy and configuration."""
+    from wattsched.mig import simulate
+    from wattsched.workload.generators import WorkloadSpec, generate_jobs
 
-
-def make_traces(count: int) -> list[list[Job]]:
-    try:
-        from wattsched.workload.generators import WorkloadSpec, generate_jobs
-    except ImportError:
-        return [_local_trace(seed) for seed in range(count)]
     spec = WorkloadSpec(rate_per_min=RATE_PER_MIN, hours=HORIZON_S / 3600.0)
-    return [generate_jobs(spec, seed) for seed in range(count)]
-
-
-def bare_heap_seconds_per_job(traces: list[list[Job]], repeats: int = 5) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        n = 0
-        for jobs in traces:
-            heap: list[tuple[float, int, int, int]] = []
-            seq = 0
-            for i, job in enumerate(jobs):
+    jobs_by_trace = [generate_jobs(spec, seed) for seed in range(traces)]
+    n = sum(len(jobs) for jobs in jobs_by_trace)
+    out: dict[str, dict[str, float]] = {}
+    for policy in POLICY_NAMES:
+        out[policy] = {}
+        for config in configurations:
+            start = time.process_time()
+            for jobs in jobs_by_trace:
+                simulate(jobs, config, policy)
+            out[policy][str(config)] = n / (time.process_time() - start)
+    bare_start = time.process_time()
+    for jobs in jobs_by_trace:
+        heap: list[tuple[float, int, int, int]] = []
+        seq = 0
+        for i, job in enumerate(jobs):
+            seq += 1
+            heapq.heappush(heap, (job.arrival_s, 1, seq, i))
+        while heap:
+            when, kind, _, i = heapq.heappop(heap)
+            if kind == 1:
                 seq += 1
-                heapq.heappush(heap, (job.arrival_s, 1, seq, i))
-            while heap:
-                when, kind, _, i = heapq.heappop(heap)
-                if kind == 1:
-                    seq += 1
-                    heapq.heappush(heap, (when + jobs[i].durations_s[4], 0, seq, i))
-            n += len(jobs)
-        best = min(best, (time.process_time() - start) / n)
-    return best
+                heapq.heappush(heap, (when + jobs[i].durations_s[4], 0, seq, i))
+    out["bare-heap"] = {"all": n / (time.process_time() - bare_start)}
+    return out
 
 
-def jobs_per_second(traces: list[list[Job]], configuration: int, policy: str, repeats: int = 3) -> float:
-    n = sum(len(jobs) for jobs in traces)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        for jobs in traces:
-            simulate(jobs, configuration, policy)
-        best = min(best, time.process_time() - start)
-    return n / best
+def run_tree(src: Path, traces: int, configurations: list[int]) -> dict[str, dict[str, float]]:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    command = [sys.executable, __file__, "--worker", "--traces", str(traces),
+               "--configurations", ",".join(map(str, configurations))]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
+def best(samples: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    return {k: {c: max(s[k][c] for s in samples) for c in samples[0][k]} for k in samples[0]}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--traces", type=int, default=4, help="24 h traces per measurement")
+    parser.add_argument("--traces", type=int, default=4, help="24 h traces per measurement (default 4)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per tree (default 3)")
+    parser.add_argument("--baseline", default="e80848b", help="commit to compare with (default e80848b)")
+    parser.add_argument("--no-baseline", action="store_true", help="measure this tree only")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--configurations", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    traces = make_traces(args.traces)
-    n_jobs = sum(len(t) for t in traces)
-    bare = bare_heap_seconds_per_job(traces)
-    print(f"{args.traces} traces, {n_jobs} jobs, rate {RATE_PER_MIN}/min over 24 h; "
-          f"bare heapq loop: {bare * 1e6:.2f} us/job ({1 / bare:,.0f} jobs/s)")
-    print(f"{'policy':<20}{'cfg 3 jobs/s':>14}{'ratio':>8}{'mean cfg 1-12 jobs/s':>22}{'ratio':>8}")
-    for policy in POLICIES.available():
-        on_3 = jobs_per_second(traces, 3, policy)
-        per_config = [jobs_per_second(traces[:2], c, policy, repeats=1) for c in range(1, 13)]
-        mean_cost = float(np.mean([1.0 / r for r in per_config]))
-        mean_rate = 1 / mean_cost
-        print(f"{policy:<20}{on_3:>14,.0f}{1 / on_3 / bare:>8.1f}{mean_rate:>22,.0f}{mean_cost / bare:>8.1f}")
+    configurations = [int(c) for c in args.configurations.split(",") if c] or list(range(1, 13))
+    if args.worker:
+        print(json.dumps(worker(args.traces, configurations)))
+        return 0
+    trees = {"this tree": ROOT / "src"}
+    with tempfile.TemporaryDirectory() as scratch:
+        if not args.no_baseline:
+            folder = Path(scratch) / "baseline"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(folder), args.baseline],
+                           check=True)
+            trees[f"baseline {args.baseline}"] = folder / "src"
+        try:
+            samples: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name in trees}
+            for _ in range(args.rounds):
+                for name, src in trees.items():
+                    samples[name].append(run_tree(src, args.traces, configurations))
+        finally:
+            if not args.no_baseline:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], check=False)
+    results = {name: best(s) for name, s in samples.items()}
+    mine = results["this tree"]
+    print(f"{args.traces} traces at {RATE_PER_MIN}/min over 24 h, best of {args.rounds} alternating rounds; "
+          f"bare heapq loop: {mine['bare-heap']['all']:,.0f} jobs/s")
+    header = f"{'policy':<20}{'tree':<20}{'cfg 3 jobs/s':>14}{'mean all cfgs jobs/s':>22}{'vs baseline':>13}"
+    print(header)
+    for policy in POLICY_NAMES:
+        for name, result in results.items():
+            on_3 = result[policy]["3"]
+            mean_rate = len(configurations) / sum(1 / r for r in result[policy].values())
+            ratio = ""
+            if name == "this tree" and len(results) > 1:
+                base = next(r for n, r in results.items() if n != "this tree")[policy]
+                base_mean = len(configurations) / sum(1 / r for r in base.values())
+                ratio = f"{on_3 / base['3']:.3f} / {mean_rate / base_mean:.3f}"
+            print(f"{policy:<20}{name:<20}{on_3:>14,.0f}{mean_rate:>22,.0f}{ratio:>13}")
     return 0
 
 

@@ -11,6 +11,10 @@ snapshots along the way and a look-ahead fork run to the end (the RL code path).
 
 Floats are compared through ``repr`` (exact, and NaN equals NaN). The golden file lives under
 ``benchmarks/out/`` (gitignored): it is a regression fixture of the local code, never a test expectation.
+
+``--legacy`` compares with a golden file written by the code before the GPU catalogue (commit e80848b): slices
+were then named by their 1-based compute slot (now: the NVML memory-slot start, one less on every A100-40GB
+configuration), and snapshots had no job kind, scaling or GPU.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wattsched.mig import POLICIES
+from wattsched.hardware.catalogue import load_gpu
+from wattsched.mig import POLICIES, JobRecord, JobView, SimSnapshot
 from wattsched.mig.simulator import MigSimulation, simulate
 from wattsched.workload.generators import WorkloadSpec, generate_jobs
 from wattsched.workload.job import Job
@@ -31,12 +36,23 @@ from wattsched.workload.job import Job
 GOLDEN = Path(__file__).resolve().parent / "out" / "sim_golden.pkl"
 #: (rate per minute, inference share): the four Table II conditions.
 CONDITIONS = ((0.5, 0.8), (0.1, 0.8), (0.75, 0.8), (0.5, 0.2))
-CONFIGURATIONS: tuple[int | str, ...] = (*range(1, 13), "no-mig")
+CONFIGURATIONS: tuple[int | str, ...] = (*load_gpu(None).configuration_ids, "no-mig")
 REPARTITION_EVERY = 50
+LEGACY = False
 
 
 def canonical(value: Any) -> Any:
     """A comparable, exact form: floats as ``repr``, dataclasses and sequences as tuples."""
+    if LEGACY and isinstance(value, JobRecord):
+        slices = tuple((a, b, c, slot + 1) for a, b, c, slot in value.slices)
+        fields = [getattr(value, f.name) for f in dataclasses.fields(value)]
+        return (*(canonical(v) for v in fields[:-1]), canonical(slices))
+    if LEGACY and isinstance(value, SimSnapshot):
+        return tuple(canonical(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name != "gpu")
+    if LEGACY and isinstance(value, JobView):
+        skip = ("kind", "scaling")
+        kept = [f.name for f in dataclasses.fields(value) if f.name not in skip]
+        return tuple(canonical(getattr(value, name)) for name in kept)
     if isinstance(value, float):
         return repr(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -109,7 +125,10 @@ def main() -> int:
     parser.add_argument("--hours", type=float, default=6.0, help="length of the other queues")
     parser.add_argument("--stepped-queues", type=int, default=8)
     parser.add_argument("--golden", type=Path, default=GOLDEN)
+    parser.add_argument("--legacy", action="store_true", help="compare with a golden file of commit e80848b")
     args = parser.parse_args()
+    global LEGACY
+    LEGACY = args.legacy
     start = time.perf_counter()
     results = fixed_runs(args.queues, args.full_day, args.hours)
     results.update(stepped_runs(args.stepped_queues, 24.0))

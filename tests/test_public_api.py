@@ -11,8 +11,8 @@ import pytest
 
 PUBLIC_API: dict[str, set[str]] = {
     "wattsched": {
-        "ConfigError", "Configuration", "InputError", "Job", "JobKind", "MigProfile", "Scaling", "SliceSpec",
-        "UnknownNameError", "WattschedError", "__version__", "default_profile", "load_profile",
+        "ConfigError", "Configuration", "InputError", "Job", "JobKind", "MigGpu", "Scaling", "Slice",
+        "UnknownNameError", "WattschedError", "__version__", "available", "load", "load_gpu",
         "MigSimulation", "SimResult", "WorkloadSpec", "et_score", "generate_jobs", "measure", "read_trace",
         "simulate", "write_trace",
     },
@@ -22,9 +22,15 @@ PUBLIC_API: dict[str, set[str]] = {
         "NvmlProfile", "PowerLimits", "open_backend",
     },
     "wattsched.mig": {
-        "JobRecord", "JobView", "MigSimulation", "POLICIES", "PolicyError", "SchedulingPolicy", "SimResult",
-        "SimSnapshot", "simulate",
+        "Assignment", "JobRecord", "JobState", "JobView", "MigSimulation", "POLICIES", "PolicyError",
+        "SchedulerView", "SchedulingPolicy", "SimResult", "SimSnapshot", "ViewJob", "build_view", "simulate",
     },
+    "wattsched.mig.checks": {"CheckError", "check_partitioner", "check_policy", "check_run", "random_trace"},
+    "wattsched.hardware": {
+        "NO_MIG", "CatalogueError", "Clocks", "Configuration", "InstanceProfile", "MigGpu", "PowerCurve",
+        "PowerModel", "PowerTable", "Slice", "available", "load", "load_gpu",
+    },
+    "wattsched.sim": {"EventQueue", "Instant"},
     "wattsched.workload": {
         "ArrivalProfile", "DURATION_COLUMNS", "Job", "JobKind", "PROFILES", "SUBLINEAR_CURVES", "Scaling",
         "ScalingCurve", "WorkloadSpec", "capped_curve", "durations_from_base", "frame_to_jobs",
@@ -38,10 +44,11 @@ PUBLIC_API: dict[str, set[str]] = {
         "run_online", "solve", "solve_one", "write_tasks",
     },
     "wattsched.mig.partition": {
-        "ConfigId", "DQNPartitioner", "DayNightPartitioner", "DayRun", "Decision", "LookaheadPartitioner",
-        "MIG_CONFIGURATIONS", "NoMigPartitioner", "PARTITIONERS", "RepartitionPolicy", "StaticPartitioner",
+        "ConfigId", "DayNightPartitioner", "DayRun", "Decision", "LookaheadPartitioner",
+        "NoMigPartitioner", "PARTITIONERS", "RepartitionPolicy", "StaticPartitioner",
         "hour_of_day", "run_day",
     },
+    "wattsched.rl.partitioner": {"DQNPartitioner", "QNetwork"},
     "wattsched.rl": {"ENV_ID", "register_envs"},
     "wattsched.workload.adapters": {
         "ADAPTERS", "ImportOptions", "ImportReport", "ParsedTrace", "TraceParser", "import_trace",

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from wattsched.energy.measure import measure
 from wattsched.errors import ConfigError, InputError, UnknownNameError, WattschedError
-from wattsched.hardware.mig import Configuration, MigProfile, SliceSpec, default_profile, load_profile
+from wattsched.hardware.catalogue import available, load, load_gpu
+from wattsched.hardware.mig import Configuration, MigGpu, Slice
 from wattsched.metrics import et_score
 from wattsched.mig import MigSimulation, SimResult, simulate
 from wattsched.workload import WorkloadSpec, generate_jobs, read_trace, write_trace
@@ -22,19 +23,20 @@ __all__ = [
     "InputError",
     "Job",
     "JobKind",
-    "MigProfile",
+    "MigGpu",
     "MigSimulation",
     "Scaling",
     "SimResult",
-    "SliceSpec",
+    "Slice",
     "UnknownNameError",
     "WattschedError",
     "WorkloadSpec",
     "__version__",
-    "default_profile",
+    "available",
     "et_score",
     "generate_jobs",
-    "load_profile",
+    "load",
+    "load_gpu",
     "measure",
     "read_trace",
     "simulate",

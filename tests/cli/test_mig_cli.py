@@ -99,9 +99,28 @@ def test_generate_bad_suffix_and_missing_output(tmp_path: Path, capsys: pytest.C
 def test_configs_lists_all_twelve(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mig", "configs"]) == 0
     out = capsys.readouterr().out
-    assert "4g.20gb@1 2g.10gb@5 1g.10gb@7" in out  # configuration 3
-    assert "3g.20gb@1 3g.20gb@5" in out and "units=6" in out  # configuration 5 has a hole
-    assert len(out.strip().splitlines()) == 1 + 12 + 1  # title, 12 configurations, no-mig
+    assert "4g.20gb@0 + 2g.10gb@4 + 1g.10gb@6" in out  # configuration 3 (NVML memory-slot starts)
+    assert "3g.20gb@0 + 3g.20gb@4" in out and "compute=6" in out  # configuration 5 has a hole
+    assert "78 maximal placement-valid partitions" in out
+    assert len(out.strip().splitlines()) == 2 + 12 + 1  # title, profiles, 12 configurations, no-mig
+
+
+def test_configs_json_follows_the_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mig", "configs", "--gpu", "h200-141gb", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["gpu"] == "h200-141gb"
+    one = next(p for p in data["profiles"] if p["name"] == "1g.18gb")
+    assert one == {"name": "1g.18gb", "nvml_id": 19, "compute": 1, "memory_slots": 1, "sms": 16,
+                   "memory_mb": 16384, "placements": [[s, 1] for s in range(7)], "media": False}
+    three = next(c for c in data["configurations"] if c["id"] == 3)
+    assert three["slices"] == [{"profile": "4g.71gb", "compute": 4, "start": 0, "size": 4},
+                               {"profile": "2g.35gb", "compute": 2, "start": 4, "size": 2},
+                               {"profile": "1g.35gb", "compute": 1, "start": 6, "size": 2}]
+    assert data["power_w"]["cap_w"] == 700.0
+    assert data["power_w"]["kinds"]["training"] == "transformer-training"
+    assert main(["mig", "configs", "--list-gpus", "--json"]) == 0
+    gpus = json.loads(capsys.readouterr().out)["gpus"]
+    assert gpus == ["a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb"]
 
 
 # --------------------------------------------------------------------------------------------------- run
@@ -110,7 +129,7 @@ def test_configs_lists_all_twelve(capsys: pytest.CaptureFixture[str]) -> None:
 def one_job_trace(tmp_path: Path, deadline_s: float, scaling: Scaling = Scaling.LINEAR) -> Path:
     # 490 s on 1g, linear: 70 s on 7g, 70/1.06 s without MIG.
     durations = (490.0, 245.0, 490 / 3, 122.5, 70.0, 70 / 1.06)
-    job = Job("only", 0.0, deadline_s, JobKind.TRAINING, scaling, durations)
+    job = Job("only", 0.0, deadline_s, JobKind.TRAINING, scaling, durations[:5], durations[5])
     path = tmp_path / "one.csv"
     write_trace([job], path)
     return path

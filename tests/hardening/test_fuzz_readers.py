@@ -70,7 +70,7 @@ def assert_valid_jobs(jobs: list[Job]) -> None:
     for job in jobs:
         assert math.isfinite(job.arrival_s) and job.arrival_s >= 0
         assert math.isfinite(job.deadline_s) and job.deadline_s >= job.arrival_s
-        assert len(job.durations_s) == 6
+        assert len(job.durations_s) == 5 and job.dur_full_s > 0
         assert all(math.isfinite(d) and d > 0 for d in job.durations_s)
 
 

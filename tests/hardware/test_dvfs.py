@@ -71,7 +71,7 @@ def test_interval_validation() -> None:
 
 
 def test_load_from_path_and_errors(tmp_path: Path) -> None:
-    source = Path(__file__).resolve().parents[2] / "src/wattsched/hardware/data/gtx1080ti_dvfs.toml"
+    source = Path(__file__).resolve().parents[2] / "src/wattsched/hardware/data/dvfs/gtx1080ti.toml"
     copy = tmp_path / "mine_dvfs.toml"
     copy.write_text(source.read_text().replace("v_max = 1.2\n", "v_max = 1.1\n", 1))
     assert load_dvfs_gpu(copy).wide.v_max == 1.1

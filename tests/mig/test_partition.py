@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from wattsched.errors import ConfigError, UnknownNameError
+from wattsched.hardware.catalogue import load_gpu
 from wattsched.mig.partition import PARTITIONERS, RepartitionPolicy
 from wattsched.mig.partition.day_night import DayNightPartitioner
 from wattsched.mig.partition.runner import (
@@ -24,8 +25,11 @@ def _at(time_s: float, configuration: int | str = 2) -> SimpleNamespace:
     return SimpleNamespace(now_s=time_s, configuration=configuration, jobs=())
 
 
+A100 = load_gpu("a100-40gb")
+
+
 def test_registry_lists_the_methods() -> None:
-    assert {"no-mig", "static", "day-night", "lookahead", "dynamic"} <= set(PARTITIONERS.available())
+    assert {"no-mig", "static", "day-night", "lookahead"} <= set(PARTITIONERS.available())
     with pytest.raises(UnknownNameError, match="day-night"):
         PARTITIONERS.make("weekly")
 
@@ -34,13 +38,17 @@ def test_registry_lists_the_methods() -> None:
 def test_every_policy_satisfies_the_protocol(name: str) -> None:
     policy = PARTITIONERS.make(name)
     assert isinstance(policy, RepartitionPolicy)
-    policy.reset(0)
-    assert policy.initial_configuration() is not None
+    with pytest.raises(RuntimeError, match="reset"):
+        policy.initial_configuration()  # the configuration ids come from the GPU
+    policy.reset(A100, 0)
+    assert policy.initial_configuration() in {*A100.configuration_ids, "no-mig"}
 
 
 def test_fixed_policies_never_change() -> None:
     static = PARTITIONERS.make("static", configuration=7)
     no_mig = PARTITIONERS.make("no-mig")
+    static.reset(A100)
+    no_mig.reset(A100)
     assert static.scheduler == "edf-ss-restricted" and no_mig.scheduler == "edf-fs"
     for t in (0.0, 20_000.0, 50_000.0):
         assert static.decide(_at(t, 7)) == 7
@@ -62,6 +70,7 @@ def test_fixed_policies_never_change() -> None:
 )
 def test_day_night_clock(time_s: float, expected: int) -> None:
     policy = DayNightPartitioner()
+    policy.reset(A100)  # P1's roles on the A100-40GB: cfg 6 by day, cfg 2 by night
     assert policy.initial_configuration() == 2
     assert policy.decide(_at(time_s)) == expected
 
@@ -70,9 +79,12 @@ def test_day_night_is_configurable_and_validated() -> None:
     policy = PARTITIONERS.make(
         "day-night", day_configuration=3, night_configuration=1, day_start_h=8, day_end_h=20
     )
+    policy.reset(A100)
     assert policy.decide(_at(7.5 * 3600)) == 1 and policy.decide(_at(8 * 3600)) == 3
     with pytest.raises(ConfigError):
         DayNightPartitioner(day_start_h=18, day_end_h=6)
+    with pytest.raises(ConfigError, match="unknown configuration '13'"):
+        PARTITIONERS.make("static", configuration=13).reset(A100)
 
 
 def _day(decisions: list[Decision], initial: int = 2) -> DayRun:

@@ -15,7 +15,7 @@ from wattsched.workload.job import Job, JobKind, Scaling
 def _linear(job_id: str, arrival_s: float, deadline_s: float, dur_1g_s: float) -> Job:
     durations = tuple(dur_1g_s / g for g in (1, 2, 3, 4, 7))
     return Job(
-        job_id, arrival_s, deadline_s, JobKind.TRAINING, Scaling.LINEAR, (*durations, durations[-1] / 1.06)
+        job_id, arrival_s, deadline_s, JobKind.TRAINING, Scaling.LINEAR, durations, durations[-1] / 1.06
     )
 
 
@@ -29,8 +29,8 @@ class _SwitchOnce:
     scheduler: str = "edf-ss-restricted"
     name: str = "switch-once"
 
-    def reset(self, seed: int | None = None) -> None:
-        del seed
+    def reset(self, gpu: Any, seed: int | None = None) -> None:
+        del gpu, seed
 
     def initial_configuration(self) -> int:
         return self.initial

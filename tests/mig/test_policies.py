@@ -2,7 +2,8 @@
 
 Power P(u) for u busy units = 40, 119, 160, 205.3, 243.9, 247.7, 248.5, 248.5 W. Durations are given as
 (1g, 2g, 3g, 4g, 7g, full); entries a configuration does not use are set large (9999) so a mistake shows.
-Configuration 2 = [4g@1, 3g@5], 3 = [4g@1, 2g@5, 1g@7], 1 = [7g@1].
+Configuration 2 = [4g@0, 3g@4], 3 = [4g@0, 2g@4, 1g.10gb@6], 1 = [7g@0] (slices named by their
+NVML memory-slot start).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ BIG = 9999.0
 
 def job(name: str, arrival: float, deadline: float, *, d1: float = BIG, d2: float = BIG, d3: float = BIG,
         d4: float = BIG, d7: float = BIG, full: float = BIG, scaling: Scaling = Scaling.MEASURED) -> Job:
-    return Job(name, arrival, deadline, JobKind.TRAINING, scaling, (d1, d2, d3, d4, d7, full))
+    return Job(name, arrival, deadline, JobKind.TRAINING, scaling, (d1, d2, d3, d4, d7), full)
 
 
 def by_id(result):  # type: ignore[no-untyped-def]
@@ -37,7 +38,7 @@ def test_capped_job_takes_the_smaller_of_equally_fast_slices(policy: str) -> Non
     capped = job("c", 0.0, 50.0, d1=100, d2=50, d3=50, d4=50, d7=50, full=50, scaling=Scaling.CAPPED)
     result = simulate([capped], 3, policy, record_jobs=True)
     (record,) = result.records
-    assert record.slices == ((0.0, 50.0, 3, 5),)
+    assert record.slices == ((0.0, 50.0, 3, 4),)
     # u = 2 for 50 s: 160 W * 50 s.
     assert result.energy_j == pytest.approx(8000.0)
     assert result.end_s == 50.0
@@ -55,7 +56,7 @@ def test_edf_fs_hand_schedule_migrates_to_the_fastest_slice() -> None:
     # A ends at 250. Energy: [0,100) u=4 243.9*100 + [100,200) u=7 248.5*100 + [200,250) u=4 243.9*50.
     result = simulate(_two_job_trace(), 2, "edf-fs", record_jobs=True)
     a, b = by_id(result)["A"], by_id(result)["B"]
-    assert a.slices == ((0.0, 100.0, 2, 1), (100.0, 200.0, 2, 5), (200.0, 250.0, 2, 1))
+    assert a.slices == ((0.0, 100.0, 2, 0), (100.0, 200.0, 2, 4), (200.0, 250.0, 2, 0))
     assert (a.start_s, a.completion_s, a.preemptions) == (0.0, 250.0, 2)
     assert (b.start_s, b.completion_s, b.tardiness_s, b.preemptions) == (100.0, 200.0, 50.0, 0)
     assert result.energy_j == pytest.approx(24390 + 24850 + 12195)
@@ -72,7 +73,7 @@ def test_edf_ss_hand_schedule_keeps_the_slow_slice() -> None:
     # Energy: [0,100) u=3 205.3*100 + [100,200) u=7 248.5*100 + [200,400) u=3 205.3*200 = 86440 J.
     result = simulate(_two_job_trace(), 2, "edf-ss", record_jobs=True)
     a = by_id(result)["A"]
-    assert a.slices == ((0.0, 400.0, 2, 5),)
+    assert a.slices == ((0.0, 400.0, 2, 4),)
     assert result.preemptions == 0
     assert result.energy_j == pytest.approx(20530 + 24850 + 41060)
     assert result.avg_tardiness_s == pytest.approx(25.0)
@@ -94,7 +95,7 @@ def test_restricted_edf_ss_preempts_to_save_a_deadline() -> None:
     # Energy: [0,400) u=7 248.5*400 + [400,1100) u=4 243.9*700 = 99400 + 170730 = 270130 J.
     result = simulate(_restricted_trace(250.0), 2, "edf-ss-restricted", record_jobs=True)
     rec = by_id(result)
-    assert rec["C"].slices == ((0.0, 100.0, 2, 1), (200.0, 1100.0, 2, 1))
+    assert rec["C"].slices == ((0.0, 100.0, 2, 0), (200.0, 1100.0, 2, 0))
     assert (rec["C"].preemptions, rec["B"].completion_s, rec["A"].completion_s) == (1, 200.0, 400.0)
     assert result.preemptions == 1
     assert result.avg_tardiness_s == 0.0
@@ -148,8 +149,8 @@ def test_llf_critical_laxity_event_preempts() -> None:
     # u = 7 over [0, 600]: 248.5 * 600 = 149100 J.
     result = simulate(_llf_trace(), 1, "llf", record_jobs=True)
     rec = by_id(result)
-    assert rec["A"].slices == ((0.0, 340.0, 1, 1), (400.0, 560.0, 1, 1))
-    assert rec["B"].slices == ((340.0, 400.0, 1, 1), (560.0, 600.0, 1, 1))
+    assert rec["A"].slices == ((0.0, 340.0, 1, 0), (400.0, 560.0, 1, 0))
+    assert rec["B"].slices == ((340.0, 400.0, 1, 0), (560.0, 600.0, 1, 0))
     assert result.preemptions == 2
     assert rec["B"].tardiness_s == pytest.approx(100.0)
     assert result.energy_j == pytest.approx(149100.0)

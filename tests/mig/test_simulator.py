@@ -17,7 +17,7 @@ BIG = 9999.0
 
 def job(name: str, arrival: float, deadline: float, *, d3: float = BIG, d4: float = BIG, d7: float = BIG,
         full: float = BIG) -> Job:
-    return Job(name, arrival, deadline, JobKind.TRAINING, Scaling.MEASURED, (BIG, BIG, d3, d4, d7, full))
+    return Job(name, arrival, deadline, JobKind.TRAINING, Scaling.MEASURED, (BIG, BIG, d3, d4, d7), full)
 
 
 def _repartition_trace() -> list[Job]:
@@ -52,8 +52,8 @@ def test_repartition_blackout_costs_four_seconds_at_idle_power_and_preempts_runn
     assert result.energy_j == pytest.approx(86307.0)
     assert result.busy_time_s[0] == pytest.approx(4.0)
     records = {r.job_id: r for r in result.records or ()}
-    assert records["A"].slices == ((0.0, 50.0, 1, 1), (54.0, 174.0, 2, 5))
-    assert records["B"].slices == ((54.0, 354.0, 2, 1),)
+    assert records["A"].slices == ((0.0, 50.0, 1, 0), (54.0, 174.0, 2, 4))
+    assert records["B"].slices == ((54.0, 354.0, 2, 0),)
     assert records["B"].tardiness_s == pytest.approx(6.0)
     assert result.avg_tardiness_s == pytest.approx(3.0)
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from wattsched.errors import ConfigError, InputError
-from wattsched.mig.partition.dqn import DQNPartitioner
 from wattsched.mig.partition.runner import run_day
 from wattsched.rl.dqn import DQNConfig, load_config, load_model, quick_config, train
 from wattsched.rl.env import EnvConfig
+from wattsched.rl.partitioner import DQNPartitioner
 from wattsched.workload.generators import WorkloadSpec, generate_jobs
 
 TINY = quick_config(

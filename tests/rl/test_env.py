@@ -67,8 +67,8 @@ def test_returns_sum_to_minus_the_scaled_day_et_term() -> None:
     # totals.
     durations = (600.0, 300.0, 200.0, 150.0, 600 / 7, 600 / 7 / 1.06)
     jobs = [
-        Job("a", 0.0, 100.0, JobKind.TRAINING, Scaling.LINEAR, durations),
-        Job("b", 10.0, 2000.0, JobKind.TRAINING, Scaling.LINEAR, durations),
+        Job("a", 0.0, 100.0, JobKind.TRAINING, Scaling.LINEAR, durations[:5], durations[5]),
+        Job("b", 10.0, 2000.0, JobKind.TRAINING, Scaling.LINEAR, durations[:5], durations[5]),
     ]
     config = EnvConfig(hours=1.0, et_coefficient=1e-6, jobs_norm=2.0, reward_scale=3.0)
     env = MigRepartitionEnv(config)

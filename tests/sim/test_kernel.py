@@ -31,19 +31,65 @@ def test_clock_never_goes_back() -> None:
     assert queue.now == 12.0
 
 
-def test_discard_next_keeps_the_clock() -> None:
+def _always(event: tuple) -> bool:  # type: ignore[type-arg]
+    return True
+
+
+def test_an_instant_takes_every_event_within_the_window_and_the_clock_moves_to_the_latest() -> None:
     queue = EventQueue()
+    queue.schedule(1.0, 0, "a")
+    queue.schedule(1.0 + 5e-10, 1, "b")
+    queue.schedule(1.0 + 2e-9, 0, "c")
+    instant = queue.pop_instant(1e-9, _always)
+    assert instant is not None
+    assert [e[3] for e in instant.events] == ["a", "b"] and instant.time == 1.0 + 5e-10 == queue.now
+    nxt = queue.pop_instant(1e-9, _always)
+    assert nxt is not None and [e[3] for e in nxt.events] == ["c"]
+    assert queue.pop_instant(1e-9, _always) is None
+
+
+def test_the_stream_merges_with_the_heap_by_time_then_priority() -> None:
+    # Stream entries act as events of priority 2: a priority-0 event at the same time comes in the same
+    # instant; a priority-3 one too (same time), but only a later time makes a separate instant.
+    queue = EventQueue(stream=[5.0, 5.0, 9.0], stream_priority=2)
+    queue.schedule(5.0, 3, "timer")
+    queue.schedule(7.0, 0, "completion")
+    first = queue.pop_instant(1e-9, _always)
+    assert first is not None
+    assert (first.first, first.stop) == (0, 2) and [e[3] for e in first.events] == ["timer"]
+    second = queue.pop_instant(1e-9, _always)
+    assert second is not None and (second.first, second.stop) == (2, 2) and second.time == 7.0
+    third = queue.pop_instant(1e-9, _always)
+    assert (
+        third is not None and (third.first, third.stop) == (2, 3) and third.events == [] and third.time == 9.0
+    )
+    assert not queue and len(queue) == 0
+
+
+def test_stale_heads_before_the_next_stream_entry_are_dropped_without_moving_the_clock() -> None:
+    queue = EventQueue(stream=[10.0], stream_priority=2)
     queue.schedule(3.0, 0, "stale")
     queue.schedule(4.0, 0, "real")
-    assert queue.discard_next()[3] == "stale"
-    assert queue.now == 0.0
-    assert queue.pop()[3] == "real" and queue.now == 4.0
+    instant = queue.pop_instant(1e-9, lambda e: e[3] != "stale")
+    assert instant is not None and [e[3] for e in instant.events] == ["real"] and queue.now == 4.0
+    # A stale event after the stream entry is not inspected before the entry's instant.
+    queue.schedule(12.0, 0, "stale")
+    instant = queue.pop_instant(1e-9, lambda e: e[3] != "stale")
+    assert instant is not None and instant.time == 10.0 and instant.events == []
+    assert queue.pop_instant(1e-9, lambda e: e[3] != "stale") is None
+
+
+def test_an_unsorted_stream_is_refused() -> None:
+    with pytest.raises(ValueError, match="sorted"):
+        EventQueue(stream=[2.0, 1.0])
 
 
 def test_copy_is_independent() -> None:
-    queue = EventQueue()
+    queue = EventQueue(stream=[0.25])
     queue.schedule(1.0, 0, "a")
     other = queue.copy()
-    other.schedule(0.5, 0, "b")
+    assert other.pop_instant(1e-9, _always) is not None  # the copy's stream position moves alone
+    assert queue.peek_time() == 0.25 and other.peek_time() == 1.0
     assert queue.pop()[3] == "a"
+    other.schedule(0.5, 0, "b")
     assert [other.pop()[3], other.pop()[3]] == ["b", "a"]

@@ -161,7 +161,7 @@ def test_measured_curves_are_drawn_by_class(tmp_path: Path) -> None:
     p0, p9 = jobs
     # p0 (LS → inference) ran 90 s on 7g: dur_1g = 90·S(7) = 270 s, dur_2g = 270 / 1.5 = 180 s; full = 7g.
     assert p0.scaling == Scaling.MEASURED
-    assert p0.durations_s == pytest.approx((270.0, 180.0, 135.0, 108.0, 90.0, 90.0))
+    assert (*p0.durations_s, p0.dur_full_s) == pytest.approx((270.0, 180.0, 135.0, 108.0, 90.0, 90.0))
     assert p9.durations_s[0] == pytest.approx(180.0 * 5.0)
     with pytest.raises(ConfigError):
         ImportOptions(curves=())

@@ -61,7 +61,7 @@ def test_one_day_matches_pandas(philly_path: Path, raw: pd.DataFrame) -> None:
     # Linear: dur_1g = 7·dur_7g, dur_2g = dur_1g / 2, full = dur_7g / 1.06.
     assert job.durations_s[0] == pytest.approx(7 * job.durations_s[4])
     assert job.durations_s[1] == pytest.approx(job.durations_s[0] / 2)
-    assert job.durations_s[5] == pytest.approx(job.durations_s[4] / 1.06)
+    assert job.dur_full_s == pytest.approx(job.durations_s[4] / 1.06)
     # Duration rule: observed run ≤ 600 s → inference.
     inference = sum(k.kind == JobKind.INFERENCE for k in jobs)
     assert inference == int((day["gpu_time"] <= 600).sum())

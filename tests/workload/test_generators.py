@@ -33,7 +33,11 @@ PAPER_CURVES = {
 
 def curve_of(job: Job, candidates: list[ScalingCurve]) -> ScalingCurve:
     """The candidate whose durations_from_base reproduces the job's durations bit for bit."""
-    matches = [c for c in candidates if durations_from_base(job.durations_s[0], c) == job.durations_s]
+    matches = [
+        c
+        for c in candidates
+        if durations_from_base(job.durations_s[0], c) == (*job.durations_s, job.dur_full_s)
+    ]
     assert matches, job
     return matches[0]
 
@@ -118,8 +122,14 @@ def test_inference_share_extremes_and_parameters() -> None:
     assert only_training and all(j.kind == JobKind.TRAINING for j in only_training)
     only_inference = generate_jobs(WorkloadSpec(rate_per_min=1.0, hours=3, inference_share=1.0), 1)
     assert only_inference and all(j.kind == JobKind.INFERENCE for j in only_inference)
-    spec = WorkloadSpec(rate_per_min=1.0, hours=3, deadline_slack=(2.0, 2.0), inference_share=0.0,
-                        training_range_s=(100.0, 100.0), scaling_weights=(1.0, 0.0, 0.0))
+    spec = WorkloadSpec(
+        rate_per_min=1.0,
+        hours=3,
+        deadline_slack=(2.0, 2.0),
+        inference_share=0.0,
+        training_range_s=(100.0, 100.0),
+        scaling_weights=(1.0, 0.0, 0.0),
+    )
     for job in generate_jobs(spec, 4):
         assert job.durations_s[:5] == (100.0, 50.0, 100.0 / 3, 25.0, 100.0 / 7)
         assert job.deadline_s == job.arrival_s + 2.0 * (100.0 / 7)

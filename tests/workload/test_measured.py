@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from wattsched.errors import InputError
-from wattsched.hardware.mig import COMPUTE_SIZES
 from wattsched.workload.generators import WorkloadSpec, generate_jobs
+from wattsched.workload.job import P1_SIZES as COMPUTE_SIZES
 from wattsched.workload.job import Scaling
 from wattsched.workload.measured import MeasuredLibrary, fill_speedups, load_slice_speeds
 

@@ -40,10 +40,17 @@ def write_csv(tmp_path: Path, rows: list[str], header: str = HEADER, name: str =
 def odd_jobs() -> list[Job]:
     """Jobs whose floats need all 17 digits, out of arrival order, with string ids that look numeric."""
     return [
-        Job("007", 10.0 / 3.0, 1e6 / 7.0, JobKind.TRAINING, Scaling.MEASURED,
-            (0.1, 0.2 + 0.1, 5e-324, 1e300, 2.0 ** -30, 123456789.12345679)),
-        Job("x,y", 0.0, 0.0, JobKind.INFERENCE, Scaling.LINEAR, (7.0, 3.5, 7 / 3, 1.75, 1.0, 1.0 / 1.06)),
-        Job("z", 1.0 / 3.0, 2.0, JobKind.INFERENCE, Scaling.CAPPED, (1.0,) * 6),
+        Job(
+            "007",
+            10.0 / 3.0,
+            1e6 / 7.0,
+            JobKind.TRAINING,
+            Scaling.MEASURED,
+            (0.1, 0.2 + 0.1, 5e-324, 1e300, 2.0**-30),
+            123456789.12345679,
+        ),
+        Job("x,y", 0.0, 0.0, JobKind.INFERENCE, Scaling.LINEAR, (7.0, 3.5, 7 / 3, 1.75, 1.0), 1.0 / 1.06),
+        Job("z", 1.0 / 3.0, 2.0, JobKind.INFERENCE, Scaling.CAPPED, (1.0,) * 5, 1.0),
     ]
 
 
@@ -66,8 +73,8 @@ def test_csv_round_trip_of_arbitrary_floats(
     tmp_path_factory: pytest.TempPathFactory, values: list[float]
 ) -> None:
     arrival, *durations = values
-    dur = tuple(durations)
-    job = Job("j", arrival, arrival * 2, JobKind.INFERENCE, Scaling.MEASURED, dur)  # type: ignore[arg-type]
+    *dur, full = durations
+    job = Job("j", arrival, arrival * 2, JobKind.INFERENCE, Scaling.MEASURED, tuple(dur), full)
     path = tmp_path_factory.mktemp("rt") / "one.csv"
     write_trace([job], path)
     assert read_trace(path) == [job]
@@ -78,7 +85,14 @@ def test_hand_written_csv_defaults_and_extra_columns(tmp_path: Path) -> None:
     path = write_csv(tmp_path, rows, header=HEADER + ",comment")
     jobs = read_trace(path)
     assert [j.job_id for j in jobs] == ["a", "b", "c"]
-    assert jobs[0].durations_s == (70.0, 35.0, 23.5, 17.5, 10.0, 10.0 / 1.06)  # linear: no-MIG 6 % faster
+    assert (*jobs[0].durations_s, jobs[0].dur_full_s) == (
+        70.0,
+        35.0,
+        23.5,
+        17.5,
+        10.0,
+        10.0 / 1.06,
+    )  # linear: no-MIG 6 % faster
     assert jobs[1].dur_full_s == 20.0 and jobs[2].dur_full_s == 10.0  # others: dur_7g
     assert jobs[1].kind == JobKind.TRAINING and jobs[2].scaling == Scaling.SUBLINEAR
 
@@ -97,8 +111,13 @@ def test_frame_columns() -> None:
 
 BAD_CASES = [
     # (rows, header, row, column, message piece)
-    (["a,0,100,inference,linear,70,35,23.5,10"], HEADER.replace(",dur_4g_s", ""), None, "dur_4g_s",
-     "missing column(s) dur_4g_s"),
+    (
+        ["a,0,100,inference,linear"],
+        "job_id,arrival_s,deadline_s,kind,scaling",
+        None,
+        "dur_1g_s",
+        "missing column(s) dur_1g_s",
+    ),
     ([GOOD_ROWS[0], "b,abc,50,training,capped,40,20,20,20,20"], HEADER, 2, "arrival_s", "'abc'"),
     (["a,0,100,inference,linear,70,nan,23,17.5,10"], HEADER, 1, "dur_2g_s", "finite number"),
     (["a,0,inf,inference,linear,70,35,23,17.5,10"], HEADER, 1, "deadline_s", "finite number"),
@@ -107,15 +126,25 @@ BAD_CASES = [
     (["a,0,100,inference,linear,70,35,-2,17.5,10"], HEADER, 1, "dur_3g_s", "must be > 0"),
     (["a,-1,100,inference,linear,70,35,23,17.5,10"], HEADER, 1, "arrival_s", "must be >= 0"),
     ([GOOD_ROWS[1], "c,50,49.5,inference,linear,70,35,23,17.5,10"], HEADER, 2, "deadline_s", ">= arrival_s"),
-    ([GOOD_ROWS[1], GOOD_ROWS[2], GOOD_ROWS[1]], HEADER, 3, "job_id",
-     "duplicate job_id 'b' (first at row 1)"),
+    (
+        [GOOD_ROWS[1], GOOD_ROWS[2], GOOD_ROWS[1]],
+        HEADER,
+        3,
+        "job_id",
+        "duplicate job_id 'b' (first at row 1)",
+    ),
     (["a,0,100,batch,linear,70,35,23,17.5,10"], HEADER, 1, "kind", "unknown kind 'batch'"),
     (["a,0,100,inference,superlinear,70,35,23,17.5,10"], HEADER, 1, "scaling", "unknown scaling"),
     ([",0,100,inference,linear,70,35,23,17.5,10"], HEADER, 1, "job_id", "missing job_id"),
     (["a,0,100,inference,linear,70,35,23,17.5,10,x"], HEADER + ",dur_full_s", 1, "dur_full_s", "'x'"),
     # The first bad cell in file order wins: row 2 before row 3, then the leftmost column of a row.
-    ([GOOD_ROWS[1], "c,50,1,inference,linear,70,35,23,17.5,10", "d,-5,1,x,linear,1,1,1,1,1"], HEADER,
-     2, "deadline_s", ">= arrival_s"),
+    (
+        [GOOD_ROWS[1], "c,50,1,inference,linear,70,35,23,17.5,10", "d,-5,1,x,linear,1,1,1,1,1"],
+        HEADER,
+        2,
+        "deadline_s",
+        ">= arrival_s",
+    ),
     ([GOOD_ROWS[1], "c,-1,-2,alien,linear,0,35,23,17.5,10"], HEADER, 2, "arrival_s", "must be >= 0"),
 ]
 
@@ -142,8 +171,10 @@ def test_bad_csv_raises_one_error_naming_file_row_column(
         (b"", "empty file"),
         (HEADER.encode() + b"\nb\xff\xfe,0,1,inference,linear,1,1,1,1,1\n", "UTF-8"),
         (HEADER.encode() + b"\na,0,1,inference,linear,1,1,1,1,1,1,1,1\n", "cannot parse"),
-        (HEADER.encode() + b"\na,0,1,inference,linear,1,1,1,1,1\nb,0,1,inference,linear,1,1,1,1,1,1\n",
-         "row 2: cannot parse csv file: .*Expected 10 fields in line 3, saw 11"),
+        (
+            HEADER.encode() + b"\na,0,1,inference,linear,1,1,1,1,1\nb,0,1,inference,linear,1,1,1,1,1,1\n",
+            "row 2: cannot parse csv file: .*Expected 10 fields in line 3, saw 11",
+        ),
     ],
 )
 def test_unreadable_csv_files(tmp_path: Path, content: bytes, piece: str) -> None:
@@ -182,12 +213,30 @@ def test_parquet_validation(tmp_path: Path) -> None:
 
 
 def test_parquet_with_integer_columns_is_accepted(tmp_path: Path) -> None:
-    frame = pd.DataFrame({"job_id": ["a"], "arrival_s": [0], "deadline_s": [20], "kind": ["training"],
-                          "scaling": ["capped"], "dur_1g_s": [40], "dur_2g_s": [20], "dur_3g_s": [20],
-                          "dur_4g_s": [20], "dur_7g_s": [20]})
+    frame = pd.DataFrame(
+        {
+            "job_id": ["a"],
+            "arrival_s": [0],
+            "deadline_s": [20],
+            "kind": ["training"],
+            "scaling": ["capped"],
+            "dur_1g_s": [40],
+            "dur_2g_s": [20],
+            "dur_3g_s": [20],
+            "dur_4g_s": [20],
+            "dur_7g_s": [20],
+        }
+    )
     path = tmp_path / "ints.pq"
     frame.to_parquet(path, index=False)
-    assert read_trace(path)[0].durations_s == (40.0, 20.0, 20.0, 20.0, 20.0, 20.0)
+    assert (*read_trace(path)[0].durations_s, read_trace(path)[0].dur_full_s) == (
+        40.0,
+        20.0,
+        20.0,
+        20.0,
+        20.0,
+        20.0,
+    )
 
 
 def test_failed_write_leaves_the_old_file_alone(tmp_path: Path) -> None:
@@ -196,7 +245,7 @@ def test_failed_write_leaves_the_old_file_alone(tmp_path: Path) -> None:
     before = path.read_bytes()
     with pytest.raises(ConfigError, match="no jobs"):
         write_trace([], path)
-    bad = Job("b", 5.0, 1.0, JobKind.INFERENCE, Scaling.LINEAR, (1.0,) * 6)  # deadline before arrival
+    bad = Job("b", 5.0, 1.0, JobKind.INFERENCE, Scaling.LINEAR, (1.0,) * 5, 1.0)  # deadline before arrival
     with pytest.raises(ConfigError, match="deadline_s"):
         write_trace([bad], path)
     assert path.read_bytes() == before
@@ -213,3 +262,48 @@ def test_frame_to_jobs_names_the_source() -> None:
     frame.loc[2, "kind"] = "Inference"
     with pytest.raises(InputError, match=r"^memory, row 3, column 'kind': unknown kind 'Inference'"):
         frame_to_jobs(frame, "memory")
+
+
+def test_a_trace_may_give_some_sizes_and_the_rest_follow_the_scaling_family(tmp_path: Path) -> None:
+    # CONTRACT §7: only dur_3g_s and dur_7g_s given. A linear job's speed is interpolated between them at 4g
+    # and proportional to g below 3g; dur_full_s defaults from dur_7g_s.
+    path = write_csv(
+        tmp_path,
+        ["a,0,100,inference,linear,24,10", "m,0,100,training,measured,30,12"],
+        header="job_id,arrival_s,deadline_s,kind,scaling,dur_3g_s,dur_7g_s",
+    )
+    linear, measured = read_trace(path)
+    assert linear.sizes == (3, 7) and linear.durations_s == (24.0, 10.0) and linear.dur_full_s == 10.0 / 1.06
+    speed_4g = 1 / 24 + (4 - 3) * (1 / 10 - 1 / 24) / (7 - 3)
+    assert linear.duration_for_size(4) == pytest.approx(1 / speed_4g)
+    assert linear.duration_for_size(1) == pytest.approx(72.0) and linear.duration_for_size(
+        2
+    ) == pytest.approx(36.0)
+    assert measured.duration_for_size(4) == pytest.approx(1 / (1 / 30 + (1 / 12 - 1 / 30) / 4))
+    # Round trip keeps the given sizes only.
+    out = tmp_path / "back.csv"
+    write_trace([linear, measured], out)
+    assert read_trace(out) == [linear, measured]
+    assert "dur_4g_s" not in out.read_text().splitlines()[0]
+
+
+def test_a_size_no_rule_can_derive_names_the_file_row_and_column(tmp_path: Path) -> None:
+    from wattsched.workload.traces import require_sizes
+
+    path = write_csv(
+        tmp_path,
+        ["a,0,100,inference,linear,24,12", "m,0,100,training,measured,30,15"],
+        header="job_id,arrival_s,deadline_s,kind,scaling,dur_1g_s,dur_2g_s",
+    )
+    # No dur_7g_s and no dur_full_s: the full-GPU time derives from size 7, which the measured job cannot.
+    with pytest.raises(InputError, match=r"t\.csv, row 2, column 'dur_7g_s': .*measured.*no rule"):
+        read_trace(path)
+    ok = write_csv(
+        tmp_path,
+        ["m,0,100,training,measured,30,15,40"],
+        name="ok.csv",
+        header="job_id,arrival_s,deadline_s,kind,scaling,dur_1g_s,dur_2g_s,dur_full_s",
+    )
+    (job,) = read_trace(ok)
+    with pytest.raises(InputError, match=r"ok\.csv, row 1, column 'dur_3g_s'"):
+        require_sizes([job], (1, 2, 3, 4, 7), str(ok))

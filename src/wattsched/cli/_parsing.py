@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-__all__ = ["OneLineErrorParser", "int_at_least", "positive_finite_float"]
+if TYPE_CHECKING:
+    from wattsched.hardware.mig import MigGpu
+
+__all__ = ["OneLineErrorParser", "add_gpu_option", "int_at_least", "positive_finite_float", "resolve_gpu"]
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -42,3 +45,19 @@ def positive_finite_float(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
     return value
+
+
+def add_gpu_option(parser: argparse.ArgumentParser) -> None:
+    """``--gpu NAME|FILE.toml`` (CONTRACT §7): a catalogue entry or file, default ``a100-40gb``."""
+    parser.add_argument(
+        "--gpu", default=None, metavar="NAME|FILE.toml",
+        help="GPU: a catalogue name (see 'wattsched mig configs --list-gpus') or a catalogue .toml "
+        "(default: a100-40gb)",
+    )
+
+
+def resolve_gpu(args: argparse.Namespace) -> MigGpu:
+    """The GPU of ``--gpu`` (one-line errors: an unknown name lists the catalogue)."""
+    from wattsched.hardware.catalogue import load_gpu
+
+    return load_gpu(getattr(args, "gpu", None))

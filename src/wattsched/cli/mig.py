@@ -9,14 +9,15 @@ import sys
 
 import pandas as pd
 
-from wattsched.cli._parsing import OneLineErrorParser
+from wattsched.cli._parsing import OneLineErrorParser, add_gpu_option, resolve_gpu
 from wattsched.errors import ConfigError, InputError
-from wattsched.hardware.mig import default_profile
+from wattsched.hardware.catalogue import available
+from wattsched.hardware.mig import MigGpu
 from wattsched.units import joules_to_kwh, seconds_to_minutes
 from wattsched.workload.arrivals import PROFILES
 from wattsched.workload.generators import WorkloadSpec, generate_jobs
 from wattsched.workload.job import Job
-from wattsched.workload.traces import file_format, read_trace, write_table, write_trace
+from wattsched.workload.traces import file_format, read_trace, require_sizes, write_table, write_trace
 
 __all__ = ["add_parser"]
 
@@ -34,12 +35,20 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
 
     generate = sub.add_parser("generate", help="write a synthetic job trace (CSV or Parquet)")
     _add_generator_options(generate, required=True)
+    add_gpu_option(generate)
     generate.add_argument("-o", "--output", required=True, metavar="FILE",
                           help="trace file (.csv/.parquet/.pq)")
     generate.set_defaults(func=_generate)
 
     run = sub.add_parser("run", help="simulate one job queue on one configuration with one policy")
-    run.add_argument("--config", required=True, metavar="N", help="configuration 1..12 or 'no-mig'")
+    run.add_argument("--config", required=True, metavar="N",
+                     help="configuration id as 'mig configs --gpu G' lists them (A100-40GB: 1..12), "
+                     "or 'no-mig'")
+    add_gpu_option(run)
+    run.add_argument("--power-curve", metavar="NAME", help="power curve of the GPU (default: per job kind "
+                     "where the GPU declares kind curves, else its default curve)")
+    run.add_argument("--power-cap", action="store_true",
+                     help="model the GPU's power cap as a shared slow-down of every busy slice")
     run.add_argument("--policy", required=True, metavar="NAME",
                      help="edf-fs, edf-ss, edf-ss-restricted, llf or lalf")
     _add_generator_options(run, required=True, trace=True)
@@ -49,7 +58,12 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     run.add_argument("--jobs-out", metavar="FILE", help="write per-job results (CSV or Parquet)")
     run.set_defaults(func=_run)
 
-    configs = sub.add_parser("configs", help="list the MIG configurations of the A100-40GB")
+    configs = sub.add_parser("configs", help="list a GPU's MIG profiles and configurations (CONTRACT §7)")
+    add_gpu_option(configs)
+    configs.add_argument("--all", action="store_true",
+                         help="also list every derived placement-valid partition, not only the named ones")
+    configs.add_argument("--list-gpus", action="store_true", help="list the catalogue's GPUs and exit")
+    configs.add_argument("--json", action="store_true", help="print one JSON object (CONTRACT §7)")
     configs.set_defaults(func=_configs)
 
     from wattsched.cli import mig_import, mig_plan, mig_train
@@ -99,12 +113,23 @@ def _spec(args: argparse.Namespace) -> WorkloadSpec:
 
 def _generate(args: argparse.Namespace) -> int:
     file_format(args.output)  # a bad suffix fails before any work
-    write_trace(generate_jobs(_spec(args), args.seed or 0), args.output)
+    gpu = resolve_gpu(args)
+    jobs = generate_jobs(_spec(args), args.seed or 0)
+    write_trace(_for_gpu(jobs, gpu), args.output)
     return 0
 
 
-def _workload(args: argparse.Namespace) -> tuple[list[Job], float]:
-    """The jobs to simulate and the end of their arrival window."""
+def _for_gpu(jobs: list[Job], gpu: MigGpu) -> list[Job]:
+    """Jobs with a duration for every compute size of ``gpu`` (derived by the scaling rule where needed)."""
+    sizes = gpu.compute_sizes
+    if all(job.sizes == sizes for job in jobs):
+        return jobs
+    return [Job(j.job_id, j.arrival_s, j.deadline_s, j.kind, j.scaling, j.durations_for(sizes)[:-1],
+                j.dur_full_s, sizes) for j in jobs]
+
+
+def _workload(args: argparse.Namespace, gpu: MigGpu | None = None) -> tuple[list[Job], float]:
+    """The jobs to simulate and the end of their arrival window (checked against ``gpu``'s sizes)."""
     if args.trace is None:
         spec = _spec(args)
         jobs = generate_jobs(spec, args.seed or 0)
@@ -114,6 +139,8 @@ def _workload(args: argparse.Namespace) -> tuple[list[Job], float]:
         if given:
             raise ConfigError(f"{', '.join(given)} only apply to generated workloads, not to --trace")
         jobs = read_trace(args.trace)
+        if gpu is not None:
+            require_sizes(jobs, gpu.compute_sizes, args.trace)
         horizon_s = max(job.arrival_s for job in jobs)
     if args.horizon_s is not None:
         if not (math.isfinite(args.horizon_s) and args.horizon_s >= 0):
@@ -125,20 +152,24 @@ def _workload(args: argparse.Namespace) -> tuple[list[Job], float]:
 def _run(args: argparse.Namespace) -> int:
     from wattsched.mig.simulator import resolve_policy, simulate
 
-    configuration = default_profile().configuration(args.config)  # ConfigError lists the valid ids
+    gpu = resolve_gpu(args)
+    configuration = gpu.configuration(args.config)  # ConfigError lists the valid ids
     policy = resolve_policy(args.policy)  # UnknownNameError lists the valid policies
+    if args.power_curve is not None and args.power_curve != "kind":
+        gpu.power.curve(args.power_curve)  # ConfigError lists the curves
     if args.jobs_out is not None:
         file_format(args.jobs_out)
-    jobs, horizon_s = _workload(args)
+    jobs, horizon_s = _workload(args, gpu)
     record = args.jobs_out is not None
-    result = simulate(jobs, configuration, policy, horizon_s=horizon_s, record_jobs=record)
+    result = simulate(jobs, configuration, policy, gpu=gpu, horizon_s=horizon_s, record_jobs=record,
+                      power_curve=args.power_curve, power_cap=args.power_cap)
     overflow = [key for key in RESULT_KEYS if not math.isfinite(float(getattr(result, key)))]
     if overflow:  # times near the float64 limit (e.g. 1e308 s) overflow the sums; JSON cannot hold inf/NaN
         raise InputError(f"the simulation overflowed ({', '.join(overflow)} not finite): "
                          "times or durations are too large", path=args.trace)
     if args.jobs_out is not None:
         write_table(_jobs_frame(result.records or ()), args.jobs_out)
-    summary = {"config": str(configuration.ident), "policy": args.policy, **result.to_dict()}
+    summary = {"gpu": gpu.name, "config": str(configuration.ident), "policy": args.policy, **result.to_dict()}
     if args.json:
         sys.stdout.write(json.dumps(summary, sort_keys=True, allow_nan=False) + "\n")
     else:
@@ -158,6 +189,7 @@ def _jobs_frame(records: tuple[object, ...]) -> pd.DataFrame:
 def _table(summary: dict[str, object]) -> str:
     energy_j = float(summary["energy_j"])  # type: ignore[arg-type]
     lines = [
+        f"gpu               {summary['gpu']}",
         f"configuration     {summary['config']}",
         f"policy            {summary['policy']}",
         f"jobs              {summary['jobs']} ({summary['late_jobs']} late)",
@@ -174,10 +206,62 @@ def _table(summary: dict[str, object]) -> str:
 
 
 def _configs(args: argparse.Namespace) -> int:
-    profile = default_profile()
-    lines = [f"{profile.name}: configurations (slices in slot order)"]
-    for config in (*profile.configurations, profile.full_gpu):
-        slices = " ".join(f"{s.name}@{s.first_slot}" for s in config.slices)
-        lines.append(f"{config.ident!s:>7}  units={config.total_units}  {slices}")
+    if args.list_gpus:
+        names = available("gpu")
+        if args.json:
+            sys.stdout.write(json.dumps({"gpus": names}) + "\n")
+        else:
+            sys.stdout.write("\n".join(names) + "\n")
+        return 0
+    gpu = resolve_gpu(args)
+    if args.json:
+        sys.stdout.write(json.dumps(configs_json(gpu, derived=args.all), allow_nan=False) + "\n")
+        return 0
+    lines = [f"{gpu.name} ({gpu.product}): {len(gpu.configurations)} configurations; "
+             f"{len(gpu.derived_placements)} maximal placement-valid partitions ({len(gpu.derived_shapes())} "
+             "distinct profile sets)",
+             "profiles: " + ", ".join(f"{p.name} (g={p.compute}, {p.sms} SMs)" for p in gpu.profiles)]
+    for config in (*gpu.configurations, gpu.full_gpu):
+        lines.append(f"{config.ident!s:>7}  compute={config.total_compute}  {config.label()}")
+    if args.all:
+        lines.append("derived partitions (placement order):")
+        for index, placed in enumerate(gpu.derived_placements, start=1):
+            lines.append(f"{index:>7}  " + " + ".join(f"{name}@{start}" for name, start, _ in placed))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
+
+
+def configs_json(gpu: MigGpu, *, derived: bool = False) -> dict[str, object]:
+    """``mig configs --json`` (CONTRACT §7)."""
+    power = gpu.power
+    out: dict[str, object] = {
+        "gpu": gpu.name,
+        "product": gpu.product,
+        "compute_slices": gpu.compute_slices,
+        "memory_slots": gpu.memory_slots,
+        "profiles": [
+            {"name": p.name, "nvml_id": p.nvml_id, "compute": p.compute, "memory_slots": p.memory_slots,
+             "sms": p.sms, "memory_mb": p.memory_mb, "placements": [list(x) for x in p.placements],
+             "media": p.media}
+            for p in gpu.profiles
+        ],
+        "configurations": [
+            {"id": c.ident, "slices": [{"profile": s.profile, "compute": s.compute, "start": s.start,
+                                        "size": s.size} for s in c.slices]}
+            for c in gpu.configurations
+        ],
+        "roles": dict(gpu.roles),
+        "power_w": {
+            "idle_w": power.idle_w,
+            "cap_w": power.cap_w,
+            "default_curve": power.default_curve,
+            "kinds": dict(power.kind_curves),
+            "curves": {c.name: list(c.busy_w) for c in power.curves},
+            "estimated": power.estimated,
+        },
+        "derived_partitions": len(gpu.derived_placements),
+    }
+    if derived:
+        out["derived"] = [[{"profile": n, "start": s, "size": z} for n, s, z in placed]
+                          for placed in gpu.derived_placements]
+    return out

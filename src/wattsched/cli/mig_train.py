@@ -54,7 +54,8 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--days", type=int_at_least(1), default=20, help="held-out days (default: 20)")
     evaluate.add_argument("--seed", type=int_at_least(0), default=0)
     evaluate.add_argument(
-        "--static-config", type=int, default=3, help="configuration of 'static' (default: 3)"
+        "--static-config", default=None, help="configuration of 'static' (default: the GPU's static role, "
+        "P1's 3 on the A100-40GB)"
     )
     evaluate.add_argument(
         "--methods", default=",".join(_METHODS), help=f"comma-separated subset of {', '.join(_METHODS)}"
@@ -97,8 +98,8 @@ def _run_train(args: argparse.Namespace) -> int:
 
 def _run_evaluate(args: argparse.Namespace) -> int:
     from wattsched.mig.partition import PARTITIONERS
-    from wattsched.mig.partition.dqn import DQNPartitioner
     from wattsched.mig.partition.evaluate import et_by_method, evaluate_policy, pilot_et_coefficient
+    from wattsched.rl.partitioner import DQNPartitioner
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = sorted(set(methods) - set(_METHODS))

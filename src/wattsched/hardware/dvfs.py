@@ -1,24 +1,24 @@
 """GPU DVFS hardware as data: the V-f coupling, the scaling intervals and the P2 cluster constants.
 
 All voltages and frequencies are normalised to the GPU's factory default (``papers.md`` §B.2). The facts
-live in ``hardware/data/*_dvfs.toml``; :func:`load_dvfs_gpu` validates them. Adding a GPU means adding a
-TOML file.
+live in ``hardware/data/dvfs/*.toml``; :func:`load_dvfs_gpu` (``catalogue.load("dvfs", ...)``) validates them.
+Adding a GPU means adding a TOML file.
 """
 
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from wattsched.errors import ConfigError, InputError
+from wattsched.errors import ConfigError
+from wattsched.hardware._toml import CatalogueError, Table
+from wattsched.hardware.catalogue import available, load
 
 __all__ = [
     "ClusterConstants",
@@ -29,10 +29,10 @@ __all__ = [
     "available_dvfs_gpus",
     "default_dvfs_gpu",
     "load_dvfs_gpu",
+    "parse_dvfs",
 ]
 
 FloatArray = npt.NDArray[np.float64]
-_SUFFIX = "_dvfs.toml"
 
 
 @dataclass(frozen=True)
@@ -162,93 +162,83 @@ class DvfsGpu:
         raise ConfigError(f"unknown interval '{name}'; valid: narrow, wide")
 
 
-def _number(table: dict[str, Any], key: str, where: str) -> float:
-    value = table.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InputError(f"missing, non-numeric or non-finite '{key}'", path=where)
-    return float(value)
+_DVFS_TOP = ("gpu", "coupling", "interval", "hkbu", "cluster")
 
 
-def _interval(data: dict[str, Any], name: str, coupling: VoltageCoupling, where: str) -> ScalingInterval:
-    table = data.get("interval", {}).get(name)
-    if not isinstance(table, dict):
-        raise InputError(f"missing [interval.{name}]", path=where)
+def parse_dvfs(data: dict[str, Any], where: str) -> DvfsGpu:
+    """A :class:`DvfsGpu` from a catalogue entry (``hardware/data/dvfs/*.toml``)."""
+    top = Table(data, where)
+    top.check_keys(_DVFS_TOP)
+    gpu, coup, grid, clus, intervals = (
+        top.table(k) for k in ("gpu", "coupling", "hkbu", "cluster", "interval")
+    )
+    assert gpu and coup and grid and clus and intervals
+    gpu.check_keys(("name", "description", "core_clock_mhz", "memory_clock_mhz", "core_voltage_v", "source"))
+    coup.check_keys(("offset", "scale", "base", "source"))
+    grid.check_keys(("v_min", "v_step", "v_max", "source"))
+    clus.check_keys(
+        (
+            "idle_power_w",
+            "turn_on_w_slot_per_pair",
+            "slot_s",
+            "drs_idle_slots",
+            "pairs",
+            "pairs_per_server",
+            "source",
+        )
+    )
+    intervals.check_keys(("wide", "narrow"))
+    coupling = VoltageCoupling(*(coup.number(k) for k in ("offset", "scale", "base")))
+    slot_s = clus.number("slot_s", positive=True)
+    try:
+        cluster = ClusterConstants(
+            idle_power_w=clus.number("idle_power_w", low=0.0),
+            turn_on_j_per_pair=clus.number("turn_on_w_slot_per_pair", low=0.0) * slot_s,
+            slot_s=slot_s,
+            drs_idle_slots=clus.integer("drs_idle_slots", low=0),
+            pairs=clus.integer("pairs", low=1),
+        )
+        return DvfsGpu(
+            name=gpu.string("name"),
+            description=str(gpu.data.get("description", "")),
+            core_clock_mhz=gpu.number("core_clock_mhz", positive=True),
+            memory_clock_mhz=gpu.number("memory_clock_mhz", positive=True),
+            core_voltage_v=gpu.number("core_voltage_v", positive=True),
+            coupling=coupling,
+            wide=_interval(intervals, "wide", coupling),
+            narrow=_interval(intervals, "narrow", coupling),
+            hkbu=HkbuGrid(*(grid.number(k, positive=True) for k in ("v_min", "v_step", "v_max"))),
+            cluster=cluster,
+            pairs_per_server=clus.integers("pairs_per_server"),
+            source=str(gpu.data.get("source", "")),
+        )
+    except ConfigError as exc:
+        raise CatalogueError(str(exc), path=where) from None
+
+
+def _interval(intervals: Table, name: str, coupling: VoltageCoupling) -> ScalingInterval:
+    table = intervals.table(name)
+    assert table is not None
+    table.check_keys(("v_min", "v_max", "f_core_min", "f_mem_min", "f_mem_max", "source"))
     keys = ("v_min", "v_max", "f_core_min", "f_mem_min", "f_mem_max")
-    v_min, v_max, fc_min, fm_min, fm_max = (_number(table, k, where) for k in keys)
+    v_min, v_max, fc_min, fm_min, fm_max = (table.number(k) for k in keys)
     return ScalingInterval(name, v_min, v_max, fc_min, fm_min, fm_max, coupling)
 
 
-def _parse(data: dict[str, Any], where: str) -> DvfsGpu:
-    gpu, coup, grid, clus = (data.get(k, {}) for k in ("gpu", "coupling", "hkbu", "cluster"))
-    coupling = VoltageCoupling(*(_number(coup, k, where) for k in ("offset", "scale", "base")))
-    slot_s = _number(clus, "slot_s", where)
-    cluster = ClusterConstants(
-        idle_power_w=_number(clus, "idle_power_w", where),
-        turn_on_j_per_pair=_number(clus, "turn_on_w_slot_per_pair", where) * slot_s,
-        slot_s=slot_s,
-        drs_idle_slots=int(_number(clus, "drs_idle_slots", where)),
-        pairs=int(_number(clus, "pairs", where)),
-    )
-    return DvfsGpu(
-        name=str(gpu.get("name", "")),
-        description=str(gpu.get("description", "")),
-        core_clock_mhz=_number(gpu, "core_clock_mhz", where),
-        memory_clock_mhz=_number(gpu, "memory_clock_mhz", where),
-        core_voltage_v=_number(gpu, "core_voltage_v", where),
-        coupling=coupling,
-        wide=_interval(data, "wide", coupling, where),
-        narrow=_interval(data, "narrow", coupling, where),
-        hkbu=HkbuGrid(*(_number(grid, k, where) for k in ("v_min", "v_step", "v_max"))),
-        cluster=cluster,
-        pairs_per_server=tuple(int(x) for x in clus.get("pairs_per_server", [1])),
-        source=str(gpu.get("source", "")),
-    )
-
-
 def available_dvfs_gpus() -> list[str]:
-    """Names of the packaged DVFS GPU files (``<name>_dvfs.toml``)."""
-    folder = resources.files("wattsched.hardware") / "data"
-    return sorted(p.name[: -len(_SUFFIX)] for p in folder.iterdir() if p.name.endswith(_SUFFIX))
-
-
-@cache
-def _load_packaged(name: str) -> DvfsGpu:
-    resource = resources.files("wattsched.hardware") / "data" / f"{name}{_SUFFIX}"
-    return _parse(tomllib.loads(resource.read_text(encoding="utf-8")), f"{name}{_SUFFIX}")
+    """Names of the packaged DVFS GPUs (``catalogue.available("dvfs")``)."""
+    return available("dvfs")
 
 
 def load_dvfs_gpu(name_or_path: str | Path = "gtx1080ti") -> DvfsGpu:
-    """A packaged GPU by name (see :func:`available_dvfs_gpus`) or a ``*.toml`` file by path."""
-    text = str(name_or_path)
-    if text.endswith(".toml"):
-        path = Path(text)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"invalid TOML: {' '.join(str(exc).split())}", path=str(path)) from None
-        except FileNotFoundError:
-            raise InputError("file not found", path=str(path)) from None
-        except IsADirectoryError:
-            raise InputError("is a directory, not a file", path=str(path)) from None
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", path=str(path)) from None
-        try:
-            return _parse(data, str(path))
-        except InputError:
-            raise
-        except (ConfigError, AttributeError, TypeError, ValueError, OverflowError) as exc:
-            # a wrong-shaped table (e.g. ``gpu = 5``) or out-of-range values rejected by the dataclasses
-            message = " ".join(str(exc).split())
-            reason = f"invalid DVFS GPU file: {type(exc).__name__}: {message}"
-            raise InputError(reason, path=str(path)) from None
-    valid = available_dvfs_gpus()
-    if text not in valid:
-        raise ConfigError(f"unknown DVFS GPU '{text}'; valid: {', '.join(valid)}")
-    return _load_packaged(text)
+    """A packaged GPU by name (see :func:`available_dvfs_gpus`) or a ``*.toml`` file by path
+    (``catalogue.load("dvfs", ...)``)."""
+    gpu = load("dvfs", name_or_path)
+    assert isinstance(gpu, DvfsGpu)
+    return gpu
 
 
+@cache
 def default_dvfs_gpu() -> DvfsGpu:
     """The paper's GTX 1080 Ti."""
     return load_dvfs_gpu("gtx1080ti")

@@ -1,92 +1,159 @@
-"""MIG hardware as data: slice types, configurations and the busy-units power curve.
+"""A MIG-capable GPU as data: profiles, derived configurations, power model and clocks (CONTRACT §7).
 
-The facts live in ``hardware/data/*.toml``; :func:`load_profile` validates them. Adding a GPU means adding a
-TOML file, never an ``if gpu == ...``.
+Catalogue entries live in ``hardware/data/gpus/<name>.toml`` and are loaded by
+:func:`wattsched.hardware.catalogue.load` (``load("gpu", "h200-141gb")`` or a path). Configurations are
+*derived*: :attr:`MigGpu.configurations` is the entry's named list (A100-40GB: P1's 1–12), each given as
+profile names and placed by :func:`wattsched.hardware.partitions.place`, or, without a named list, every
+maximal placement-valid partition numbered 1..N. Adding a GPU means adding a TOML file.
 """
 
 from __future__ import annotations
 
-import math
-import tomllib
-from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field
+from functools import cached_property
 
-from wattsched.errors import ConfigError, InputError
+from wattsched.errors import ConfigError
+from wattsched.hardware.partitions import Placement, enumerate_partitions, place
+from wattsched.hardware.power import PowerModel
+from wattsched.hardware.profiles import NO_MIG, Configuration, InstanceProfile, Slice
 
-__all__ = [
-    "COMPUTE_SIZES",
-    "FULL_GPU_INDEX",
-    "NO_MIG",
-    "Configuration",
-    "MigProfile",
-    "SliceSpec",
-    "default_profile",
-    "load_profile",
-]
-
-#: Compute sizes a job has a duration for, in the order of ``Job.durations_s``.
-COMPUTE_SIZES: tuple[int, ...] = (1, 2, 3, 4, 7)
-#: Index of the MIG-disabled full-GPU duration in ``Job.durations_s``.
-FULL_GPU_INDEX = 5
-#: Name of the MIG-disabled "configuration".
-NO_MIG = "no-mig"
+__all__ = ["NO_MIG", "Clocks", "Configuration", "InstanceProfile", "MigGpu", "Slice", "default_gpu"]
 
 
 @dataclass(frozen=True)
-class SliceSpec:
-    """One slice of a configuration.
+class Clocks:
+    """Supported clocks and power limits (NVML read-outs, or public figures marked in the entry)."""
 
-    ``duration_index`` selects the job duration that applies on this slice (an index into
-    ``Job.durations_s``): 0..4 for g = 1, 2, 3, 4, 7 and 5 for the MIG-disabled GPU.
-    """
+    sm_mhz: tuple[int, ...]
+    mem_mhz: tuple[int, ...]
+    default_sm_mhz: int
+    default_mem_mhz: int
+    power_limit_w: float
+    power_limit_min_w: float
+    power_limit_max_w: float
 
+
+@dataclass(frozen=True)
+class MigGpu:
+    """A MIG GPU of the catalogue; see the module docstring."""
+
+    #: Catalogue name, e.g. ``a100-40gb``.
     name: str
-    compute_units: int
-    memory_gb: int
-    first_slot: int
-    duration_index: int
-
-
-@dataclass(frozen=True)
-class Configuration:
-    """A partition of the GPU into slices, listed in slot order."""
-
-    ident: int | str
-    slices: tuple[SliceSpec, ...]
-
-    @property
-    def total_units(self) -> int:
-        return sum(s.compute_units for s in self.slices)
-
-    @property
-    def mig_enabled(self) -> bool:
-        return self.ident != NO_MIG
-
-    @property
-    def compute_sizes(self) -> tuple[int, ...]:
-        return tuple(s.compute_units for s in self.slices)
-
-
-@dataclass(frozen=True)
-class MigProfile:
-    """A MIG-capable GPU: its configurations, power curve and repartition cost."""
-
-    name: str
-    total_units: int
-    power_w: tuple[float, ...]
+    #: Product name, e.g. ``NVIDIA A100-SXM4-40GB``.
+    product: str
+    compute_slices: int
+    memory_slots: int
+    memory_mb: int
+    sms: int
     repartition_s: float
-    configurations: tuple[Configuration, ...]
-    full_gpu: Configuration
-    source: str
+    profiles: tuple[InstanceProfile, ...]
+    #: Named configurations as ``(id, profile names or name@start, description)``; empty: derive them all.
+    named: tuple[tuple[int, tuple[str, ...], str], ...]
+    power: PowerModel
+    clocks: Clocks | None
+    #: Configurations named by role (``static``, ``day``, ``night``, ``initial``): P1's choices on its GPU,
+    # the
+    #: same shapes on the others; partitioners built without an explicit configuration use these.
+    roles: tuple[tuple[str, int | str], ...]
+    #: Linear jobs run this much faster on the MIG-disabled GPU than on the largest slice (P1: 6 %).
+    full_gpu_speedup: float
+    sources: tuple[str, ...]
+    path: str = field(default="", compare=False)
 
-    def configuration(self, ident: int | str) -> Configuration:
-        """The configuration with id ``ident`` (1..12 or ``"no-mig"``)."""
+    # ------------------------------------------------------------------ derived facts
+    @cached_property
+    def compute_sizes(self) -> tuple[int, ...]:
+        """Distinct compute sizes of the profiles, ascending: the job durations a run needs."""
+        return tuple(sorted({p.compute for p in self.profiles}))
+
+    @property
+    def full_gpu_index(self) -> int:
+        """Index of the MIG-disabled run time in a job's resolved durations (one past the compute sizes)."""
+        return len(self.compute_sizes)
+
+    def profile(self, name: str) -> InstanceProfile:
+        for profile in self.profiles:
+            if profile.name == name:
+                return profile
+        raise ConfigError(
+            f"unknown profile '{name}' on {self.name}; valid: {', '.join(p.name for p in self.profiles)}"
+        )
+
+    def make_slices(self, placed: tuple[Placement, ...]) -> tuple[Slice, ...]:
+        index = {g: i for i, g in enumerate(self.compute_sizes)}
+        slices = []
+        for name, start, size in sorted(placed, key=lambda p: p[1]):
+            profile = self.profile(name)
+            slices.append(Slice(name, profile.compute, start, size, profile.sms, index[profile.compute]))
+        return tuple(slices)
+
+    @cached_property
+    def derived_placements(self) -> tuple[tuple[Placement, ...], ...]:
+        """Every maximal placement-valid partition without media profiles (see :mod:`.partitions`)."""
+        return tuple(enumerate_partitions(self.profiles, self.compute_slices, self.memory_slots))
+
+    @cached_property
+    def configurations(self) -> tuple[Configuration, ...]:
+        """The GPU's configuration list, ids as ``wattsched mig configs --gpu`` prints them."""
+        if not self.named:
+            return tuple(
+                Configuration(i + 1, self.make_slices(p)) for i, p in enumerate(self.derived_shapes())
+            )
+        return tuple(self.build_named(ident, names, description) for ident, names, description in self.named)
+
+    def build_named(self, ident: int, names: tuple[str, ...], description: str = "") -> Configuration:
+        """A configuration from profile names (placed canonically) or ``name@start`` entries (as given)."""
+        explicit = [n for n in names if "@" in n]
+        if explicit and len(explicit) != len(names):
+            raise ConfigError(f"configuration {ident}: give every slice as name@start or none")
+        if explicit:
+            placed = []
+            for entry in names:
+                name, _, start = entry.partition("@")
+                try:
+                    placed.append((name, int(start), self.profile(name).memory_slots))
+                except ValueError:
+                    raise ConfigError(f"configuration {ident}: bad start in '{entry}'") from None
+            return Configuration(ident, self.make_slices(tuple(placed)), description)
+        placed_canonical = place(names, self.profiles, self.compute_slices, self.memory_slots)
+        return Configuration(ident, self.make_slices(placed_canonical), description)
+
+    def derived_shapes(self) -> list[tuple[Placement, ...]]:
+        """One placement per distinct multiset of profiles among :attr:`derived_placements` (the canonical
+        one),
+        ordered by number of slices, then largest slices first."""
+        shapes: dict[tuple[str, ...], tuple[Placement, ...]] = {}
+        for placed in self.derived_placements:
+            key = tuple(sorted(name for name, _, _ in placed))
+            if key not in shapes:
+                shapes[key] = place(key, self.profiles, self.compute_slices, self.memory_slots)
+
+        def order(
+            item: tuple[tuple[str, ...], tuple[Placement, ...]],
+        ) -> tuple[int, list[int], tuple[str, ...]]:
+            computes = sorted((self.profile(n).compute for n in item[0]), reverse=True)
+            return len(item[0]), [-c for c in computes], item[0]
+
+        return [placed for _, placed in sorted(shapes.items(), key=order)]
+
+    @cached_property
+    def full_gpu(self) -> Configuration:
+        """The MIG-disabled GPU: one device of all compute slices, running jobs at their full-GPU duration."""
+        return Configuration(
+            NO_MIG, (Slice("full", self.compute_slices, 0, self.memory_slots, self.sms, self.full_gpu_index),)
+        )
+
+    @property
+    def configuration_ids(self) -> tuple[int | str, ...]:
+        return tuple(c.ident for c in self.configurations)
+
+    def configuration(self, ident: int | str | Configuration) -> Configuration:
+        """The configuration with id ``ident`` (a number from the list, its string, or ``"no-mig"``)."""
+        if isinstance(ident, Configuration):
+            return ident
         if ident == NO_MIG:
             return self.full_gpu
-        key = ident
+        key: int | str = ident
         if isinstance(ident, str):
             try:
                 key = int(ident)
@@ -98,96 +165,25 @@ class MigProfile:
         valid = [str(c.ident) for c in self.configurations] + [NO_MIG]
         raise ConfigError(f"unknown configuration '{ident}' for {self.name}; valid: {', '.join(valid)}")
 
-    def power(self, busy_units: int) -> float:
-        """Board power in watts with ``busy_units`` compute units running jobs."""
-        return self.power_w[busy_units]
+    def role(self, name: str) -> int | str:
+        """The configuration id the entry names for ``name`` (see :attr:`roles`)."""
+        for role, ident in self.roles:
+            if role == name:
+                return ident
+        raise ConfigError(
+            f"{self.name} names no '{name}' configuration (its [roles]: "
+            f"{', '.join(r for r, _ in self.roles) or 'none'}); give a configuration id"
+        )
+
+    def power_w(self, busy_units: int) -> float:
+        """Watts with ``busy_units`` busy compute slices on the default curve (capped)."""
+        return self.power.power(busy_units)
 
 
-def _parse_slice(text: str, slice_types: dict[str, dict[str, int]], where: str) -> SliceSpec:
-    name, sep, slot = text.partition("@")
-    if not sep or name not in slice_types:
-        raise InputError(f"bad slice '{text}' (expected '<type>@<slot>' with a known type)", path=where)
-    try:
-        first_slot = int(slot)
-    except ValueError:
-        raise InputError(f"bad slot in slice '{text}'", path=where) from None
-    units = int(slice_types[name]["compute_units"])
-    if units not in COMPUTE_SIZES:
-        raise InputError(f"slice type '{name}' has compute size {units}, not one of {COMPUTE_SIZES}",
-                         path=where)
-    return SliceSpec(name, units, int(slice_types[name]["memory_gb"]), first_slot, COMPUTE_SIZES.index(units))
+def default_gpu() -> MigGpu:
+    """P1's A100-40GB (the catalogue's default entry)."""
+    from wattsched.hardware.catalogue import load
 
-
-def _validate_configuration(config: Configuration, total_units: int, where: str) -> None:
-    occupied: set[int] = set()
-    for spec in config.slices:
-        slots = set(range(spec.first_slot, spec.first_slot + spec.compute_units))
-        if occupied & slots or min(slots) < 1 or max(slots) > total_units:
-            raise InputError(f"configuration {config.ident}: slice {spec.name}@{spec.first_slot} overlaps "
-                             f"another slice or leaves slots 1..{total_units}", path=where)
-        occupied |= slots
-    order = [s.first_slot for s in config.slices]
-    if order != sorted(order):
-        raise InputError(f"configuration {config.ident}: slices must be listed in slot order", path=where)
-
-
-def load_profile(path: str | Path | None = None) -> MigProfile:
-    """Load and validate a MIG profile TOML; the default is the A100-40GB of P1."""
-    if path is None:
-        text = resources.files("wattsched.hardware").joinpath("data/a100_40gb_mig.toml").read_text()
-        where = "a100_40gb_mig.toml"
-    else:
-        where = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read MIG profile: {exc}", path=where) from None
-    try:
-        return _build_profile(tomllib.loads(text), where)
-    except InputError:
-        raise
-    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise InputError(f"invalid MIG profile ({type(exc).__name__}: {exc})", path=where) from None
-
-
-def _build_profile(data: dict[str, Any], where: str) -> MigProfile:
-    gpu = data["gpu"]
-    total_units = int(gpu["total_units"])
-    power = tuple(float(p) for p in gpu["power_w"])
-    slice_types = data["slice_types"]
-    raw_configs = data["configuration"]
-    if total_units < 1:
-        raise InputError(f"total_units must be >= 1, got {total_units}", path=where)
-    if len(power) != total_units + 1 or not all(math.isfinite(p) and p >= 0 for p in power):
-        raise InputError(f"power_w needs {total_units + 1} finite non-negative values (u = 0..{total_units})",
-                         path=where)
-    repartition_s = float(gpu.get("repartition_s", 4.0))
-    if not (math.isfinite(repartition_s) and repartition_s >= 0):
-        raise InputError(f"repartition_s must be finite and >= 0, got {repartition_s}", path=where)
-    configs = []
-    for raw in raw_configs:
-        slices = tuple(_parse_slice(str(s), slice_types, where) for s in raw["slices"])
-        config = Configuration(int(raw["id"]), slices)
-        _validate_configuration(config, total_units, where)
-        configs.append(config)
-    if len({c.ident for c in configs}) != len(configs):
-        raise InputError("duplicate configuration id", path=where)
-    full_units = int(data.get("full_gpu", {}).get("compute_units", total_units))
-    if not 1 <= full_units <= total_units:
-        raise InputError(f"full_gpu compute_units must be in 1..{total_units}, got {full_units}", path=where)
-    full = Configuration(NO_MIG, (SliceSpec("full", full_units, 0, 1, FULL_GPU_INDEX),))
-    return MigProfile(
-        name=str(gpu["name"]),
-        total_units=total_units,
-        power_w=power,
-        repartition_s=repartition_s,
-        configurations=tuple(configs),
-        full_gpu=full,
-        source=str(gpu.get("source", "")),
-    )
-
-
-@cache
-def default_profile() -> MigProfile:
-    """The A100-40GB profile of P1, loaded once."""
-    return load_profile()
+    gpu = load("gpu", "a100-40gb")
+    assert isinstance(gpu, MigGpu)
+    return gpu

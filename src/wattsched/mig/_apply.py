@@ -1,18 +1,18 @@
 """Hot-path state transitions of the MIG simulator: start, stop, complete, and applying a policy decision.
 
-Kept apart from :mod:`wattsched.mig.simulator` so that module stays readable; these functions reach into the
-simulator's private fields on purpose (they are part of it).
+Kept apart from :mod:`wattsched.mig.simulator` so that module stays readable; these functions are part of the
+engine and write its private state (policies only ever read it, through the view).
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from heapq import heappush
 from typing import TYPE_CHECKING
 
+from wattsched.mig._state import DONE, STOPPED, WAITING
 from wattsched.mig.policies.base import PolicyError
-from wattsched.mig.state import DONE, STOPPED, WAITING
+from wattsched.mig.view import Assignment
 
 if TYPE_CHECKING:
     from wattsched.mig.simulator import MigSimulation
@@ -27,29 +27,29 @@ _EPS_S = 1e-9
 def stop_job(sim: MigSimulation, j: int, s: int, now: float) -> None:
     """Take running job ``j`` off slice ``s`` (progress kept); counts one preemption."""
     st = sim._state
-    st.fraction[j] -= (now - st.run_start_s[j]) / st.durations_s[j][st.slice_dix[s]]
+    st.remaining[j] -= (now - st.run_start_s[j]) / st.durations_s[j][st.slice_duration_index[s]]
     st.run_start_s[j] = now
     history = st.history
     if history is not None and now > st.seg_start_s[j]:
-        history[j].append((st.seg_start_s[j], now, sim._config.ident, st.slice_slot[s]))
+        history[j].append((st.seg_start_s[j], now, sim._config.ident, st.slice_start[s]))
     st.slice_of[j] = STOPPED
-    st.end_s[j] = math.inf
+    st.finish_s[j] = math.inf
     st.preemptions[j] += 1
     sim._preemptions += 1
-    sim._units -= st.slice_units[s]
+    sim._busy -= st.slice_compute[s] * sim._weight[j]
 
 
 def complete_job(sim: MigSimulation, j: int, t: float) -> None:
     st = sim._state
     s = st.slice_of[j]
     if st.history is not None:
-        st.history[j].append((st.seg_start_s[j], t, sim._config.ident, st.slice_slot[s]))
-    st.job_on[s] = -1
-    sim._units -= st.slice_units[s]
+        st.history[j].append((st.seg_start_s[j], t, sim._config.ident, st.slice_start[s]))
+    st.running[s] = -1
+    sim._busy -= st.slice_compute[s] * sim._weight[j]
     st.slice_of[j] = DONE
-    st.fraction[j] = 0.0
-    st.end_s[j] = math.inf
-    st.completion_s[j] = t
+    st.remaining[j] = 0.0
+    st.finish_s[j] = math.inf
+    st.completed_at_s[j] = t
     sim._completed += 1
     tardiness = t - st.deadline_s[j]
     if tardiness > _EPS_S:
@@ -60,7 +60,7 @@ def complete_job(sim: MigSimulation, j: int, t: float) -> None:
             sim._tardiness_max_s = tardiness
 
 
-def apply_decision(sim: MigSimulation, decision: list[int], now: float) -> None:
+def apply_decision(sim: MigSimulation, decision: Assignment, now: float) -> None:
     """Validate a policy's slice assignment and apply it (see :mod:`wattsched.mig.policies.base`).
 
     All stops happen before all starts, in slot order, so a job moved between slices is stopped first.
@@ -69,8 +69,8 @@ def apply_decision(sim: MigSimulation, decision: list[int], now: float) -> None:
     the hottest path of the full re-evaluation policies, which move jobs between slices at most scheduling
     points."""
     st = sim._state
-    old = st.job_on
-    if decision == old:  # the common "nothing moves" outcome of a full re-evaluation
+    old = st.running
+    if decision == tuple(old):  # the common "nothing moves" outcome of a full re-evaluation
         if st.waiting and -1 in old:
             raise PolicyError("a slice is left idle while jobs wait")
         return
@@ -78,26 +78,27 @@ def apply_decision(sim: MigSimulation, decision: list[int], now: float) -> None:
     if len(decision) != n:
         raise PolicyError(f"decision has {len(decision)} entries for {n} slices")
     slice_of = st.slice_of
-    end_s = st.end_s
-    units = st.slice_units
+    end_s = st.finish_s
+    units = st.slice_compute
+    weight = sim._weight
     history = st.history
     seg_start = st.seg_start_s
-    busy = sim._units
+    busy = sim._busy
     stopped = []
     for s in range(n):
         o = old[s]
         if o >= 0 and decision[s] != o:
             if history is not None and now > seg_start[o]:
-                history[o].append((seg_start[o], now, sim._config.ident, st.slice_slot[s]))
+                history[o].append((seg_start[o], now, sim._config.ident, st.slice_start[s]))
             slice_of[o] = STOPPED
             end_s[o] = math.inf
             st.preemptions[o] += 1
-            busy -= units[s]
+            busy -= units[s] * weight[o]
             stopped.append(o)
     sim._preemptions += len(stopped)
     busy = _start_moved(sim, decision, old, now, busy)
-    sim._units = busy
-    st.job_on = list(decision)
+    sim._busy = busy
+    st.running = list(decision)
     for j in stopped:
         if slice_of[j] == STOPPED:
             sim._enqueue(j, now)
@@ -105,25 +106,25 @@ def apply_decision(sim: MigSimulation, decision: list[int], now: float) -> None:
         raise PolicyError("a slice is left idle while jobs wait")
 
 
-def _start_moved(sim: MigSimulation, decision: list[int], old: list[int], now: float, busy: int) -> int:
+def _start_moved(sim: MigSimulation, decision: Assignment, old: list[int], now: float, busy: int) -> int:
     """Start every job the decision puts on a new slice, from ``now``, with its exact completion event;
-    returns the busy units."""
+    returns the busy state."""
     st = sim._state
     queue = sim._queue
-    heap = queue._heap  # pushes straight onto the kernel's heap, keeping its sequence numbers
-    seq = queue._seq
+    schedule = queue.schedule
     floor = queue.now
     slice_of = st.slice_of
     waiting = st.waiting
     wkey = st.wkey
-    fraction = st.fraction
+    fraction = st.remaining
     durations = st.durations_s
-    dix = st.slice_dix
-    units = st.slice_units
+    dix = st.slice_duration_index
+    units = st.slice_compute
+    weight = sim._weight
     run_start = st.run_start_s
     seg_start = st.seg_start_s
     timer = st.timer_s
-    end_s = st.end_s
+    end_s = st.finish_s
     s = 0  # a counter measured faster than enumerate() on these short lists
     for j in decision:
         if j >= 0 and j != old[s]:
@@ -141,11 +142,9 @@ def _start_moved(sim: MigSimulation, decision: list[int], old: list[int], now: f
             if end < floor:  # only for remainders below EPS_S: keep the queue's clock monotone
                 end = floor
             end_s[j] = end
-            seq += 1
-            heappush(heap, (end, COMPLETION, seq, j))
-            busy += units[s]
+            schedule(end, COMPLETION, j)
+            busy += units[s] * weight[j]
         elif j < -1:
             raise PolicyError(f"bad job index {j} for slice {s}")
         s += 1  # noqa: SIM113 - see above
-    queue._seq = seq
     return busy

@@ -8,14 +8,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from wattsched.mig.state import MigState
-    from wattsched.workload.job import Job
+    from wattsched.hardware.mig import MigGpu
+    from wattsched.mig._state import EngineState
+    from wattsched.workload.job import Job, JobKind, Scaling
 
 __all__ = [
-    "JobRecord", "JobView", "SimResult", "SimSnapshot", "SliceSegment", "build_records", "new_job_record",
+    "JobRecord",
+    "JobView",
+    "SimResult",
+    "SimSnapshot",
+    "SliceSegment",
+    "build_records",
+    "new_job_record",
 ]
 
-#: One stretch a job ran on one slice: ``(start_s, end_s, configuration ident, first_slot)``.
+#: One stretch a job ran on one slice: ``(start_s, end_s, configuration id, slice start)`` (the slice's
+#: memory-slot start, as NVML places it: it names the slice within its configuration).
 SliceSegment = tuple[float, float, int | str, int]
 
 
@@ -36,13 +44,27 @@ class JobRecord:
 
 
 _new_object = object.__new__
-(_set_job_id, _set_arrival, _set_deadline, _set_start, _set_completion, _set_tardiness, _set_preemptions,
- _set_slices) = (getattr(JobRecord, name).__set__ for name in JobRecord.__slots__)
+(
+    _set_job_id,
+    _set_arrival,
+    _set_deadline,
+    _set_start,
+    _set_completion,
+    _set_tardiness,
+    _set_preemptions,
+    _set_slices,
+) = (getattr(JobRecord, name).__set__ for name in JobRecord.__slots__)
 
 
 def new_job_record(
-    job_id: str, arrival_s: float, deadline_s: float, start_s: float, completion_s: float,
-    tardiness_s: float, preemptions: int, slices: tuple[SliceSegment, ...],
+    job_id: str,
+    arrival_s: float,
+    deadline_s: float,
+    start_s: float,
+    completion_s: float,
+    tardiness_s: float,
+    preemptions: int,
+    slices: tuple[SliceSegment, ...],
 ) -> JobRecord:
     """``JobRecord(...)`` without the frozen ``__init__``'s ``object.__setattr__`` per field: about 1.6x
     faster, which shows when a run records every job (the Table II study does). Same object, fully set."""
@@ -59,7 +81,7 @@ def new_job_record(
 
 
 def build_records(
-    jobs: Sequence[Job], rows: Sequence[int], state: MigState, eps_s: float
+    jobs: Sequence[Job], rows: Sequence[int], state: EngineState, eps_s: float
 ) -> tuple[JobRecord, ...]:
     """One record per job, in trace row order (``jobs[j]`` is the job of rank ``j``, from row ``rows[j]``);
     tardiness below ``eps_s`` counts as on time."""
@@ -68,12 +90,18 @@ def build_records(
     nan = math.nan
     # One zip over the per-job lists instead of indexing each of them (this runs once per job).
     for row, job, deadline, completion, preemptions, segments in zip(
-        rows, jobs, state.deadline_s, state.completion_s, state.preemptions, history, strict=True
+        rows, jobs, state.deadline_s, state.completed_at_s, state.preemptions, history, strict=True
     ):
         tardiness = completion - deadline
         records[row] = new_job_record(
-            job.job_id, job.arrival_s, deadline, segments[0][0] if segments else nan, completion,
-            tardiness if tardiness > eps_s else 0.0, preemptions, tuple(segments),
+            job.job_id,
+            job.arrival_s,
+            deadline,
+            segments[0][0] if segments else nan,
+            completion,
+            tardiness if tardiness > eps_s else 0.0,
+            preemptions,
+            tuple(segments),
         )
     # ``rows`` is a permutation of the job indices, so every entry is filled.
     return tuple(records)  # type: ignore[arg-type]
@@ -91,7 +119,7 @@ class SimResult:
     preemptions: int
     repartitions: int
     end_s: float
-    #: Time spent at each busy-unit level u = 0..7 over [0, end_s] (sums to end_s).
+    #: Time spent with u = 0..U busy compute slices over [0, end_s] (sums to end_s).
     busy_time_s: tuple[float, ...]
     #: Total time without slices because of repartitions.
     blackout_s: float
@@ -130,12 +158,14 @@ class JobView:
     deadline_s: float
     remaining_fraction: float
     durations_s: tuple[float, ...]
-    #: Index of the slice (in the configuration's slot order) the job runs on, or ``None`` if it waits.
+    #: Index of the slice (in the configuration's placement order) the job runs on, or ``None`` if it waits.
     slice_index: int | None
+    kind: JobKind | None = None
+    scaling: Scaling | None = None
 
     @property
     def remaining_s(self) -> tuple[float, ...]:
-        """Remaining run time alone on each slice size (same indexing as ``durations_s``)."""
+        """Remaining run time alone on each compute size of the GPU, then the full GPU (``durations_s``)."""
         return tuple(self.remaining_fraction * d for d in self.durations_s)
 
 
@@ -157,3 +187,5 @@ class SimSnapshot:
     completed_jobs: int
     preemptions: int
     repartitions: int
+    #: The simulated GPU (its configurations are the ids a partitioner may choose).
+    gpu: MigGpu | None = None

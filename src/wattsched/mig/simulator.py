@@ -1,15 +1,24 @@
-"""Event-driven, preemptive simulator of one MIG GPU (CONTRACT §4, papers.md §A.5.1).
+"""Event-driven, preemptive simulator of one MIG GPU (CONTRACT §4, §7; papers.md §A.5.1).
 
 Events: job arrival, job completion, critical-laxity timer and repartition end, kept in the domain-blind
-:class:`~wattsched.sim.EventQueue`. Events closer than :data:`EPS_S` are one *instant*: the simulator
-processes all of them, then runs the scheduler once. A job that ran ``Δ`` on a slice with duration
-``dur`` loses ``Δ/dur`` of its work; a completion event sits at ``start + remaining·dur`` exactly. Energy is
-the piecewise-constant integral of ``P(u)``, ``u`` = compute units of busy slices, from 0 to
-``end_s = max(horizon_s, last event)``.
+:class:`~wattsched.sim.EventQueue` (arrivals as its sorted stream). Events closer than :data:`EPS_S` are one
+*instant*: the simulator processes all of them, then runs the scheduler once. A job that ran ``Δ`` on a slice
+with duration ``dur`` loses ``Δ/dur`` of its work; a completion event sits at ``start + remaining·dur``
+exactly. Energy is the piecewise-constant integral of the GPU's power in its busy state (P1: ``P(u)``, ``u`` =
+compute slices of busy slices; per job kind on GPUs whose power model says so, see
+:mod:`wattsched.hardware.power`) from 0 to ``end_s = max(horizon_s, last event)``.
+
+The GPU is any catalogue entry (``gpu="h200-141gb"``, a path, or a :class:`~wattsched.hardware.mig.MigGpu`;
+default P1's A100-40GB). A job's run time on a slice is its duration for the slice's compute size
+(:meth:`wattsched.workload.job.Job.duration_for_size`).
+
+Power cap (``power_cap=True``): a busy state whose uncapped power exceeds the GPU's cap runs every busy slice
+slower by the power model's shared speed factor; progress is settled at every change of state and the
+completions re-timed. Off by default (P1's A100 curve never exceeds its cap, so results there are unchanged).
 
 Repartitioning (:meth:`MigSimulation.repartition`) preempts every running job, each counting one preemption
 (the MIG instance it ran on is destroyed). ``repartition_mode="blackout"`` (default, papers.md §A.2.4):
-no slice exists for ``profile.repartition_s`` seconds, the GPU draws ``P(0)``, arrivals wait, then the new
+no slice exists for the GPU's ``repartition_s`` seconds, the GPU draws idle power, arrivals wait, then the new
 configuration exists and the scheduler runs at once. ``"deadline_shift"`` (the SMART-MIG alternative): the
 change is instantaneous, and the deadline of every arrived, unfinished job is reduced by ``repartition_s``,
 for scheduling and for tardiness alike (later arrivals are not shifted).
@@ -20,16 +29,16 @@ from __future__ import annotations
 import math
 import operator
 from bisect import bisect_left, insort
-from collections.abc import Sequence
-from heapq import heappop
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from wattsched.errors import ConfigError
-from wattsched.hardware.mig import Configuration, MigProfile, default_profile
+from wattsched.hardware.catalogue import load_gpu
+from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.mig import _apply
 from wattsched.mig._results import JobView, SimResult, SimSnapshot, build_records
+from wattsched.mig._state import WAITING, EngineState
 from wattsched.mig.policies import POLICIES, SchedulingPolicy
-from wattsched.mig.state import WAITING, MigState
 from wattsched.sim import EventQueue
 from wattsched.sim.kernel import Event
 from wattsched.workload.job import Job, JobKind
@@ -40,13 +49,14 @@ __all__ = ["EPS_S", "MigSimulation", "RepartitionMode", "resolve_configuration",
 EPS_S = 1e-9
 _COMPLETION, _BLACKOUT_END, _ARRIVAL, _TIMER = 0, 1, 2, 3
 RepartitionMode = Literal["blackout", "deadline_shift"]
+#: A run's power selection: ``None`` (the GPU's default), a curve name, ``"kind"``, or a mix ``{curve:
+# weight}``.
+PowerSelection = str | Mapping[str, float] | None
 
 
-def resolve_configuration(profile: MigProfile, configuration: int | str | Configuration) -> Configuration:
-    """A :class:`Configuration` from an id (1..12, ``"no-mig"``) or a configuration object."""
-    if isinstance(configuration, Configuration):
-        return configuration
-    return profile.configuration(configuration)
+def resolve_configuration(gpu: MigGpu, configuration: int | str | Configuration) -> Configuration:
+    """A :class:`Configuration` from an id (as ``mig configs`` lists them, ``"no-mig"``) or itself."""
+    return gpu.configuration(configuration)
 
 
 def resolve_policy(policy: str | SchedulingPolicy) -> SchedulingPolicy:
@@ -63,16 +73,20 @@ class MigSimulation:
         configuration: int | str | Configuration,
         policy: str | SchedulingPolicy,
         *,
-        profile: MigProfile | None = None,
+        gpu: MigGpu | str | None = None,
         horizon_s: float | None = None,
         record_jobs: bool = False,
         repartition_mode: RepartitionMode = "blackout",
+        power_curve: PowerSelection = None,
+        power_cap: bool = False,
     ) -> None:
         if repartition_mode not in ("blackout", "deadline_shift"):
             raise ConfigError(
                 f"unknown repartition_mode '{repartition_mode}'; valid: blackout, deadline_shift"
             )
-        self._profile = profile if profile is not None else default_profile()
+        if horizon_s is not None and not (math.isfinite(horizon_s) and horizon_s >= 0):
+            raise ConfigError(f"horizon_s must be a finite number >= 0, got {horizon_s!r}")
+        self._gpu = load_gpu(gpu)
         self._policy = resolve_policy(policy)
         # Read once: the policy is stateless, and these are consulted at every enqueue.
         self._timed = self._policy.critical_laxity_s is not None
@@ -87,18 +101,22 @@ class MigSimulation:
         self._jobs = [jobs[i] for i in order]
         self._rows = order
         self._arrival_s = arrivals
-        self._state = MigState(
-            [j.deadline_s for j in self._jobs], [tuple(j.durations_s) for j in self._jobs], record_jobs
+        sizes = self._gpu.compute_sizes
+        self._state = EngineState(
+            [j.deadline_s for j in self._jobs], [j.durations_for(sizes) for j in self._jobs], record_jobs
         )
         self._inference = [int(job.kind == JobKind.INFERENCE) for job in self._jobs]
+        table = self._gpu.power.table(power_curve, throttle=power_cap)
+        self._power_table = table
+        #: Busy-state increment per compute slice of each job (1 everywhere unless power is per job kind).
+        self._weight = [table.kind_weight[job.kind.value] for job in self._jobs]
+        self._speed = table.speed
         last_arrival = self._jobs[-1].arrival_s if self._jobs else 0.0
         self._horizon_s = float(horizon_s) if horizon_s is not None else last_arrival
-        self._queue = EventQueue()
-        #: Arrivals are merged from the sorted list (see _next_instant): the next job to arrive.
-        self._next_arrival = 0
-        self._power_w = self._profile.power_w
+        self._queue = EventQueue(stream=arrivals, stream_priority=_ARRIVAL)
+        self._power_w = table.power_w
         self._busy_time = [0.0] * len(self._power_w)
-        self._units = 0
+        self._busy = 0  # the busy state (index into the power table)
         self._last_s = 0.0
         self._now_s = 0.0
         self._in_blackout = False
@@ -112,10 +130,14 @@ class MigSimulation:
         self._late_inference = 0
         self._end_s = math.nan
         self._finished = False
-        self._config = resolve_configuration(self._profile, configuration)
+        self._config = resolve_configuration(self._gpu, configuration)
         self._install(self._config)
 
     # ------------------------------------------------------------------ public stepping API
+    @property
+    def gpu(self) -> MigGpu:
+        return self._gpu
+
     @property
     def now_s(self) -> float:
         return self._now_s
@@ -136,7 +158,7 @@ class MigSimulation:
     @property
     def energy_j(self) -> float:
         """Energy consumed so far (up to ``now_s``; up to ``end_s`` once finished)."""
-        return sum(p * t for p, t in zip(self._power_w, self._busy_time, strict=True))
+        return sum(p * t for p, t in zip(self._power_w, self._busy_time, strict=True) if t)
 
     @property
     def accrued_tardiness_s(self) -> float:
@@ -184,15 +206,16 @@ class MigSimulation:
             preemptions=self._preemptions,
             repartitions=self._repartitions,
             end_s=self._end_s,
-            busy_time_s=tuple(self._busy_time),
+            busy_time_s=self._busy_time_by_units(),
             blackout_s=self._blackout_s,
             records=build_records(self._jobs, self._rows, self._state, EPS_S)
-            if self._state.history is not None else None,
+            if self._state.history is not None
+            else None,
         )
 
     def repartition(self, configuration: int | str | Configuration) -> bool:
         """Change the configuration at the current epoch; ``False`` (and no cost) if it is the current one."""
-        config = resolve_configuration(self._profile, configuration)
+        config = resolve_configuration(self._gpu, configuration)
         if self._in_blackout:
             raise RuntimeError("cannot repartition during a repartition blackout")
         if config == self._config:
@@ -200,39 +223,60 @@ class MigSimulation:
         now = self._now_s
         self._stop_all(now)
         self._repartitions += 1
+        repartition_s = self._gpu.repartition_s
         if self._mode == "blackout":
             self._install(None)
             self._config = config
             self._in_blackout = True
-            self._blackout_s += self._profile.repartition_s
-            self._queue.schedule(now + self._profile.repartition_s, _BLACKOUT_END, config)
+            self._blackout_s += repartition_s
+            self._queue.schedule(now + repartition_s, _BLACKOUT_END, config)
         else:
             st = self._state
             for j in self._present_jobs():
-                st.deadline_s[j] -= self._profile.repartition_s
+                st.deadline_s[j] -= repartition_s
             self._install(config)
             self._config = config
             self._reschedule(now)
+            if self._speed is not None:
+                self._retime(now)
         return True
 
     def snapshot(self) -> SimSnapshot:
         st = self._state
         now = self._now_s
+        speed = self._speed[self._busy] if self._speed is not None else 1.0
         present = sorted(self._present_jobs(), key=lambda j: (st.deadline_s[j], j))
         views = []
         for j in present:
             s = st.slice_of[j]
             job = self._jobs[j]
-            views.append(JobView(job.job_id, job.arrival_s, st.deadline_s[j], st.current_fraction(j, now),
-                                 st.durations_s[j], s if s >= 0 else None))
+            views.append(
+                JobView(
+                    job.job_id,
+                    job.arrival_s,
+                    st.deadline_s[j],
+                    st.current_remaining(j, now, speed),
+                    st.durations_s[j],
+                    s if s >= 0 else None,
+                    job.kind,
+                    job.scaling,
+                )
+            )
         return SimSnapshot(
-            now_s=now, configuration=self._config.ident, in_blackout=self._in_blackout, jobs=tuple(views),
-            energy_j=self.energy_j, accrued_tardiness_s=self.accrued_tardiness_s,
-            completed_jobs=self._completed, preemptions=self._preemptions, repartitions=self._repartitions,
+            now_s=now,
+            configuration=self._config.ident,
+            in_blackout=self._in_blackout,
+            jobs=tuple(views),
+            energy_j=self.energy_j,
+            accrued_tardiness_s=self.accrued_tardiness_s,
+            completed_jobs=self._completed,
+            preemptions=self._preemptions,
+            repartitions=self._repartitions,
+            gpu=self._gpu,
         )
 
     def fork(self) -> MigSimulation:
-        """An independent copy for look-ahead (jobs, profile and the stateless policy are shared)."""
+        """An independent copy for look-ahead (jobs, GPU and the stateless policy are shared)."""
         other = MigSimulation.__new__(MigSimulation)
         other.__dict__.update(self.__dict__)
         other._state = self._state.copy()
@@ -241,21 +285,27 @@ class MigSimulation:
         return other
 
     # ------------------------------------------------------------------ internals
+    def _busy_time_by_units(self) -> tuple[float, ...]:
+        table = self._power_table
+        if not table.per_kind:
+            return tuple(self._busy_time)
+        out = [0.0] * (table.units + 1)
+        for state, seconds in enumerate(self._busy_time):
+            if seconds:
+                out[table.busy_units(state)] += seconds
+        return tuple(out)
+
     def _present_jobs(self) -> list[int]:
         st = self._state
-        return [j for _, j in st.waiting] + [j for j in st.job_on if j >= 0]
+        return [j for _, j in st.waiting] + [j for j in st.running if j >= 0]
 
     def _install(self, config: Configuration | None) -> None:
         """Make ``config``'s slices current (``None``: no slice, during a blackout)."""
         st = self._state
         slices = config.slices if config is not None else ()
-        st.slice_units = [s.compute_units for s in slices]
-        st.slice_dix = [s.duration_index for s in slices]
-        st.slice_slot = [s.first_slot for s in slices]
-        st.scan_order = sorted(range(len(slices)), key=lambda s: (st.slice_units[s], st.slice_slot[s]))
-        st.config_dixes = tuple(sorted(set(st.slice_dix)))
-        st.job_on = [-1] * len(slices)
-        st.policy_memo = {}
+        st.install([(s.compute, s.start, s.duration_index) for s in slices])
+        if slices:
+            st.job_reference_s = self._policy.on_configuration(st) or []
         # Keys (LLF/LALF) depend on the configuration: re-key the waiting jobs and their timers.
         entries = [j for _, j in st.waiting]
         st.waiting = []
@@ -267,18 +317,17 @@ class MigSimulation:
         st = self._state
         st.slice_of[j] = WAITING
         st.timer_s[j] = -1.0
-        if self._in_blackout or not st.job_on:
+        if self._in_blackout or not st.running:
             key = st.deadline_s[j]
-            st.wkey[j] = key
         else:
             policy = self._policy
-            key = policy.waiting_key(st, j)
-            st.wkey[j] = key  # before critical_time_s, which may read it (see MigState)
+            key = policy.rank(st, j)
             if self._timed and st.crit_count[j] < self._max_critical_events:
-                when = policy.critical_time_s(st, j)
+                when = policy.critical_time_s(st, j, key)
                 if when > now + EPS_S and when < math.inf:
                     st.timer_s[j] = when
                     self._queue.schedule(when, _TIMER, j)
+        st.wkey[j] = key
         insort(st.waiting, (key, j))
 
     def _dequeue(self, j: int) -> None:
@@ -291,65 +340,42 @@ class MigSimulation:
         """Preempt every running job (repartition)."""
         st = self._state
         stopped = []
-        for s, j in enumerate(st.job_on):
+        for s, j in enumerate(st.running):
             if j >= 0:
                 _apply.stop_job(self, j, s, now)
                 stopped.append(j)
-        st.job_on = [-1] * len(st.job_on)
-        self._units = 0
+        st.running = [-1] * len(st.running)
+        self._busy = 0
         for j in stopped:
             self._enqueue(j, now)
 
-    def _next_instant(self) -> bool | None:
-        """Process the next instant: the first live event and every event at most EPS_S after it.
-
-        Returns ``None`` when no event is left, else whether the instant was a decision epoch. Cancelled
-        completions and timers at the head of the queue are discarded first, so they never move the clock.
-        Arrivals are not in the queue: they are merged from the sorted arrival list as if each were an event
-        ``(arrival_s, _ARRIVAL)``, so only stale events ordered before the next arrival are dropped (later
-        ones may fall inside its instant, exactly as if the arrival sat in the heap)."""
-        heap = self._queue._heap  # popped directly: events come in (time, priority, seq) order
+    def _is_live(self, event: Event) -> bool:
+        """Whether a queued completion or timer still stands (the kernel asks about stale heads)."""
+        time, kind, _, j = event
         st = self._state
-        arrivals = self._arrival_s
-        first = self._next_arrival
-        arrival = arrivals[first] if first < len(arrivals) else math.inf
-        while heap:
-            time, kind, _, j = heap[0]
-            if time > arrival or (time == arrival and kind > _ARRIVAL):
-                break  # the next arrival comes first
-            if kind == _COMPLETION:
-                if st.slice_of[j] >= 0 and st.end_s[j] == time:
-                    break
-            elif kind != _TIMER or (st.slice_of[j] == WAITING and st.timer_s[j] == time):
-                break
-            heappop(heap)
-        else:
-            if arrival == math.inf:
-                return None
-        limit = (heap[0][0] if heap and heap[0][0] <= arrival else arrival) + EPS_S
-        batch = []
-        while heap and heap[0][0] <= limit:
-            batch.append(heappop(heap))
-        stop = first
-        while stop < len(arrivals) and arrivals[stop] <= limit:
-            stop += 1
-        self._next_arrival = stop
-        # The instant is the latest of its events (stale ones included), so no job starts before it arrives.
-        t = batch[-1][0] if batch else -math.inf
-        if stop > first and arrivals[stop - 1] > t:
-            t = arrivals[stop - 1]
-        return self._handle_instant(batch, first, stop, t)
+        if kind == _COMPLETION:
+            return st.slice_of[j] >= 0 and st.finish_s[j] == time
+        return kind != _TIMER or (st.slice_of[j] == WAITING and st.timer_s[j] == time)
+
+    def _next_instant(self) -> bool | None:
+        """Process the next instant (:meth:`EventQueue.pop_instant`). Returns ``None`` when no event is left,
+        else whether the instant was a decision epoch."""
+        instant = self._queue.pop_instant(EPS_S, self._is_live)
+        if instant is None:
+            return None
+        return self._handle_instant(instant.events, instant.first, instant.stop, instant.time)
 
     def _handle_instant(self, batch: list[Event], first: int, stop: int, t: float) -> bool:
         """Handle an instant's events at time ``t`` in event order, then run the scheduler once.
 
         Returns whether it was a decision epoch (an arrival or completion outside a blackout)."""
-        self._queue.now = t
-        self._busy_time[self._units] += t - self._last_s
+        self._busy_time[self._busy] += t - self._last_s
         self._last_s = t
         self._now_s = t
         st = self._state
         st.now_s = t
+        if self._speed is not None:
+            self._settle(t)
         schedule = epoch = False
         pending = stop > first  # the instant's arrivals, handled where their event would sort
         arrival = self._arrival_s[first] if pending else math.inf
@@ -360,7 +386,7 @@ class MigSimulation:
                 schedule |= arrived
                 epoch |= arrived
             if kind == _COMPLETION:
-                if st.slice_of[payload] >= 0 and st.end_s[payload] == time:
+                if st.slice_of[payload] >= 0 and st.finish_s[payload] == time:
                     _apply.complete_job(self, payload, t)
                     schedule = epoch = True
             elif kind == _TIMER:
@@ -378,6 +404,8 @@ class MigSimulation:
             epoch |= arrived
         if schedule and not self._in_blackout:
             self._reschedule(t)
+        if self._speed is not None:
+            self._retime(t)
         return epoch
 
     def _arrive(self, first: int, stop: int, t: float) -> bool:
@@ -388,29 +416,54 @@ class MigSimulation:
 
     def _reschedule(self, now: float) -> None:
         st = self._state
-        job_on = st.job_on
-        if not job_on:
+        running = st.running
+        if not running:
             return
         # Bring running jobs' remaining fractions up to now (inlined: this runs at every scheduling point).
-        fraction = st.fraction
+        remaining = st.remaining
         run_start = st.run_start_s
         durations = st.durations_s
-        slice_dix = st.slice_dix
+        slice_dix = st.slice_duration_index
         s = 0  # a counter measured faster than zip()/enumerate() here (most slices are idle or up to date)
-        for j in job_on:
+        for j in running:
             if j >= 0:
                 start = run_start[j]
                 if start != now:
-                    fraction[j] -= (now - start) / durations[j][slice_dix[s]]
+                    remaining[j] -= (now - start) / durations[j][slice_dix[s]]
                     run_start[j] = now
             s += 1  # noqa: SIM113 - see above
         decision = self._policy.assign(st)
         if decision is not None:
             _apply.apply_decision(self, decision, now)
 
+    def _settle(self, now: float) -> None:
+        """Power-cap mode: bring every running job's progress up to ``now`` at the current state's speed."""
+        st = self._state
+        assert self._speed is not None
+        speed = self._speed[self._busy]
+        for s, j in enumerate(st.running):
+            if j >= 0 and st.run_start_s[j] != now:
+                st.remaining[j] -= (
+                    (now - st.run_start_s[j]) * speed / st.durations_s[j][st.slice_duration_index[s]]
+                )
+                st.run_start_s[j] = now
+
+    def _retime(self, now: float) -> None:
+        """Power-cap mode: completion times of the running jobs at the current state's speed."""
+        st = self._state
+        assert self._speed is not None
+        speed = self._speed[self._busy]
+        for s, j in enumerate(st.running):
+            if j >= 0:
+                end = now + st.remaining[j] * st.durations_s[j][st.slice_duration_index[s]] / speed
+                end = max(end, self._queue.now)
+                if end != st.finish_s[j]:
+                    st.finish_s[j] = end
+                    self._queue.schedule(end, _COMPLETION, j)
+
     def _finish(self) -> None:
         end = max(self._horizon_s, self._last_s)
-        self._busy_time[self._units] += end - self._last_s
+        self._busy_time[self._busy] += end - self._last_s
         self._last_s = end
         self._now_s = end
         self._end_s = end
@@ -422,11 +475,42 @@ def simulate(
     configuration: int | str | Configuration,
     policy: str | SchedulingPolicy,
     *,
-    profile: MigProfile | None = None,
+    gpu: MigGpu | str | None = None,
     horizon_s: float | None = None,
     record_jobs: bool = False,
+    repartition_mode: RepartitionMode = "blackout",
+    power_curve: PowerSelection = None,
+    power_cap: bool = False,
 ) -> SimResult:
-    """Simulate ``jobs`` on a fixed configuration under an in-configuration policy."""
+    """Simulate ``jobs`` on a fixed configuration under an in-configuration policy.
+
+    Args:
+        jobs: the trace (:func:`wattsched.workload.generate_jobs`, :func:`wattsched.workload.read_trace`).
+        configuration: an id as ``wattsched mig configs --gpu G`` lists them (A100-40GB: P1's 1..12), or
+            ``"no-mig"`` for the MIG-disabled GPU.
+        policy: ``edf-fs``, ``edf-ss``, ``edf-ss-restricted``, ``llf``, ``lalf`` (``POLICIES.available()``) or
+            a policy object.
+        gpu: a catalogue name (``a100-40gb`` default, ``a100-80gb``, ``h100-80gb``, ``h200-141gb``), a path to
+            a catalogue ``.toml``, or a :class:`~wattsched.hardware.mig.MigGpu`.
+        horizon_s: end of the arrival window in seconds (energy runs to ``max(horizon_s, last completion)``);
+            default the last arrival.
+        record_jobs: keep per-job records (``SimResult.records``).
+        repartition_mode: ``blackout`` (default) or ``deadline_shift`` (only matters when repartitioning).
+        power_curve: ``None`` (the GPU's default: per job kind where it declares kind curves), a curve name,
+            ``"kind"``, or a mix ``{curve: weight}``.
+        power_cap: model the GPU's power cap as a shared slow-down of every busy slice (default off).
+
+    Returns:
+        The run's :class:`~wattsched.mig.SimResult` (energy in J, tardiness in s).
+    """
     return MigSimulation(
-        jobs, configuration, policy, profile=profile, horizon_s=horizon_s, record_jobs=record_jobs
+        jobs,
+        configuration,
+        policy,
+        gpu=gpu,
+        horizon_s=horizon_s,
+        record_jobs=record_jobs,
+        repartition_mode=repartition_mode,
+        power_curve=power_curve,
+        power_cap=power_cap,
     ).run()

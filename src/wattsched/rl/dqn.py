@@ -190,8 +190,8 @@ class _BestKeeper:
         self.best_state: dict[str, Any] | None = None
 
     def score(self, model: Any) -> float:
-        from wattsched.mig.partition.dqn import DQNPartitioner
         from wattsched.mig.partition.evaluate import evaluate_policy
+        from wattsched.rl.partitioner import DQNPartitioner
 
         env = self.config.env
         reward = env.reward_spec()

@@ -21,7 +21,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from wattsched.mig.partition.base import MIG_CONFIGURATIONS
+from wattsched.hardware.catalogue import load_gpu
 from wattsched.mig.partition.runner import training_day
 from wattsched.mig.simulator import RepartitionMode
 from wattsched.rl import ENV_ID, register_envs
@@ -45,9 +45,15 @@ class EnvConfig:
     #: Lateness normaliser (expected jobs per day); ``None``: the profile's expected count.
     jobs_norm: float | None = None
     reward_scale: float = 100.0
-    initial_configuration: int = 2
+    #: The GPU (catalogue name or path); its configurations are the actions.
+    gpu: str = "a100-40gb"
+    #: Configuration at the start of each day; ``None``: the GPU's "initial" role.
+    initial_configuration: int | str | None = None
     scheduler: str = "edf-ss-restricted"
     repartition_mode: RepartitionMode = "blackout"
+    #: Power selection and power-cap option of the simulator (see :func:`wattsched.mig.simulate`).
+    power_curve: str | None = None
+    power_cap: bool = False
 
     def workload(self) -> WorkloadSpec:
         return WorkloadSpec(
@@ -67,18 +73,25 @@ class EnvConfig:
 
 
 class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
-    """Choose one of the 12 MIG configurations at every job arrival and completion."""
+    """Choose one of the GPU's MIG configurations (12 on P1's A100-40GB) at every job arrival and
+    completion."""
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 (gymnasium convention)
 
     def __init__(self, config: EnvConfig | None = None, **overrides: Any) -> None:
         base = config or EnvConfig()
         self.config = EnvConfig(**{**base.__dict__, **overrides}) if overrides else base
-        self._spec = ObservationSpec()
+        self._gpu = load_gpu(self.config.gpu)
+        self._spec = ObservationSpec.for_gpu(self._gpu)
+        self._actions = self._spec.configurations
+        initial = self.config.initial_configuration
+        self._initial = self._gpu.configuration(
+            initial if initial is not None else self._gpu.role("initial")
+        ).ident
         self._reward = self.config.reward_spec()
         self._workload = self.config.workload()
         self.observation_space = gym.spaces.Box(0.0, 1.0, shape=(self._spec.size,), dtype=np.float32)
-        self.action_space = gym.spaces.Discrete(len(MIG_CONFIGURATIONS))
+        self.action_space = gym.spaces.Discrete(len(self._actions))
         self._seed = 0
         self._day = 0
         self._sim: Any = None
@@ -101,10 +114,13 @@ class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
 
         self._sim = MigSimulation(
             list(jobs),
-            self.config.initial_configuration,
+            self._initial,
             self.config.scheduler,
+            gpu=self._gpu,
             horizon_s=self._workload.horizon_s,
             repartition_mode=self.config.repartition_mode,
+            power_curve=self.config.power_curve,
+            power_cap=self.config.power_cap,
         )
         self._energy_j = self._lateness_s = 0.0
         self._sim.advance()
@@ -115,8 +131,8 @@ class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
         if self._sim is None:
             raise RuntimeError("call reset() before step()")
         if not self.action_space.contains(np.int64(action)):
-            raise ValueError(f"action must be 0..{len(MIG_CONFIGURATIONS) - 1}, got {action!r}")
-        changed = self._sim.repartition(MIG_CONFIGURATIONS[int(action)])
+            raise ValueError(f"action must be 0..{len(self._actions) - 1}, got {action!r}")
+        changed = self._sim.repartition(self._actions[int(action)])
         running = self._sim.advance()
         if running:
             snapshot = self._sim.snapshot()

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from wattsched.sim.kernel import EventQueue
+from wattsched.sim.kernel import EventQueue, Instant
 
-__all__ = ["EventQueue"]
+__all__ = ["EventQueue", "Instant"]

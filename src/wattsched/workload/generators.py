@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from wattsched.errors import ConfigError
-from wattsched.hardware.mig import FULL_GPU_INDEX
 from wattsched.units import SECONDS_PER_HOUR
 from wattsched.workload.arrivals import PROFILES, poisson_arrivals, profile_arrivals
 from wattsched.workload.job import Job, JobKind, Scaling
@@ -81,8 +80,10 @@ class WorkloadSpec:
             raise ConfigError(f"training_range_s must satisfy 0 < low <= high, got {self.training_range_s!r}")
         weights = self.scaling_weights
         if len(weights) != 3 or not all(_finite(w) and w >= 0 for w in weights) or sum(weights) <= 0:
-            raise ConfigError("scaling_weights needs 3 weights >= 0 (linear, sublinear, capped), not all 0; "
-                              f"got {weights!r}")
+            raise ConfigError(
+                "scaling_weights needs 3 weights >= 0 (linear, sublinear, capped), not all 0; "
+                f"got {weights!r}"
+            )
         if not self.capped_limits or not all(_finite(c) and c >= 1 for c in self.capped_limits):
             raise ConfigError(f"capped_limits needs caps >= 1, got {self.capped_limits!r}")
         if not self.sublinear_curves:
@@ -128,9 +129,9 @@ def _arrivals(spec: WorkloadSpec, rng: np.random.Generator) -> np.ndarray:
     return profile_arrivals(PROFILES.make(spec.profile), spec.horizon_s, rng, spec.rate_multiplier)
 
 
-def _curve_choice(spec: WorkloadSpec, count: int, rng: np.random.Generator) -> tuple[
-    tuple[ScalingCurve, ...], np.ndarray
-]:
+def _curve_choice(
+    spec: WorkloadSpec, count: int, rng: np.random.Generator
+) -> tuple[tuple[ScalingCurve, ...], np.ndarray]:
     """The candidate curves and, for each job, the index of its curve."""
     if spec.curves is not None:
         return spec.curves, rng.integers(0, len(spec.curves), size=count)
@@ -159,11 +160,10 @@ def generate_jobs(spec: WorkloadSpec, seed: int | np.random.SeedSequence) -> lis
 
     dur_1g = np.maximum(np.where(inference, inference_s, training_s), _MIN_DURATION_S)
     speedups = np.asarray([c.speedups for c in table], dtype=np.float64)[curve_index]
-    durations = np.empty((count, FULL_GPU_INDEX + 1), dtype=np.float64)
-    durations[:, :FULL_GPU_INDEX] = dur_1g[:, None] / speedups
-    dur_7g = durations[:, FULL_GPU_INDEX - 1]
+    durations = dur_1g[:, None] / speedups  # one column per size of P1_SIZES (1, 2, 3, 4, 7)
+    dur_7g = durations[:, -1]
     linear = np.asarray([c.kind == Scaling.LINEAR for c in table])[curve_index]
-    durations[:, FULL_GPU_INDEX] = np.where(linear, dur_7g / spec.full_gpu_speedup, dur_7g)
+    full = np.where(linear, dur_7g / spec.full_gpu_speedup, dur_7g)
     deadlines = arrivals + slack * dur_7g
 
     kinds = np.where(inference, 0, 1).tolist()
@@ -171,8 +171,16 @@ def generate_jobs(spec: WorkloadSpec, seed: int | np.random.SeedSequence) -> lis
     kind_values = (JobKind.INFERENCE, JobKind.TRAINING)
     labels = [c.kind for c in table]
     return [
-        Job(f"j{i:06d}", arrival, deadline, kind_values[k], labels[c], tuple(row))  # type: ignore[arg-type]
-        for i, (arrival, deadline, k, c, row) in enumerate(zip(
-            arrivals.tolist(), deadlines.tolist(), kinds, chosen, durations.tolist(), strict=True
-        ))
+        Job(f"j{i:06d}", arrival, deadline, kind_values[k], labels[c], tuple(row), whole)
+        for i, (arrival, deadline, k, c, row, whole) in enumerate(
+            zip(
+                arrivals.tolist(),
+                deadlines.tolist(),
+                kinds,
+                chosen,
+                durations.tolist(),
+                full.tolist(),
+                strict=True,
+            )
+        )
     ]

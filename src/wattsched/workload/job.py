@@ -1,16 +1,38 @@
-"""The MIG job model: one deadline job with a run time per slice compute size."""
+"""The MIG job model: one deadline job, its scaling family and its run time per slice compute size.
+
+A job gives its run time alone on slices of the compute sizes in ``sizes`` (a trace's ``dur_<g>g_s`` columns;
+P1's sizes 1, 2, 3, 4, 7 by default) and on the MIG-disabled GPU (``dur_full_s``). A GPU may need a size the
+job does not give; :meth:`Job.duration_for_size` then derives it from the job's scaling family (CONTRACT §7):
+
+* between two given sizes ``a < g < b``: speed ``1/dur`` interpolated linearly in ``g``;
+* below the smallest given size ``m``: speed proportional to ``g`` (``dur_g = dur_m · m / g``), every family;
+* above the largest given size ``M``: ``linear`` speed proportional to ``g``; ``capped`` no faster than on
+``M``
+  (the cap is at or below ``M``, or unknown); ``sublinear`` the power law through the two largest given sizes
+  (never faster than linear); ``measured``: no rule — an error naming the size.
+"""
 
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 
-from wattsched.hardware.mig import COMPUTE_SIZES, FULL_GPU_INDEX
+from wattsched.errors import InputError
 
-__all__ = ["DURATION_COLUMNS", "Job", "JobKind", "Scaling"]
+__all__ = ["DURATION_COLUMNS", "P1_SIZES", "Job", "JobKind", "Scaling", "duration_column"]
 
-#: Trace columns holding the per-size durations, in ``Job.durations_s`` order (without ``dur_full_s``).
-DURATION_COLUMNS: tuple[str, ...] = tuple(f"dur_{g}g_s" for g in COMPUTE_SIZES)
+#: Compute sizes of P1's A100-40GB slices (and of every GPU in the catalogue): a job's default ``sizes``.
+P1_SIZES: tuple[int, ...] = (1, 2, 3, 4, 7)
+
+
+def duration_column(size: int) -> str:
+    """The trace column of a compute size: ``dur_3g_s``."""
+    return f"dur_{size}g_s"
+
+
+#: Trace columns of P1's sizes (CONTRACT §3), in ``P1_SIZES`` order (without ``dur_full_s``).
+DURATION_COLUMNS: tuple[str, ...] = tuple(duration_column(g) for g in P1_SIZES)
 
 
 class JobKind(enum.StrEnum):
@@ -27,27 +49,64 @@ class Scaling(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A job of a MIG trace (CONTRACT §3).
-
-    ``durations_s`` holds the run time alone on a slice of compute size 1, 2, 3, 4, 7 and, at index
-    ``FULL_GPU_INDEX`` (5), on the GPU with MIG disabled.
-    """
+    """A job of a MIG trace (CONTRACT §3, §7); see the module docstring for sizes a job does not give."""
 
     job_id: str
     arrival_s: float
     deadline_s: float
     kind: JobKind
     scaling: Scaling
-    durations_s: tuple[float, float, float, float, float, float]
+    #: Run time alone on a slice of each size in ``sizes`` (same order), seconds.
+    durations_s: tuple[float, ...]
+    #: Run time on the GPU with MIG disabled, seconds.
+    dur_full_s: float
+    #: Compute sizes ``durations_s`` is given for, ascending.
+    sizes: tuple[int, ...] = P1_SIZES
 
     @staticmethod
-    def default_full_duration(dur_7g_s: float, scaling: Scaling, speedup: float = 1.06) -> float:
-        """``dur_full_s`` when a trace omits it: 6 % faster than 7g for linear jobs (P1 §A.3.5)."""
-        return dur_7g_s / speedup if scaling == Scaling.LINEAR else dur_7g_s
+    def default_full_duration(dur_largest_s: float, scaling: Scaling, speedup: float = 1.06) -> float:
+        """``dur_full_s`` when a trace omits it: 6 % faster than the largest slice if linear (§A.3.5)."""
+        return dur_largest_s / speedup if scaling == Scaling.LINEAR else dur_largest_s
 
-    @property
-    def dur_full_s(self) -> float:
-        return self.durations_s[FULL_GPU_INDEX]
+    def duration_for_size(self, size: int) -> float:
+        """Run time on a slice of ``size`` compute slices, given or derived (module docstring)."""
+        sizes = self.sizes
+        if size in sizes:
+            return self.durations_s[sizes.index(size)]
+        return self._derived(size)
 
-    def duration_for_size(self, compute_units: int) -> float:
-        return self.durations_s[COMPUTE_SIZES.index(compute_units)]
+    def durations_for(self, sizes: tuple[int, ...]) -> tuple[float, ...]:
+        """Run times for ``sizes`` followed by ``dur_full_s`` (the simulator's per-job duration row)."""
+        if sizes == self.sizes:
+            return (*self.durations_s, self.dur_full_s)
+        return (*(self.duration_for_size(g) for g in sizes), self.dur_full_s)
+
+    def _derived(self, size: int) -> float:
+        sizes, durations = self.sizes, self.durations_s
+        if size <= 0:
+            raise InputError(f"job '{self.job_id}': compute size must be > 0, got {size}")
+        low = [g for g in sizes if g < size]
+        high = [g for g in sizes if g > size]
+        if low and high:
+            a, b = low[-1], high[0]
+            speed_a, speed_b = 1.0 / durations[sizes.index(a)], 1.0 / durations[sizes.index(b)]
+            return 1.0 / (speed_a + (size - a) * (speed_b - speed_a) / (b - a))
+        if high:
+            m = high[0]
+            return durations[sizes.index(m)] * m / size
+        top = sizes[-1]
+        dur_top = durations[-1]
+        if self.scaling == Scaling.LINEAR:
+            return dur_top * top / size
+        if self.scaling == Scaling.CAPPED:
+            return dur_top
+        if self.scaling == Scaling.SUBLINEAR and len(sizes) >= 2:
+            below = sizes[-2]
+            exponent = math.log(durations[-2] / dur_top) / math.log(top / below)
+            exponent = min(max(exponent, 0.0), 1.0)
+            return dur_top * (top / size) ** exponent
+        raise InputError(
+            f"job '{self.job_id}' ({self.scaling.value}) has no {duration_column(size)} and no rule "
+            f"derives it from sizes {', '.join(map(str, sizes))}",
+            column=duration_column(size),
+        )

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from wattsched.errors import InputError
-from wattsched.hardware.mig import COMPUTE_SIZES
+from wattsched.workload.job import P1_SIZES as COMPUTE_SIZES
 from wattsched.workload.job import Scaling
 from wattsched.workload.scaling import ScalingCurve
 

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from wattsched.errors import ConfigError
-from wattsched.hardware.mig import COMPUTE_SIZES
-from wattsched.workload.job import Scaling
+from wattsched.workload.job import P1_SIZES, Scaling
+
+COMPUTE_SIZES = P1_SIZES
 
 __all__ = [
     "CAPPED_LIMITS",

@@ -7,6 +7,7 @@ Python's shortest round-trip ``repr``, so ``read_trace(write_trace(jobs))`` give
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,10 +24,11 @@ from wattsched.io import (
     read_table,
     write_table,
 )
-from wattsched.workload.job import DURATION_COLUMNS, Job, JobKind, Scaling
+from wattsched.workload.job import DURATION_COLUMNS, Job, JobKind, Scaling, duration_column
 from wattsched.workload.scaling import DEFAULT_FULL_GPU_SPEEDUP
 
 __all__ = [
+    "BASE_COLUMNS",
     "CSV_SUFFIXES",
     "FULL_DURATION_COLUMN",
     "PARQUET_SUFFIXES",
@@ -36,13 +38,20 @@ __all__ = [
     "jobs_to_frame",
     "read_table",
     "read_trace",
+    "require_sizes",
     "write_table",
     "write_trace",
 ]
 
 FULL_DURATION_COLUMN = "dur_full_s"
-#: Required trace columns, in file order (``dur_full_s`` is optional and follows them).
-TRACE_COLUMNS: tuple[str, ...] = ("job_id", "arrival_s", "deadline_s", "kind", "scaling", *DURATION_COLUMNS)
+#: The columns every trace needs, then at least one ``dur_<g>g_s`` column (CONTRACT §3, §7).
+BASE_COLUMNS: tuple[str, ...] = ("job_id", "arrival_s", "deadline_s", "kind", "scaling")
+#: The columns of a trace with P1's sizes, in file order (``dur_full_s`` is optional and follows them).
+TRACE_COLUMNS: tuple[str, ...] = (*BASE_COLUMNS, *DURATION_COLUMNS)
+_DURATION = re.compile(r"^dur_([1-9][0-9]*)g_s$")
+#: The MIG-disabled GPU has this many compute slices on every catalogue GPU: its default duration derives
+#: from the job's run time on a slice of this size (CONTRACT §3).
+_FULL_SIZE = 7
 _KINDS = {k.value: k for k in JobKind}
 _SCALINGS = {s.value: s for s in Scaling}
 
@@ -55,33 +64,93 @@ def read_trace(path: str | Path) -> list[Job]:
 def frame_to_jobs(frame: pd.DataFrame, source: str) -> list[Job]:
     """Validate a trace table (CONTRACT §3) and build its jobs; ``source`` names the file in errors."""
     ids, numbers, labels = _validated(frame, source)
-    durations = np.column_stack([numbers[c] for c in DURATION_COLUMNS])
+    sizes = _sizes(frame)
+    durations = np.column_stack([numbers[duration_column(g)] for g in sizes])
     if FULL_DURATION_COLUMN in numbers:
         full = numbers[FULL_DURATION_COLUMN]
-    else:
+    elif _FULL_SIZE in sizes:
+        largest = durations[:, sizes.index(_FULL_SIZE)]
         linear = np.array([s == Scaling.LINEAR.value for s in labels["scaling"]])
-        full = np.where(linear, durations[:, -1] / DEFAULT_FULL_GPU_SPEEDUP, durations[:, -1])
-    durations = np.column_stack([durations, full])
-    return [
-        Job(job, arrival, deadline, _KINDS[kind], _SCALINGS[scaling], tuple(row))
-        for job, arrival, deadline, kind, scaling, row in zip(
-            ids, numbers["arrival_s"].tolist(), numbers["deadline_s"].tolist(), labels["kind"],
-            labels["scaling"], durations.tolist(), strict=True,
+        full = np.where(linear, largest / DEFAULT_FULL_GPU_SPEEDUP, largest)
+    else:
+        full = np.full(len(ids), np.nan)
+    jobs = [
+        Job(job, arrival, deadline, _KINDS[kind], _SCALINGS[scaling], tuple(row), whole, sizes)
+        for job, arrival, deadline, kind, scaling, row, whole in zip(
+            ids,
+            numbers["arrival_s"].tolist(),
+            numbers["deadline_s"].tolist(),
+            labels["kind"],
+            labels["scaling"],
+            durations.tolist(),
+            full.tolist(),
+            strict=True,
         )
     ]
+    if not np.isnan(full).any():
+        return jobs
+    # No dur_full_s and no dur_7g_s: derive the full-GPU time from the job's scaling family (CONTRACT §7).
+    out = []
+    for row, job in enumerate(jobs):
+        try:
+            dur_largest = job.duration_for_size(_FULL_SIZE)
+        except InputError as exc:
+            raise InputError(
+                exc.reason, path=source, row=row + 1, column=duration_column(_FULL_SIZE)
+            ) from None
+        whole = Job.default_full_duration(dur_largest, job.scaling, DEFAULT_FULL_GPU_SPEEDUP)
+        out.append(
+            Job(
+                job.job_id,
+                job.arrival_s,
+                job.deadline_s,
+                job.kind,
+                job.scaling,
+                job.durations_s,
+                whole,
+                sizes,
+            )
+        )
+    return out
+
+
+def _sizes(frame: pd.DataFrame) -> tuple[int, ...]:
+    """The compute sizes a trace gives durations for (its ``dur_<g>g_s`` columns), ascending."""
+    return tuple(sorted(int(m.group(1)) for c in frame.columns if (m := _DURATION.match(str(c)))))
+
+
+def require_sizes(jobs: Sequence[Job], sizes: Sequence[int], source: str) -> None:
+    """Check that every job has (or can derive) a run time for each of a GPU's ``sizes``; the first job that
+    cannot raises one :class:`InputError` naming ``source``, the row and the missing column."""
+    for row, job in enumerate(jobs):
+        for size in sizes:
+            if size not in job.sizes:
+                try:
+                    job.duration_for_size(size)
+                except InputError as exc:
+                    raise InputError(
+                        exc.reason, path=source, row=row + 1, column=duration_column(size)
+                    ) from None
 
 
 def _validated(
     frame: pd.DataFrame, source: str
 ) -> tuple[list[str], dict[str, np.ndarray], dict[str, list[str]]]:
     """Job ids, numeric columns and label columns of a valid trace table; the first bad cell raises."""
-    missing = [c for c in TRACE_COLUMNS if c not in frame.columns]
+    missing = [c for c in BASE_COLUMNS if c not in frame.columns]
+    sizes = _sizes(frame)
+    if not sizes:
+        missing += list(DURATION_COLUMNS)
     if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)}; a trace needs {', '.join(TRACE_COLUMNS)}",
-                         path=source, column=missing[0])
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}; a trace needs {', '.join(BASE_COLUMNS)} and "
+            f"dur_<g>g_s for at least one compute size g ({', '.join(DURATION_COLUMNS)} for P1's)",
+            path=source,
+            column=missing[0],
+        )
     if len(frame) == 0:
         raise InputError("empty file: no job rows", path=source)
-    columns = list(TRACE_COLUMNS)
+    columns = [*BASE_COLUMNS, *(duration_column(g) for g in sizes)]
     has_full = FULL_DURATION_COLUMN in frame.columns
     if has_full:
         columns.append(FULL_DURATION_COLUMN)
@@ -140,7 +209,11 @@ def _first(mask: np.ndarray) -> int | None:
 
 def jobs_to_frame(jobs: Sequence[Job]) -> pd.DataFrame:
     """The trace table of ``jobs`` (all CONTRACT §3 columns including ``dur_full_s``), in order."""
-    durations = np.asarray([job.durations_s for job in jobs], dtype=np.float64).reshape(len(jobs), -1)
+    sizes = jobs[0].sizes if jobs else tuple(int(c[4:-3]) for c in DURATION_COLUMNS)
+    if any(job.sizes != sizes for job in jobs):
+        raise ConfigError("all jobs of one trace must give durations for the same compute sizes")
+    durations = np.asarray([(*job.durations_s, job.dur_full_s) for job in jobs], dtype=np.float64)
+    durations = durations.reshape(len(jobs), len(sizes) + 1)
     data: dict[str, object] = {
         "job_id": [job.job_id for job in jobs],
         "arrival_s": np.asarray([job.arrival_s for job in jobs], dtype=np.float64),
@@ -148,7 +221,7 @@ def jobs_to_frame(jobs: Sequence[Job]) -> pd.DataFrame:
         "kind": [JobKind(job.kind).value for job in jobs],
         "scaling": [Scaling(job.scaling).value for job in jobs],
     }
-    for position, column in enumerate((*DURATION_COLUMNS, FULL_DURATION_COLUMN)):
+    for position, column in enumerate((*(duration_column(g) for g in sizes), FULL_DURATION_COLUMN)):
         data[column] = durations[:, position] if len(jobs) else np.empty(0)
     return pd.DataFrame(data)
 

@@ -38,6 +38,7 @@ import pandas as pd
 
 from wattsched.errors import ConfigError
 from wattsched.experiments.study import STUDIES, Row, Scale
+from wattsched.hardware.catalogue import load_gpu
 
 __all__ = ["REPARTITION_METHODS", "WORKLOADS", "RealWorkloadCell", "RealWorkloadsStudy", "find_data_dir"]
 
@@ -52,7 +53,6 @@ WORKLOADS: tuple[str, ...] = (
 )
 REPARTITION_METHODS: tuple[str, ...] = ("no-mig", "static", "day-night")
 POLICIES: tuple[str, ...] = ("edf-fs", "edf-ss", "edf-ss-restricted", "llf", "lalf")
-CONFIGURATIONS: tuple[int, ...] = tuple(range(1, 13))
 DAY_S = 86_400.0
 OPENB_PROFILE = "openb-2023-day"
 #: Days of the trace clock where each trace is dense (the first weeks of both hold only stray rows).
@@ -186,14 +186,14 @@ def _jobs(cell: RealWorkloadCell) -> tuple[list[Any], dict[str, float]]:
             day=cell.trace_day,
             target_rate_per_min=target,
             max_duration_s=cell.max_duration_s,
-            target_load=sum(j.durations_s[4] for j in baseline) / DAY_S,
+            target_load=sum(j.duration_for_size(7) for j in baseline) / DAY_S,
             curves=curves,
             seed=cell.iteration,
         )
         jobs, _ = build_jobs(parsed, options)
     facts = {
         "rate_per_min": len(jobs) / (DAY_S / 60.0),
-        "offered_load": sum(j.durations_s[4] for j in jobs) / DAY_S,
+        "offered_load": sum(j.duration_for_size(7) for j in jobs) / DAY_S,
         "inference_share": sum(j.kind == JobKind.INFERENCE for j in jobs) / len(jobs),
     }
     return jobs, facts
@@ -291,7 +291,7 @@ class RealWorkloadsStudy:
         self.data_dir = find_data_dir(data_dir)
         self.max_duration_s = float(max_duration_s)
         self.policies = tuple(policies or POLICIES)
-        self.configurations = tuple(configurations or CONFIGURATIONS)
+        self.configurations = tuple(configurations or load_gpu(None).configuration_ids)
         self.workloads = tuple(workloads or WORKLOADS)
         unknown = set(self.workloads) - set(WORKLOADS)
         if unknown:

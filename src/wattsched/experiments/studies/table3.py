@@ -39,6 +39,7 @@ from wattsched.experiments.studies.table3_sensitivity import (
     sensitivity_cells,
 )
 from wattsched.experiments.study import STUDIES, Row, Scale
+from wattsched.hardware.catalogue import load_gpu
 
 __all__ = ["PAPER_TABLE3", "Table3Cell", "Table3Study"]
 
@@ -137,7 +138,7 @@ class Table3Study:
                     "et": et,
                     "chosen": c == chosen,
                 }
-                for c, et in enumerate(values, start=1)
+                for c, et in zip(load_gpu(None).configuration_ids, values, strict=True)
             ]
         days = range(cell.first_day, cell.first_day + cell.days)
         extra: dict[str, Any] = {}
@@ -146,7 +147,7 @@ class Table3Study:
                 "static", configuration=select_static(cell.seed, cell.selection_days)[0]
             )
         elif cell.method == "static-cfg3":  # P1's static choice, for comparison with the paper
-            policy = PARTITIONERS.make("static", configuration=3)
+            policy = PARTITIONERS.make("static")  # the GPU's "static" role: P1's cfg 3 on the A100-40GB
         elif cell.method == "lookahead":
             policy = PARTITIONERS.make(
                 "lookahead", et_coefficient=pilot_et_coefficient(cell.seed, cell.pilot_days)
@@ -230,9 +231,9 @@ def _flag(values: pd.Series) -> pd.Series:
 def _train_dqn(cell: Table3Cell) -> tuple[Any, dict[str, Any]]:
     import tempfile
 
-    from wattsched.mig.partition.dqn import DQNPartitioner
     from wattsched.mig.partition.evaluate import pilot_et_coefficient
     from wattsched.rl.dqn import DQNConfig, quick_config, train
+    from wattsched.rl.partitioner import DQNPartitioner
 
     config = quick_config(seed=cell.seed) if cell.scale == "quick" else DQNConfig(seed=cell.seed)
     config = replace(
@@ -380,14 +381,15 @@ def _plot(days: pd.DataFrame, figures_dir: Path) -> list[str]:
         group = days[days["method"] == method]
         if group.empty:
             continue
-        share = np.array([[group[f"cfg_b{b}_c{c:02d}"].sum() for c in range(1, 13)] for b in range(6)])
+        configurations = load_gpu(None).configuration_ids
+        share = np.array([[group[f"cfg_b{b}_c{c:02d}"].sum() for c in configurations] for b in range(6)])
         share = share / np.maximum(share.sum(axis=1, keepdims=True), 1e-12)
         fig, ax = plt.subplots(figsize=(7, 3.2))
         bottom = np.zeros(6)
-        colors = [plt.get_cmap("tab20")(i) for i in range(12)]
-        for c in range(12):
+        colors = [plt.get_cmap("tab20")(i % 20) for i in range(len(configurations))]
+        for c, ident in enumerate(configurations):
             if share[:, c].any():
-                ax.bar(range(6), share[:, c], bottom=bottom, color=colors[c], label=f"cfg {c + 1}")
+                ax.bar(range(6), share[:, c], bottom=bottom, color=colors[c], label=f"cfg {ident}")
                 bottom += share[:, c]
         ax.set_xticks(range(6), [f"{4 * b:02d}-{4 * b + 4:02d}h" for b in range(6)])
         ax.set(ylabel="share of time", title=f"Configuration per 4-hour interval ({method}; P1 Fig. 11)")

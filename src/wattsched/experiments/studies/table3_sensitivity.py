@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from wattsched.hardware.catalogue import load_gpu
+
 __all__ = [
     "SENS_METHODS",
     "SENS_POOL",
@@ -162,10 +164,10 @@ def run_sensitivity_cell(cell: Table3SensCell) -> list[dict[str, Any]]:
                     "et": et,
                     "chosen": c == chosen,
                 }
-                for c, et in enumerate(values, start=1)
+                for c, et in zip(load_gpu(None).configuration_ids, values, strict=True)
             ]
     elif cell.method == "static-cfg3":
-        policy = StaticPartitioner(3)
+        policy = StaticPartitioner()  # the GPU's "static" role: P1's cfg 3 on the A100-40GB
     elif cell.method == "lookahead":
         # jobs_norm is the expected jobs per day (207 at multiplier 1), so the cost keeps its balance.
         policy = LookaheadPartitioner(

@@ -1,30 +1,24 @@
 """Repartitioning policies: which MIG configuration to use at each job arrival and completion.
 
-Importing this package registers every policy in :data:`PARTITIONERS`: ``no-mig``, ``static``, ``day-night``,
-``lookahead`` and ``dynamic`` (a trained DQN; torch is imported only when a model is loaded).
+Importing this package registers ``no-mig``, ``static``, ``day-night`` and ``lookahead`` in
+:data:`PARTITIONERS`;
+``dynamic`` (a trained DQN) lives in :mod:`wattsched.rl.partitioner` and registers when that is imported
+(``mig``
+never imports ``rl``).
 """
 
 from __future__ import annotations
 
-from wattsched.mig.partition import day_night, dqn, fixed, lookahead
-from wattsched.mig.partition.base import (
-    MIG_CONFIGURATIONS,
-    PARTITIONERS,
-    ConfigId,
-    RepartitionPolicy,
-    hour_of_day,
-)
+from wattsched.mig.partition import day_night, fixed, lookahead
+from wattsched.mig.partition.base import PARTITIONERS, ConfigId, RepartitionPolicy, hour_of_day
 from wattsched.mig.partition.day_night import DayNightPartitioner
-from wattsched.mig.partition.dqn import DQNPartitioner
 from wattsched.mig.partition.fixed import NoMigPartitioner, StaticPartitioner
 from wattsched.mig.partition.lookahead import LookaheadPartitioner
 from wattsched.mig.partition.runner import DayRun, Decision, run_day
 
 __all__ = [
-    "MIG_CONFIGURATIONS",
     "PARTITIONERS",
     "ConfigId",
-    "DQNPartitioner",
     "DayNightPartitioner",
     "DayRun",
     "Decision",
@@ -36,4 +30,4 @@ __all__ = [
     "run_day",
 ]
 
-del day_night, dqn, fixed, lookahead
+del day_night, fixed, lookahead

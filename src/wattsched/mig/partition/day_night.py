@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from wattsched.errors import ConfigError
+from wattsched.hardware.mig import MigGpu
+from wattsched.mig._results import SimSnapshot
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId
 
 __all__ = ["DayNightPartitioner"]
@@ -15,12 +16,13 @@ __all__ = ["DayNightPartitioner"]
 class DayNightPartitioner:
     """``day_configuration`` in [day_start_h, day_end_h) of each day, ``night_configuration`` otherwise.
 
-    P1: cfg 6 from 05:00 to 17:00, cfg 2 otherwise. The switch happens at the first job arrival or completion
-    at or after the boundary (decisions are only taken at epochs), so a day costs about two repartitions.
+    ``None`` takes the GPU's "day" / "night" roles (P1 on the A100-40GB: cfg 6 from 05:00 to 17:00, cfg 2
+    otherwise). The switch happens at the first job arrival or completion at or after the boundary (decisions
+    are only taken at epochs), so a day costs about two repartitions.
     """
 
-    day_configuration: ConfigId = 6
-    night_configuration: ConfigId = 2
+    day_configuration: ConfigId | None = None
+    night_configuration: ConfigId | None = None
     day_start_h: float = 5.0
     day_end_h: float = 17.0
     scheduler: str = "edf-ss-restricted"
@@ -33,26 +35,32 @@ class DayNightPartitioner:
                 f"got {self.day_start_h}, {self.day_end_h}"
             )
 
-    def configuration_at(self, time_s: float) -> ConfigId:
-        hour = (time_s % 86_400.0) / 3600.0
-        return (
-            self.day_configuration if self.day_start_h <= hour < self.day_end_h else self.night_configuration
-        )
+    _day: ConfigId | None = None
+    _night: ConfigId | None = None
 
-    def reset(self, seed: int | None = None) -> None:
+    def configuration_at(self, time_s: float) -> ConfigId:
+        if self._day is None or self._night is None:
+            raise RuntimeError("call reset(gpu) before asking for a configuration")
+        hour = (time_s % 86_400.0) / 3600.0
+        return self._day if self.day_start_h <= hour < self.day_end_h else self._night
+
+    def reset(self, gpu: MigGpu, seed: int | None = None) -> None:
         del seed
+        day = self.day_configuration if self.day_configuration is not None else gpu.role("day")
+        night = self.night_configuration if self.night_configuration is not None else gpu.role("night")
+        self._day, self._night = gpu.configuration(day).ident, gpu.configuration(night).ident
 
     def initial_configuration(self) -> ConfigId:
         return self.configuration_at(0.0)
 
-    def decide(self, snapshot: Any) -> ConfigId:
+    def decide(self, snapshot: SimSnapshot) -> ConfigId:
         return self.configuration_at(float(snapshot.now_s))
 
 
 @PARTITIONERS.register("day-night")
 def _make_day_night(
-    day_configuration: ConfigId = 6,
-    night_configuration: ConfigId = 2,
+    day_configuration: ConfigId | None = None,
+    night_configuration: ConfigId | None = None,
     day_start_h: float = 5.0,
     day_end_h: float = 17.0,
 ) -> DayNightPartitioner:

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wattsched.mig.partition.base import MIG_CONFIGURATIONS, RepartitionPolicy
+from wattsched.hardware.catalogue import load_gpu
+from wattsched.hardware.mig import MigGpu
+from wattsched.mig.partition.base import RepartitionPolicy
 from wattsched.mig.partition.day_night import DayNightPartitioner
 from wattsched.mig.partition.fixed import NoMigPartitioner, StaticPartitioner
 from wattsched.mig.partition.runner import (
@@ -46,8 +48,10 @@ FIG11_INTERVALS = 6
 PILOT_DAY_OFFSET = 1_000_000
 
 
-def day_row(method: str, day: int, run: DayRun) -> dict[str, Any]:
-    """One flat row per (method, day)."""
+def day_row(method: str, day: int, run: DayRun, gpu: MigGpu | None = None) -> dict[str, Any]:
+    """One flat row per (method, day); configuration columns for every configuration of ``gpu`` (default the
+    A100-40GB)."""
+    configurations = load_gpu(gpu).configuration_ids
     result: Any = run.result
     row: dict[str, Any] = {
         "method": method,
@@ -57,9 +61,9 @@ def day_row(method: str, day: int, run: DayRun) -> dict[str, Any]:
     }
     for hour, count in enumerate(repartitions_per_hour(run)):
         row[f"rep_h{hour:02d}"] = int(count)
-    table = configuration_time_s(run, MIG_CONFIGURATIONS)
+    table = configuration_time_s(run, configurations)
     for block in range(FIG11_INTERVALS):
-        for column, config in enumerate(MIG_CONFIGURATIONS):
+        for column, config in enumerate(configurations):
             row[f"cfg_b{block}_c{config:02d}"] = float(table[block, column])
     return row
 
@@ -73,15 +77,19 @@ def evaluate_policy(
     *,
     held_out: bool = True,
     repartition_mode: RepartitionMode = "blackout",
+    gpu: MigGpu | str | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows of ``policy`` on held-out (or training) days ``days`` of ``seed``."""
+    """Rows of ``policy`` on held-out (or training) days ``days`` of ``seed`` on ``gpu``."""
     spec = spec or WorkloadSpec(profile="alibaba-day")
+    resolved = load_gpu(gpu)
     rows = []
     for day in days:
         day_seed = held_out_day(seed, day) if held_out else training_day(seed, day)
         jobs = generate_jobs(spec, day_seed)
-        run = run_day(jobs, policy, horizon_s=spec.horizon_s, repartition_mode=repartition_mode, seed=day)
-        rows.append(day_row(method, day, run))
+        run = run_day(
+            jobs, policy, horizon_s=spec.horizon_s, repartition_mode=repartition_mode, seed=day, gpu=resolved
+        )
+        rows.append(day_row(method, day, run, resolved))
     return rows
 
 
@@ -102,32 +110,44 @@ def et_by_method(
 
 
 @cache
-def pilot_et_coefficient(seed: int, days: int = 8, spec: WorkloadSpec | None = None) -> float:
-    """ET's ``a`` from pilot runs of the benchmark methods (no-mig, static cfg 3, day-night) on training
-    days."""
+def pilot_et_coefficient(
+    seed: int, days: int = 8, spec: WorkloadSpec | None = None, gpu: MigGpu | str | None = None
+) -> float:
+    """ET's ``a`` from pilot runs of the benchmark methods (no-mig, static and day-night in the GPU's roles:
+    P1's cfg 3 and 6/2 on the A100-40GB) on training days."""
     pilot_days = range(PILOT_DAY_OFFSET, PILOT_DAY_OFFSET + days)
     rows: list[dict[str, Any]] = []
     for name, policy in (
         ("no-mig", NoMigPartitioner()),
-        ("static", StaticPartitioner(3)),
+        ("static", StaticPartitioner()),
         ("day-night", DayNightPartitioner()),
     ):
-        rows += evaluate_policy(name, policy, pilot_days, seed, spec, held_out=False)
+        rows += evaluate_policy(name, policy, pilot_days, seed, spec, held_out=False, gpu=gpu)
     return et_by_method(rows, ("no-mig", "static", "day-night"))[1]
 
 
 @cache
-def select_static(seed: int, days: int, spec: WorkloadSpec | None = None) -> tuple[int, tuple[float, ...]]:
+def select_static(
+    seed: int, days: int, spec: WorkloadSpec | None = None, gpu: MigGpu | str | None = None
+) -> tuple[int | str, tuple[float, ...]]:
     """P1's static choice: the configuration with the lowest ET over ``days`` training days (pooled ``a``).
 
-    Returns the chosen configuration and the ET of each of the 12.
+    Returns the chosen configuration and the ET of each of the GPU's configurations (in their order).
     """
+    resolved = load_gpu(gpu)
+    configurations = resolved.configuration_ids
     selection_days = range(PILOT_DAY_OFFSET + 1000, PILOT_DAY_OFFSET + 1000 + days)
     rows: list[dict[str, Any]] = []
-    for config in MIG_CONFIGURATIONS:
+    for config in configurations:
         rows += evaluate_policy(
-            f"cfg{config}", StaticPartitioner(config), selection_days, seed, spec, held_out=False
+            f"cfg{config}",
+            StaticPartitioner(config),
+            selection_days,
+            seed,
+            spec,
+            held_out=False,
+            gpu=resolved,
         )
-    ets, _ = et_by_method(rows, [f"cfg{c}" for c in MIG_CONFIGURATIONS])
-    values = tuple(ets[f"cfg{c}"] for c in MIG_CONFIGURATIONS)
-    return MIG_CONFIGURATIONS[int(np.argmin(values))], values
+    ets, _ = et_by_method(rows, [f"cfg{c}" for c in configurations])
+    values = tuple(ets[f"cfg{c}"] for c in configurations)
+    return configurations[int(np.argmin(values))], values

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from wattsched.hardware.mig import NO_MIG
+from wattsched.hardware.mig import NO_MIG, MigGpu
+from wattsched.mig._results import SimSnapshot
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId
 
 __all__ = ["NoMigPartitioner", "StaticPartitioner"]
@@ -15,22 +15,28 @@ __all__ = ["NoMigPartitioner", "StaticPartitioner"]
 class StaticPartitioner:
     """One fixed MIG configuration all day; jobs scheduled by restricted EDF-SS.
 
-    P1 picked cfg 3 as the best of all 12 by ET; the Table III study repeats that selection.
+    ``configuration=None`` takes the GPU's "static" role (P1 on the A100-40GB: cfg 3, which P1 picked as the
+    best of its 12 by ET; the Table III study repeats that selection).
     """
 
-    configuration: ConfigId = 3
+    configuration: ConfigId | None = None
     scheduler: str = "edf-ss-restricted"
     name: str = "static"
+    _chosen: ConfigId | None = None
 
-    def reset(self, seed: int | None = None) -> None:
+    def reset(self, gpu: MigGpu, seed: int | None = None) -> None:
         del seed
+        chosen = self.configuration if self.configuration is not None else gpu.role("static")
+        self._chosen = gpu.configuration(chosen).ident  # ConfigError when the GPU has no such configuration
 
     def initial_configuration(self) -> ConfigId:
-        return self.configuration
+        if self._chosen is None:
+            raise RuntimeError("call reset(gpu) before initial_configuration()")
+        return self._chosen
 
-    def decide(self, snapshot: Any) -> ConfigId:
+    def decide(self, snapshot: SimSnapshot) -> ConfigId:
         del snapshot
-        return self.configuration
+        return self.initial_configuration()
 
 
 @dataclass
@@ -40,13 +46,15 @@ class NoMigPartitioner(StaticPartitioner):
     On a single slice EDF-FS and EDF-SS coincide and both are fully preemptive EDF (papers.md §A.7.2).
     """
 
-    configuration: ConfigId = NO_MIG
+    configuration: ConfigId | None = NO_MIG
     scheduler: str = "edf-fs"
     name: str = "no-mig"
 
 
 @PARTITIONERS.register("static")
-def _make_static(configuration: ConfigId = 3, scheduler: str = "edf-ss-restricted") -> StaticPartitioner:
+def _make_static(
+    configuration: ConfigId | None = None, scheduler: str = "edf-ss-restricted"
+) -> StaticPartitioner:
     return StaticPartitioner(configuration=configuration, scheduler=scheduler)
 
 

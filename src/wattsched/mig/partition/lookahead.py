@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wattsched.errors import ConfigError
-from wattsched.hardware.mig import MigProfile, default_profile
-from wattsched.mig.partition.base import MIG_CONFIGURATIONS, PARTITIONERS, ConfigId
+from wattsched.hardware.mig import MigGpu
+from wattsched.mig._results import JobView, SimSnapshot
+from wattsched.mig.partition.base import PARTITIONERS, ConfigId
 from wattsched.units import SECONDS_PER_MINUTE
 from wattsched.workload.job import Job, JobKind, Scaling
 
@@ -41,23 +42,25 @@ class LookaheadPartitioner:
 
     et_coefficient: float = 3.5e-8
     jobs_norm: float = 207.0
-    candidates: tuple[int, ...] = MIG_CONFIGURATIONS
+    #: Configurations to compare; ``None``: every MIG configuration of the GPU.
+    candidates: tuple[ConfigId, ...] | None = None
     max_jobs: int = 10
     sampled_days: int = 0
     window_s: float = 1800.0
     switch_margin: float = 0.0
-    initial: ConfigId = 2
+    #: Configuration at t = 0; ``None``: the GPU's "initial" role.
+    initial: ConfigId | None = None
     workload: Any = None  # WorkloadSpec for sampled arrivals; None: the alibaba-day profile
-    profile: MigProfile | None = None
     scheduler: str = "edf-ss-restricted"
     name: str = "lookahead"
     _scenarios: list[list[Job]] = field(default_factory=list, repr=False)
+    _gpu: MigGpu | None = field(default=None, repr=False)
+    _candidates: tuple[ConfigId, ...] = field(default=(), repr=False)
+    _initial: ConfigId | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.candidates or any(c not in MIG_CONFIGURATIONS for c in self.candidates):
-            raise ConfigError(
-                f"lookahead candidates must be MIG configurations 1..12, got {self.candidates!r}"
-            )
+        if self.candidates is not None and not self.candidates:
+            raise ConfigError("lookahead needs at least one candidate configuration")
         if self.max_jobs < 1 or self.sampled_days < 0 or self.window_s < 0 or self.switch_margin < 0:
             raise ConfigError(
                 "lookahead needs max_jobs >= 1, sampled_days >= 0, window_s >= 0, switch_margin >= 0"
@@ -65,7 +68,13 @@ class LookaheadPartitioner:
         if self.et_coefficient < 0 or self.jobs_norm <= 0:
             raise ConfigError("lookahead needs et_coefficient >= 0 and jobs_norm > 0")
 
-    def reset(self, seed: int | None = None) -> None:
+    def reset(self, gpu: MigGpu, seed: int | None = None) -> None:
+        self._gpu = gpu
+        candidates = self.candidates if self.candidates is not None else gpu.configuration_ids
+        # ConfigError for an id the GPU does not have:
+        self._candidates = tuple(gpu.configuration(c).ident for c in candidates)
+        initial = self.initial if self.initial is not None else gpu.role("initial")
+        self._initial = gpu.configuration(initial).ident
         self._scenarios = []
         if self.sampled_days:
             import numpy as np
@@ -77,62 +86,71 @@ class LookaheadPartitioner:
             self._scenarios = [generate_jobs(spec, child) for child in root.spawn(self.sampled_days)]
 
     def initial_configuration(self) -> ConfigId:
-        return self.initial
+        if self._initial is None:
+            raise RuntimeError("call reset(gpu) before initial_configuration()")
+        return self._initial
 
-    def decide(self, snapshot: Any) -> ConfigId:
+    def decide(self, snapshot: SimSnapshot) -> ConfigId:
         current = snapshot.configuration
         now_s = float(snapshot.now_s)
         ranked = sorted(snapshot.jobs, key=lambda j: (j.deadline_s, j.arrival_s))[: self.max_jobs]
         if not ranked:
             return current
-        base = [_planning_job(j, index, now_s) for index, j in enumerate(ranked)]
+        assert self._gpu is not None
+        sizes = self._gpu.compute_sizes
+        base = [_planning_job(j, index, now_s, sizes) for index, j in enumerate(ranked)]
         scenarios = (
             [[]]
             if not self._scenarios
             else [[j for j in day if now_s < j.arrival_s <= now_s + self.window_s] for day in self._scenarios]
         )
-        costs = {c: self._cost(base, scenarios, c, c != current, now_s) for c in self.candidates}
+        costs = {c: self._cost(base, scenarios, c, c != current, now_s) for c in self._candidates}
         best = min(costs, key=lambda c: (costs[c], c != current, c))
         if current in costs and costs[current] - costs[best] <= self.switch_margin * abs(costs[current]):
             return current
         return best
 
     def _cost(
-        self, base: list[Job], scenarios: Sequence[list[Job]], config: int, switch: bool, now_s: float
+        self, base: list[Job], scenarios: Sequence[list[Job]], config: ConfigId, switch: bool, now_s: float
     ) -> float:
         from wattsched.mig.simulator import simulate
 
-        profile = self.profile or default_profile()
-        idle_w = profile.power(0)
-        delay_s = profile.repartition_s if switch else 0.0
+        gpu = self._gpu
+        assert gpu is not None
+        idle_w = gpu.power.idle_w
+        delay_s = gpu.repartition_s if switch else 0.0
         total = 0.0
         for extra in scenarios:
             ready_s = now_s + delay_s
             jobs = [_arriving_at(j, max(j.arrival_s, ready_s)) for j in (*base, *extra)]
-            result = simulate(jobs, config, self.scheduler, profile=profile, horizon_s=now_s)
+            result = simulate(jobs, config, self.scheduler, gpu=gpu, horizon_s=now_s)
             dynamic_j = result.energy_j - idle_w * result.end_s
             tardiness_min = result.avg_tardiness_s * result.jobs / SECONDS_PER_MINUTE
             total += self.et_coefficient * dynamic_j + tardiness_min / self.jobs_norm
         return total / len(scenarios)
 
 
-def _planning_job(view: Any, index: int, now_s: float) -> Job:
+def _planning_job(view: JobView, index: int, now_s: float, sizes: tuple[int, ...]) -> Job:
+    """A job of the plan: what is left of ``view``'s work, arriving now (``sizes``: the GPU's)."""
     fraction = float(view.remaining_fraction)
     durations = tuple(max(fraction * d, 1e-9) for d in view.durations_s)
     return Job(
         f"p{index:04d}",
         now_s,
         float(view.deadline_s),
-        getattr(view, "kind", JobKind.INFERENCE),
-        getattr(view, "scaling", Scaling.MEASURED),
-        durations,
+        view.kind or JobKind.INFERENCE,
+        view.scaling or Scaling.MEASURED,
+        durations[:-1],
+        durations[-1],
+        sizes,
     )
 
 
 def _arriving_at(job: Job, arrival_s: float) -> Job:
     if arrival_s == job.arrival_s:
         return job
-    return Job(job.job_id, arrival_s, job.deadline_s, job.kind, job.scaling, job.durations_s)
+    return Job(job.job_id, arrival_s, job.deadline_s, job.kind, job.scaling, job.durations_s, job.dur_full_s,
+               job.sizes)
 
 
 @PARTITIONERS.register("lookahead")

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wattsched.hardware.mig import MigProfile
+from wattsched.hardware.catalogue import load_gpu
+from wattsched.hardware.mig import MigGpu
 from wattsched.mig.partition.base import ConfigId, RepartitionPolicy
 
 if TYPE_CHECKING:
@@ -73,20 +74,28 @@ def run_day(
     partitioner: RepartitionPolicy,
     *,
     horizon_s: float | None,
-    profile: MigProfile | None = None,
+    gpu: MigGpu | str | None = None,
     repartition_mode: RepartitionMode = "blackout",
     seed: int | None = None,
+    power_curve: str | None = None,
+    power_cap: bool = False,
+    record_jobs: bool = False,
 ) -> DayRun:
-    """Simulate ``jobs`` with ``partitioner`` choosing the configuration at every decision epoch."""
+    """Simulate ``jobs`` on ``gpu`` (default the A100-40GB) with ``partitioner`` choosing the configuration at
+    every decision epoch."""
     from wattsched.mig.simulator import MigSimulation
 
-    partitioner.reset(seed)
+    resolved = load_gpu(gpu)
+    partitioner.reset(resolved, seed)
     initial = partitioner.initial_configuration()
     sim = MigSimulation(
         list(jobs),
         initial,
         partitioner.scheduler,
-        profile=profile,
+        gpu=resolved,
+        power_curve=power_curve,
+        power_cap=power_cap,
+        record_jobs=record_jobs,
         horizon_s=horizon_s,
         repartition_mode=repartition_mode,
     )

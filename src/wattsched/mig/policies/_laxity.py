@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from wattsched.mig.policies.base import reevaluate_all
-from wattsched.mig.state import MigState
+from wattsched.mig.view import Assignment, SchedulerView
 
 __all__ = ["LaxityPolicy"]
 
 _KEY_DECIMALS = 6
-_MEMO_KEY = "laxity-reference-s"
 _FAST_ROUND_LIMIT = 2.0**40
 
 
@@ -51,50 +51,31 @@ class LaxityPolicy:
         self.critical_laxity_s: float | None = float(critical_laxity_s)
         self.max_critical_events = int(max_critical_events)
 
-    def reference_duration_s(self, state: MigState, durations: tuple[float, ...]) -> float:
+    def reference_duration_s(self, view: SchedulerView, durations: Sequence[float]) -> float:
         raise NotImplementedError
 
-    def _references(self, state: MigState) -> list[float]:
-        """Per-job reference durations in the current configuration, filled on first use (NaN: not yet).
+    def on_configuration(self, view: SchedulerView) -> Sequence[float] | None:
+        """Every job's reference duration in the new configuration: a pure function of its durations and the
+        configuration, and the bulk of a key's cost if recomputed at every scheduling point."""
+        reference = self.reference_duration_s
+        return [reference(view, durations) for durations in view.durations_s]
 
-        Cached in ``state.policy_memo`` (emptied at every configuration change): a job's reference is a pure
-        function of its durations and the configuration, and recomputing it was the bulk of a key's cost."""
-        references: list[float] | None = state.policy_memo.get(_MEMO_KEY)
-        if references is None:
-            references = [math.nan] * len(state.durations_s)
-            state.policy_memo[_MEMO_KEY] = references
-        return references
-
-    def _key(self, state: MigState, job: int) -> float:
-        references: list[float] | None = state.policy_memo.get(_MEMO_KEY)  # _references(), inlined
-        if references is None:
-            references = self._references(state)
-        reference = references[job]
-        if reference != reference:  # NaN: first use in this configuration
-            reference = references[job] = self.reference_duration_s(state, state.durations_s[job])
+    def rank(self, view: SchedulerView, job: int) -> float:
         # Rounded to the microsecond so that laxities equal up to float noise tie exactly and fall to the
         # CONTRACT tie-break (earlier arrival, then row). This matters: a job preempted by a critical-laxity
         # event reaches the threshold exactly when its preemptor, running on its reference slice, sits there.
-        return _round_micro(state.deadline_s[job] - state.fraction[job] * reference)
+        return _round_micro(view.deadline_s[job] - view.remaining[job] * view.job_reference_s[job])
 
-    #: A waiting job's key is its laxity key (an alias rather than a wrapper: one call less per arrival).
-    waiting_key = _key
-
-    def critical_time_s(self, state: MigState, job: int) -> float:
+    def critical_time_s(self, view: SchedulerView, job: int, key: float) -> float:
         threshold = self.critical_laxity_s if self.critical_laxity_s is not None else 0.0
-        # The simulator stores a waiting job's key in ``wkey`` before asking for its critical time.
-        return state.wkey[job] - threshold
+        return key - threshold
 
-    def assign(self, state: MigState) -> list[int] | None:
-        # _key(), inlined for the running jobs (at most one per slice, at every scheduling point).
-        references = self._references(state)
-        deadline = state.deadline_s
-        fraction = state.fraction
-        running = []
-        for j in state.job_on:
-            if j >= 0:
-                reference = references[j]
-                if reference != reference:  # NaN: first use in this configuration
-                    reference = references[j] = self.reference_duration_s(state, state.durations_s[j])
-                running.append((_round_micro(deadline[j] - fraction[j] * reference), j))
-        return reevaluate_all(state, running, slowest_feasible=False)
+    def assign(self, view: SchedulerView) -> Assignment | None:
+        # rank(), inlined for the running jobs (at most one per slice, at every scheduling point).
+        references = view.job_reference_s
+        deadline = view.deadline_s
+        fraction = view.remaining
+        running = [
+            (_round_micro(deadline[j] - fraction[j] * references[j]), j) for j in view.running if j >= 0
+        ]
+        return reevaluate_all(view, running, slowest_feasible=False)

@@ -1,19 +1,30 @@
 """The in-configuration scheduling policy interface, its registry and the shared slice rules.
 
-A policy is a small stateless object. The simulator calls :meth:`SchedulingPolicy.assign` at every
-scheduling point with the :class:`~wattsched.mig.state.MigState` as a read-only view; the policy returns a
-*decision*: a list ``assignment`` with one entry per slice of the current configuration (the job index to run
-there, or -1 for idle), or ``None`` for "keep the current assignment". The simulator validates the decision
-(each job at most once, only waiting or running jobs, a slice idles only when no job waits) and applies it:
-any job moved off its slice counts one preemption. The simulator knows no policy by name.
+A policy is a small stateless object with four hooks, each given the engine's read-only
+:class:`~wattsched.mig.view.SchedulerView`:
+
+* :meth:`~SchedulingPolicy.on_configuration` — once per configuration: per-job values the policy derives from
+  it (e.g. a laxity reference duration), which the view then offers as ``job_reference_s``;
+* :meth:`~SchedulingPolicy.rank` — the priority key of a job that starts waiting (lower first; constant while
+  it waits, so the engine keeps waiting jobs sorted);
+* :meth:`~SchedulingPolicy.critical_time_s` — when a waiting job with that key needs a re-evaluation (``inf``:
+  never);
+* :meth:`~SchedulingPolicy.assign` — at every scheduling point: an :class:`~wattsched.mig.view.Assignment`
+(the
+  job to run on each slice, -1 idle) or ``None`` to keep the current one.
+
+The simulator validates a decision (each job at most once, only waiting or running jobs, a slice idles only
+when no job waits) and applies it: any job moved off its slice counts one preemption. The simulator knows no
+policy by name. :func:`wattsched.mig.checks.check_policy` checks a policy against these rules.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from wattsched.mig.state import MigState
+from wattsched.mig.view import Assignment, SchedulerView
 from wattsched.registry import Registry
 
 __all__ = [
@@ -43,17 +54,19 @@ class SchedulingPolicy(Protocol):
     #: A waiting job's critical-laxity event triggers a re-evaluation only while it has had fewer events.
     max_critical_events: int
 
-    def waiting_key(self, state: MigState, job: int) -> float:
-        """Priority key of a waiting job (lower first); must not change while the job waits."""
+    def on_configuration(self, view: SchedulerView) -> Sequence[float] | None:
+        """Per-job values derived from a new configuration (``view.job_reference_s``), or ``None``."""
         ...
 
-    def critical_time_s(self, state: MigState, job: int) -> float:
-        """Time at which the waiting ``job``'s laxity reaches ``critical_laxity_s`` (``inf`` if never).
-
-        Called right after :meth:`waiting_key` for the same job, whose result is then in ``state.wkey``."""
+    def rank(self, view: SchedulerView, job: int) -> float:
+        """Priority key of a job that starts waiting (lower first); must not change while the job waits."""
         ...
 
-    def assign(self, state: MigState) -> list[int] | None:
+    def critical_time_s(self, view: SchedulerView, job: int, key: float) -> float:
+        """Time at which the waiting ``job`` (ranked ``key``) reaches its critical laxity (``inf``: never)."""
+        ...
+
+    def assign(self, view: SchedulerView) -> Assignment | None:
         """The job to run on each slice (-1 idle), or ``None`` to keep the current assignment."""
         ...
 
@@ -61,7 +74,7 @@ class SchedulingPolicy(Protocol):
 POLICIES: Registry[SchedulingPolicy] = Registry("scheduling policy")
 
 
-def fastest_slice(durations: tuple[float, ...], free: list[int], slice_dix: list[int]) -> int:
+def fastest_slice(durations: Sequence[float], free: list[int], slice_dix: Sequence[int]) -> int:
     """The free slice with the least remaining time (``free`` in scan order, so ties go to smaller g/slot)."""
     best = -1
     best_dur = math.inf
@@ -74,8 +87,12 @@ def fastest_slice(durations: tuple[float, ...], free: list[int], slice_dix: list
 
 
 def edf_ss_slice(
-    now_s: float, fraction: float, deadline_s: float, durations: tuple[float, ...], free: list[int],
-    slice_dix: list[int],
+    now_s: float,
+    fraction: float,
+    deadline_s: float,
+    durations: Sequence[float],
+    free: list[int],
+    slice_dix: Sequence[int],
 ) -> tuple[int, bool]:
     """EDF-SS slice rule: the slowest free slice that meets the deadline, else the fastest free slice.
 
@@ -100,26 +117,28 @@ def edf_ss_slice(
     return fast, False
 
 
-def reevaluate_all(state: MigState, running: list[tuple[float, int]], slowest_feasible: bool) -> list[int]:
+def reevaluate_all(
+    view: SchedulerView, running: list[tuple[float, int]], slowest_feasible: bool
+) -> Assignment:
     """Full re-evaluation (papers.md §A.5.1): rank all unfinished jobs, place them in order on free slices.
 
     Only the best ``n_slices`` jobs can get a slice, so the candidates are the running jobs, given keyed as
     ``running`` (a fresh list of ``(key, job)``; it is extended in place), and the first ``n_slices`` waiting
     jobs. ``slowest_feasible`` selects the EDF-SS slice rule, otherwise the fastest free slice is used.
     """
-    n = len(state.job_on)
+    n = len(view.running)
     candidates = running
-    candidates.extend(state.waiting[:n])
+    candidates.extend(view.waiting[:n])
     candidates.sort()
     del candidates[n:]
-    free = state.scan_order.copy()
+    free = list(view.scan_order)
     out = [-1] * n
-    slice_dix = state.slice_dix
-    durations = state.durations_s
+    slice_dix = view.slice_duration_index
+    durations = view.durations_s
     if slowest_feasible:
-        now = state.now_s
-        fraction = state.fraction
-        deadline = state.deadline_s
+        now = view.now_s
+        fraction = view.remaining
+        deadline = view.deadline_s
         for _, j in candidates:
             s, _ = edf_ss_slice(now, fraction[j], deadline[j], durations[j], free, slice_dix)
             out[s] = j
@@ -137,7 +156,7 @@ def reevaluate_all(state: MigState, running: list[tuple[float, int]], slowest_fe
                     best = s
             out[best] = j
             free.remove(best)
-    return out
+    return Assignment(out)
 
 
 class DeadlineOrder:
@@ -146,10 +165,13 @@ class DeadlineOrder:
     critical_laxity_s: float | None = None
     max_critical_events = 0
 
-    def waiting_key(self, state: MigState, job: int) -> float:
-        return state.deadline_s[job]
+    def on_configuration(self, view: SchedulerView) -> Sequence[float] | None:
+        return None
 
-    def critical_time_s(self, state: MigState, job: int) -> float:
+    def rank(self, view: SchedulerView, job: int) -> float:
+        return view.deadline_s[job]
+
+    def critical_time_s(self, view: SchedulerView, job: int, key: float) -> float:
         return math.inf
 
 
@@ -159,7 +181,7 @@ class FullReevaluationEdf(DeadlineOrder):
 
     slowest_feasible: bool
 
-    def assign(self, state: MigState) -> list[int] | None:
-        deadline = state.deadline_s
-        running = [(deadline[j], j) for j in state.job_on if j >= 0]
-        return reevaluate_all(state, running, slowest_feasible=self.slowest_feasible)
+    def assign(self, view: SchedulerView) -> Assignment | None:
+        deadline = view.deadline_s
+        running = [(deadline[j], j) for j in view.running if j >= 0]
+        return reevaluate_all(view, running, slowest_feasible=self.slowest_feasible)

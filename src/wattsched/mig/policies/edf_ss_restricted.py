@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import math
 from bisect import insort
+from collections.abc import Sequence
 
 from wattsched.mig.policies.base import POLICIES, DeadlineOrder, edf_ss_slice
-from wattsched.mig.state import MigState
+from wattsched.mig.view import Assignment, SchedulerView
 
 __all__ = ["RestrictedEdfSlowestSlice"]
 
 
-def _running_max_deadline(out: list[int], deadline: list[float]) -> float:
+def _running_max_deadline(out: Sequence[int], deadline: Sequence[float]) -> float:
     return max([deadline[j] for j in out if j >= 0], default=-math.inf)
 
 
@@ -28,13 +29,13 @@ class RestrictedEdfSlowestSlice(DeadlineOrder):
 
     name = "edf-ss-restricted"
 
-    def assign(self, state: MigState) -> list[int] | None:
-        waiting = state.waiting
+    def assign(self, view: SchedulerView) -> Assignment | None:
+        waiting = view.waiting
         if not waiting:
             return None
-        job_on = state.job_on
-        deadline = state.deadline_s
-        scan_order = state.scan_order
+        job_on = view.running
+        deadline = view.deadline_s
+        scan_order = view.scan_order
         free = [s for s in scan_order if job_on[s] < 0]
         # Latest running deadline, as of the start or the last preemption (placements on free slices do not
         # update it). Only read once no slice is free, so computed then (from job_on: ``out`` is a copy).
@@ -43,12 +44,12 @@ class RestrictedEdfSlowestSlice(DeadlineOrder):
             max_running_d = _running_max_deadline(job_on, deadline)
             if waiting[0][0] >= max_running_d:
                 return None  # no free slice and no running job with a later deadline: nothing can change
-        now = state.now_s
-        fraction = state.fraction
-        durations = state.durations_s
-        dix = state.slice_dix
-        end_s = state.end_s
-        out = job_on.copy()
+        now = view.now_s
+        fraction = view.remaining
+        durations = view.durations_s
+        dix = view.slice_duration_index
+        end_s = view.finish_s
+        out = list(job_on)
         free_at = [end_s[j] if j >= 0 else now for j in out]
         victims: list[tuple[float, int]] = []
         i = 0
@@ -71,7 +72,7 @@ class RestrictedEdfSlowestSlice(DeadlineOrder):
             dj = durations[w]
             s, meets = edf_ss_slice(now, p, d, dj, free, dix) if free else (-1, False)
             if not meets:
-                v = self._victim_slice(state, w, p, d, dj, out, free_at)
+                v = self._victim_slice(view, w, p, d, dj, out, free_at)
                 if v >= 0:
                     r = out[v]
                     out[v] = w
@@ -85,25 +86,25 @@ class RestrictedEdfSlowestSlice(DeadlineOrder):
                 free.remove(s)
                 free_at[s] = now + p * dj[dix[s]]
                 changed = True
-        return out if changed else None
+        return Assignment(out) if changed else None
 
     @staticmethod
     def _victim_slice(
-        state: MigState, w: int, p: float, d: float, dj: tuple[float, ...], out: list[int],
+        view: SchedulerView, w: int, p: float, d: float, dj: Sequence[float], out: list[int],
         free_at: list[float],
     ) -> int:
         """The slice of the job ``w`` may preempt, or -1 (conditions (1)–(3) of the module docstring)."""
-        now = state.now_s
-        dix = state.slice_dix
-        if now + p * min([dj[x] for x in state.config_dixes]) > d:
+        now = view.now_s
+        dix = view.slice_duration_index
+        if now + p * min([dj[x] for x in view.duration_indices]) > d:
             return -1  # w is late on every slice: condition (2) fails everywhere
         for s, at in enumerate(free_at):
             if at + p * dj[dix[s]] <= d:
                 return -1  # condition (3) fails: w can wait for slice s and still meet its deadline
-        deadline = state.deadline_s
+        deadline = view.deadline_s
         best = -1
         best_d = d  # condition (1): only jobs with a later deadline than w
-        for s in state.scan_order:
+        for s in view.scan_order:
             r = out[s]
             if r >= 0 and deadline[r] > best_d and now + p * dj[dix[s]] <= d:
                 best_d = deadline[r]

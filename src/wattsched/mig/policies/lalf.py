@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from wattsched.mig.policies._laxity import LaxityPolicy
 from wattsched.mig.policies.base import POLICIES
-from wattsched.mig.state import MigState
+from wattsched.mig.view import SchedulerView
 
 __all__ = ["LeastAverageLaxityFirst"]
 
@@ -18,8 +20,8 @@ class LeastAverageLaxityFirst(LaxityPolicy):
 
     name = "lalf"
 
-    def reference_duration_s(self, state: MigState, durations: tuple[float, ...]) -> float:
-        dix = state.slice_dix
+    def reference_duration_s(self, view: SchedulerView, durations: Sequence[float]) -> float:
+        dix = view.slice_duration_index
         return sum([durations[x] for x in dix]) / len(dix)
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from wattsched.mig.policies._laxity import LaxityPolicy
 from wattsched.mig.policies.base import POLICIES
-from wattsched.mig.state import MigState
+from wattsched.mig.view import SchedulerView
 
 __all__ = ["LeastLaxityFirst"]
 
@@ -19,8 +21,8 @@ class LeastLaxityFirst(LaxityPolicy):
 
     name = "llf"
 
-    def reference_duration_s(self, state: MigState, durations: tuple[float, ...]) -> float:
-        return min([durations[x] for x in state.config_dixes])
+    def reference_duration_s(self, view: SchedulerView, durations: Sequence[float]) -> float:
+        return min([durations[x] for x in view.duration_indices])
 
 
 POLICIES.register("llf")(LeastLaxityFirst)

@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 from wattsched.errors import InputError
-from wattsched.hardware.mig import COMPUTE_SIZES
 from wattsched.workload.adapters.common import RAW_COLUMNS, ImportOptions, ParsedTrace, read_raw_csv
+from wattsched.workload.job import P1_SIZES as COMPUTE_SIZES
 
 __all__ = ["QOS_CLASSES", "REQUIRED_COLUMNS", "parse_alibaba2023", "slice_for_gpu_milli"]
 

@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 
 from wattsched.errors import ConfigError, InputError
-from wattsched.hardware.mig import COMPUTE_SIZES
 from wattsched.units import SECONDS_PER_MINUTE
+from wattsched.workload.job import P1_SIZES as COMPUTE_SIZES
 from wattsched.workload.job import Job, JobKind
 from wattsched.workload.scaling import ScalingCurve, durations_from_base, linear_curve
 
@@ -408,7 +408,8 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
                 deadline_s=deadline_s,
                 kind=kinds[i],
                 scaling=curves[i].kind,
-                durations_s=durations,
+                durations_s=durations[:-1],
+                dur_full_s=durations[-1],
             )
         )
     report = ImportReport(
@@ -424,7 +425,7 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
         horizon_s=horizon_s,
         arrival_rate_per_min=len(jobs) / (horizon_s / SECONDS_PER_MINUTE),
         duration_scale=scale,
-        offered_load=float(sum(j.durations_s[4] for j in jobs)) / horizon_s,
+        offered_load=float(sum(j.duration_for_size(7) for j in jobs)) / horizon_s,
         inference_share=sum(k == JobKind.INFERENCE for k in kinds) / len(kinds),
         observed_duration_quantiles_s={
             f"p{int(q * 100)}": float(np.quantile(observed, q)) for q in (0.1, 0.5, 0.9, 0.99)

@@ -14,7 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from wattsched.mig.partition.base import MIG_CONFIGURATIONS, PARTITIONERS, ConfigId
+from wattsched.errors import ConfigError
+from wattsched.hardware.mig import MigGpu
+from wattsched.mig import SimSnapshot
+from wattsched.mig.partition.base import PARTITIONERS, ConfigId
 
 __all__ = ["DQNPartitioner", "QNetwork"]
 
@@ -50,18 +53,15 @@ class QNetwork:
 
 @dataclass
 class DQNPartitioner:
-    """Greedy actions of a trained Q-network over the §A.6.1 observation; action k = configuration k + 1."""
+    """Greedy actions of a trained Q-network over the §A.6.1 observation; action k = the GPU's k-th
+    configuration (``gpu.configuration_ids[k]``). ``initial=None`` starts in the GPU's "initial" role."""
 
     network: QNetwork
-    initial: ConfigId = 2
+    initial: ConfigId | None = None
     scheduler: str = "edf-ss-restricted"
     name: str = "dynamic"
     _spec: Any = field(default=None, repr=False)
-
-    def __post_init__(self) -> None:
-        from wattsched.rl.observation import ObservationSpec
-
-        self._spec = ObservationSpec()
+    _initial: ConfigId | None = field(default=None, repr=False)
 
     @classmethod
     def from_file(cls, path: str | Path) -> DQNPartitioner:
@@ -72,22 +72,36 @@ class DQNPartitioner:
         return cls(QNetwork.from_sb3(model), config.env.initial_configuration, config.env.scheduler)
 
     @classmethod
-    def from_model(cls, model: Any, initial: ConfigId = 2) -> DQNPartitioner:
+    def from_model(cls, model: Any, initial: ConfigId | None = None) -> DQNPartitioner:
         return cls(QNetwork.from_sb3(model), initial)
 
-    def reset(self, seed: int | None = None) -> None:
+    def reset(self, gpu: MigGpu, seed: int | None = None) -> None:
+        from wattsched.rl.observation import ObservationSpec
+
         del seed
+        spec = ObservationSpec.for_gpu(gpu)
+        actions = self.network.biases[-1].shape[0]
+        if actions != spec.n_configurations or self.network.weights[0].shape[1] != spec.size:
+            raise ConfigError(
+                f"this DQN was trained for {actions} configurations and {self.network.weights[0].shape[1]} "
+                f"inputs; {gpu.name} has {spec.n_configurations} configurations ({spec.size} inputs)"
+            )
+        self._spec = spec
+        initial = self.initial if self.initial is not None else gpu.role("initial")
+        self._initial = gpu.configuration(initial).ident
 
     def initial_configuration(self) -> ConfigId:
-        return self.initial
+        if self._initial is None:
+            raise RuntimeError("call reset(gpu) before initial_configuration()")
+        return self._initial
 
     def action(self, observation: np.ndarray) -> int:
         return int(np.argmax(self.network.q_values(observation)))
 
-    def decide(self, snapshot: Any) -> ConfigId:
+    def decide(self, snapshot: SimSnapshot) -> ConfigId:
         from wattsched.rl.observation import snapshot_observation
 
-        return MIG_CONFIGURATIONS[self.action(snapshot_observation(snapshot, self._spec))]
+        return self._spec.configurations[self.action(snapshot_observation(snapshot, self._spec))]
 
 
 @PARTITIONERS.register("dynamic")

@@ -1,0 +1,118 @@
+"""The hardware catalogue: one loader family for every kind of hardware fact (STYLE: one loader per kind).
+
+* ``available(kind)`` — the packaged entries of a kind, e.g. ``available("gpu")`` →
+  ``["a100-40gb", "a100-80gb", "h100-80gb", "h200-141gb"]``;
+* ``load(kind, name_or_path)`` — a packaged entry by name, or any ``*.toml`` file by path, parsed and
+validated.
+
+Kinds: ``"gpu"`` (MIG GPUs, :class:`~wattsched.hardware.mig.MigGpu`, files in ``data/gpus/``) and ``"dvfs"``
+(DVFS GPU models of P2, :class:`~wattsched.hardware.dvfs.DvfsGpu`, files in ``data/dvfs/``). Every failure is
+one
+:class:`~wattsched.hardware._toml.CatalogueError` naming the file and the field; an unknown name lists the
+catalogue. Packaged entries are parsed once per process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from wattsched.errors import ConfigError
+from wattsched.hardware._toml import CatalogueError, read_toml
+
+__all__ = ["KINDS", "CatalogueError", "available", "load", "load_gpu"]
+
+if TYPE_CHECKING:  # typing only: no import cycles at run time
+    from wattsched.hardware.dvfs import DvfsGpu
+    from wattsched.hardware.mig import MigGpu
+
+
+def _parse_gpu(data: dict[str, Any], where: str) -> Any:
+    from wattsched.hardware._gpu_toml import parse_gpu
+
+    return parse_gpu(data, where)
+
+
+def _parse_dvfs(data: dict[str, Any], where: str) -> Any:
+    from wattsched.hardware.dvfs import parse_dvfs
+
+    return parse_dvfs(data, where)
+
+
+#: kind -> (package data folder, parser)
+KINDS: dict[str, tuple[str, Callable[[dict[str, Any], str], Any]]] = {
+    "gpu": ("gpus", _parse_gpu),
+    "dvfs": ("dvfs", _parse_dvfs),
+}
+
+
+def _kind(kind: str) -> tuple[str, Callable[[dict[str, Any], str], Any]]:
+    try:
+        return KINDS[kind]
+    except KeyError:
+        raise ConfigError(f"unknown hardware kind '{kind}'; valid: {', '.join(sorted(KINDS))}") from None
+
+
+def available(kind: str) -> list[str]:
+    """Names of the packaged entries of ``kind`` (file stems of ``data/<folder>/*.toml``)."""
+    folder, _ = _kind(kind)
+    root = resources.files("wattsched.hardware") / "data" / folder
+    return sorted(p.name[: -len(".toml")] for p in root.iterdir() if p.name.endswith(".toml"))
+
+
+@cache
+def _load_packaged(kind: str, name: str) -> Any:
+    folder, parse = _kind(kind)
+    resource = resources.files("wattsched.hardware") / "data" / folder / f"{name}.toml"
+    where = f"{name}.toml"
+    return parse(read_toml(resource.read_text(encoding="utf-8"), where=where, is_text=True), where)
+
+
+@overload
+def load(kind: Literal["gpu"], name_or_path: str | Path) -> MigGpu: ...
+@overload
+def load(kind: Literal["dvfs"], name_or_path: str | Path) -> DvfsGpu: ...
+@overload
+def load(kind: str, name_or_path: str | Path) -> Any: ...
+
+
+def load(kind: str, name_or_path: str | Path) -> Any:
+    """A packaged entry by name or a ``*.toml`` file by path (see the module docstring)."""
+    _, parse = _kind(kind)
+    text = str(name_or_path)
+    if isinstance(name_or_path, Path) or text.endswith(".toml") or "/" in text:
+        where = text
+        data = read_toml(Path(text))
+        try:
+            return parse(data, where)
+        except CatalogueError:
+            raise
+        except ConfigError as exc:
+            raise CatalogueError(str(exc), path=where) from None
+        except (AttributeError, TypeError, ValueError, OverflowError, KeyError) as exc:
+            message = " ".join(str(exc).split())
+            raise CatalogueError(
+                f"invalid {kind} entry ({type(exc).__name__}: {message})", path=where
+            ) from None
+    names = available(kind)
+    if text not in names:
+        label = "GPU" if kind == "gpu" else f"{kind} GPU"
+        raise ConfigError(
+            f"unknown {label} '{text}'; the catalogue has: {', '.join(names)} "
+            f"(or give a path to a .toml entry)"
+        )
+    return _load_packaged(kind, text)
+
+
+def load_gpu(name_or_path: str | Path | MigGpu | None = None) -> MigGpu:
+    """A MIG GPU by catalogue name or path (default ``a100-40gb``); a :class:`MigGpu` passes through."""
+    from wattsched.hardware.mig import MigGpu
+
+    if isinstance(name_or_path, MigGpu):
+        return name_or_path
+    gpu = load("gpu", "a100-40gb" if name_or_path is None else name_or_path)
+    assert isinstance(gpu, MigGpu)
+    return gpu
