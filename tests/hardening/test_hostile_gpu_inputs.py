@@ -151,3 +151,99 @@ def test_calibrate_refuses_mig_mode(h200: Path, tmp_path: Path, capsys: pytest.C
     mig = variant(h200, tmp_path, mig_mode_current_pending=[1, 1])
     code = run_in(folder, ["gpu", "calibrate", "--backend", f"fake:{mig}", "-o", str(folder / "c.csv")])
     assert_one_line_error(capsys, code, "MIG mode", "whole card")
+
+
+@pytest.mark.parametrize(
+    ("argv", "pieces"),
+    [
+        (["mig", "plan", "--gpu", "b200", "--from", "1", "--to", "2"], ["unknown GPU 'b200'"]),
+        (["mig", "plan", "--from", "13", "--to", "2"], ["--from: unknown configuration '13'", "valid: 1, 2"]),
+        (["mig", "plan", "--from", "1", "--to", "4g.20gb@1"], ["4g.20gb cannot start at 1"]),
+        (["mig", "plan", "--from", "no-mig", "--to", "2"], ["MIG mode, which wattsched never changes"]),
+        (["mig", "plan", "--from", "2", "--to", "2g.10gb@2,1g.5gb@3"], ["overlap"]),
+        (["mig", "export", "--configs", "99", "-o", "x.yaml"], ["unknown configuration '99'"]),
+        (["mig", "export", "-o", "x.json"], [".yaml or .yml"]),
+        (["mig", "import-config", "missing.yaml"], ["missing.yaml", "file not found"]),
+    ],
+)
+def test_bad_mig_plan_and_export_options(
+    argv: list[str], pieces: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert_one_line_error(capsys, run_in(tmp_path, argv), *pieces)
+
+
+def test_import_config_that_the_gpu_cannot_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write(
+        tmp_path / "bad.yaml",
+        "version: v1\nmig-configs:\n  huge:\n    - devices: all\n"
+        "      mig-enabled: true\n      mig-devices: {4g.20gb: 1, 3g.20gb: 2}\n",
+    )
+    assert_one_line_error(
+        capsys,
+        run_in(tmp_path, ["mig", "import-config", str(bad)]),
+        "config 'huge'",
+        "cannot be placed on a100-40gb",
+    )
+    corrupt = write(tmp_path / "corrupt.yaml", "version: v1\nmig-configs: [unclosed\n")
+    assert_one_line_error(
+        capsys, run_in(tmp_path, ["mig", "import-config", str(corrupt)]), str(corrupt), "not valid YAML"
+    )
+    other_gpu = write(
+        tmp_path / "h200.yaml",
+        "version: v1\nmig-configs:\n  a:\n    - devices: all\n"
+        "      mig-enabled: true\n      mig-devices: {1g.18gb: 7}\n",
+    )
+    assert_one_line_error(
+        capsys,
+        run_in(tmp_path, ["mig", "import-config", str(other_gpu)]),
+        "a100-40gb has no MIG profile '1g.18gb'",
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "pieces"),
+    [
+        ({"mig_mode_current_pending": [1, 1]}, ["needs root", "nothing changed"]),
+        ({"fake_root": True}, ["MIG mode is off", "nothing changed"]),
+        (
+            {"fake_root": True, "mig_mode_current_pending": [1, 1]},
+            ["has empty, not the plan's source 4g.71gb@0,3g.71gb@4"],
+        ),
+        (
+            {
+                "fake_root": True,
+                "mig_mode_current_pending": [1, 1],
+                "mig_instances": [
+                    {"id": 1, "profile_id": 5, "start": 0, "size": 4},
+                    {"id": 2, "profile_id": 9, "start": 4, "size": 4},
+                ],
+                "processes": [{"pid": 4242, "gpu_instance_id": 1, "compute_instance_id": 0}],
+            },
+            ["process 4242 runs on 4g.71gb@0"],
+        ),
+    ],
+)
+def test_mig_apply_refusals(
+    changes: dict[str, object],
+    pieces: list[str],
+    h200: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    gpu = variant(h200, tmp_path, **changes)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    argv = [
+        "mig",
+        "plan",
+        "--gpu",
+        "h200-141gb",
+        "--from",
+        "2",
+        "--to",
+        "6",
+        "--apply",
+        "--backend",
+        f"fake:{gpu}",
+    ]
+    assert_one_line_error(capsys, run_in(folder, argv), *pieces)

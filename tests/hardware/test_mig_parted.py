@@ -10,6 +10,7 @@ import yaml
 from test_mig_plan import A100, P1, h200_geometry
 
 from wattsched.errors import ConfigError, InputError
+from wattsched.hardware.catalogue import available, load_gpu
 from wattsched.hardware.mig_parted import (
     config_name,
     dump_document,
@@ -17,7 +18,7 @@ from wattsched.hardware.mig_parted import (
     import_layouts,
     parse_document,
 )
-from wattsched.hardware.mig_plan import layout_counts, parse_layout
+from wattsched.hardware.mig_plan import GpuLayouts, layout_counts, parse_layout
 
 
 def test_export_matches_mig_parted_format() -> None:
@@ -126,3 +127,23 @@ def test_bad_documents_are_one_input_error(text: str, piece: str) -> None:
     with pytest.raises(InputError) as caught:
         parse_document(text, "bad.yaml")
     assert piece in str(caught.value) and str(caught.value).startswith("bad.yaml: ")
+
+
+@pytest.mark.parametrize("name", available("gpu"))
+def test_round_trip_of_every_catalogue_configuration(name: str) -> None:
+    gpu = GpuLayouts.from_catalogue(load_gpu(name))
+    chosen = [*gpu.configurations, ("no-mig", None)]
+    imported = import_layouts(
+        parse_document(dump_document(export_document(name, chosen)), "x.yaml"), gpu.geometry
+    )
+    assert [item.name for item in imported] == [f"wattsched-{name}-{ident}" for ident, _ in chosen]
+    for item, (_, layout) in zip(imported, chosen, strict=True):
+        if layout is None:
+            assert item.layout is None
+            continue
+        assert item.layout is not None and layout_counts(item.layout) == layout_counts(layout)
+        gpu.geometry.check(item.layout)
+        # The id read back is this configuration's, or an earlier one with the same instance counts.
+        match = gpu.ident_of(item.layout)
+        assert match is not None
+        assert layout_counts(dict(gpu.configurations)[match]) == layout_counts(layout)

@@ -12,8 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wattsched.errors import ConfigError
+from wattsched.hardware.catalogue import available, load_gpu
 from wattsched.hardware.gpu.fake import parse_profiles
 from wattsched.hardware.mig_plan import (
+    GpuLayouts,
     MigGeometry,
     MigInstance,
     PlanStep,
@@ -171,3 +173,42 @@ def test_replay_refuses_impossible_steps() -> None:
         replay(A100, source, [PlanStep("create", MigInstance(0, 8, "7g.40gb"))])
     with pytest.raises(ConfigError, match=re.escape("step 1: destroy 7g.40gb@0: no such instance")):
         replay(A100, source, [PlanStep("destroy", MigInstance(0, 8, "7g.40gb"))])
+
+
+def test_the_catalogue_a100_is_p1_and_nvml_geometry() -> None:
+    gpu = GpuLayouts.from_catalogue(load_gpu("a100-40gb"))
+    assert gpu.geometry.memory_slots == 8 and gpu.geometry.compute_slices == 7
+    for rule in A100.profiles:
+        assert gpu.geometry.rule(rule.name).placements == rule.placements
+    assert [layout_text(layout) for _, layout in gpu.configurations] == list(P1.values())
+
+
+@pytest.mark.parametrize("name", available("gpu"))
+def test_every_pair_of_catalogue_configurations(name: str) -> None:
+    gpu = GpuLayouts.from_catalogue(load_gpu(name))
+    layouts = [layout for _, layout in gpu.configurations]
+    for first, second in itertools.product(layouts, repeat=2):
+        check_plan(gpu.geometry, first, second)
+
+
+def test_sample_of_derived_h200_partitions() -> None:
+    entry = load_gpu("h200-141gb")
+    gpu = GpuLayouts.from_catalogue(entry)
+    derived = [
+        tuple(sorted(MigInstance(start, size, name) for name, start, size in placed))
+        for placed in entry.derived_placements
+    ]
+    assert len(derived) == len(gpu.geometry.layouts())  # the catalogue's enumeration and ours agree
+    assert set(derived) == set(gpu.geometry.layouts())
+    for first, second in itertools.product(derived[::7], repeat=2):
+        check_plan(gpu.geometry, first, second)
+
+
+def test_at_most_one_media_slice_on_the_h200() -> None:
+    gpu = GpuLayouts.from_catalogue(load_gpu("h200-141gb"))
+    assert gpu.geometry.rule("1g.18gb+me").max_instances == 1
+    with pytest.raises(ConfigError, match=re.escape("2 instances of 1g.18gb+me; h200-141gb allows 1")):
+        parse_layout("1g.18gb+me@0,1g.18gb+me@1", gpu.geometry)
+    assert gpu.geometry.place({"1g.18gb+me": 2}) is None
+    with_media = gpu.geometry.layouts(media=True)
+    assert all(sum(i.profile == "1g.18gb+me" for i in layout) <= 1 for layout in with_media)

@@ -16,42 +16,28 @@ from pathlib import Path
 from typing import Any
 
 from wattsched.cli._output import check_suffix, write_text
-from wattsched.cli._parsing import int_at_least
+from wattsched.cli._parsing import add_gpu_option, int_at_least, resolve_gpu
 from wattsched.cli.gpu import add_backend_option, opened
 from wattsched.errors import ConfigError, InputError
 from wattsched.hardware.mig_plan import (
     NO_MIG,
     GpuLayouts,
     Layout,
-    MigGeometry,
-    MigInstance,
-    ProfileRule,
     layout_text,
 )
 
-__all__ = ["add_parsers", "resolve_gpu"]
+__all__ = ["add_parsers", "gpu_layouts"]
 
 
-def resolve_gpu(gpu: str) -> GpuLayouts:
-    """The catalogue GPU ``gpu`` (a name or a ``.toml`` path) as :class:`GpuLayouts`."""
-    from wattsched.hardware.catalogue import load_gpu  # the hardware catalogue (CONTRACT §7)
-
-    entry: Any = load_gpu(gpu)
-    rules = [ProfileRule(p.name, p.compute, tuple(p.placements)) for p in entry.profiles]
-    geometry = MigGeometry(entry.name, entry.memory_slots, entry.compute_slices, tuple(rules))
-    configurations = tuple(
-        (c.ident, tuple(sorted(MigInstance(s.start, s.size, s.profile) for s in c.slices)))
-        for c in entry.configurations
-    )
-    return GpuLayouts(entry.name, geometry, configurations)
+def gpu_layouts(args: argparse.Namespace) -> GpuLayouts:
+    """The catalogue GPU of ``--gpu`` as the planner sees it."""
+    return GpuLayouts.from_catalogue(resolve_gpu(args))
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
     """Register ``plan``, ``export`` and ``import-config`` under ``wattsched mig``."""
     plan = commands.add_parser("plan", help="steps that repartition a MIG GPU (dry run unless --apply)")
-    plan.add_argument(
-        "--gpu", default="a100-40gb", help="catalogue GPU name or FILE.toml (default a100-40gb)"
-    )
+    add_gpu_option(plan)
     plan.add_argument(
         "--from",
         dest="source",
@@ -67,9 +53,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     plan.set_defaults(func=_plan)
 
     export = commands.add_parser("export", help="write configurations as NVIDIA mig-parted YAML")
-    export.add_argument(
-        "--gpu", default="a100-40gb", help="catalogue GPU name or FILE.toml (default a100-40gb)"
-    )
+    add_gpu_option(export)
     export.add_argument(
         "--configs", nargs="+", metavar="ID", help="configuration ids (default: all, no-mig too)"
     )
@@ -78,9 +62,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
     read = commands.add_parser("import-config", help="read a mig-parted YAML into configurations of a GPU")
     read.add_argument("file", metavar="FILE.yaml")
-    read.add_argument(
-        "--gpu", default="a100-40gb", help="catalogue GPU name or FILE.toml (default a100-40gb)"
-    )
+    add_gpu_option(read)
     read.add_argument("--config", metavar="NAME", help="only this mig-parted config (default: all)")
     read.add_argument("--json", action="store_true", help="print one JSON object")
     read.set_defaults(func=_import)
@@ -89,7 +71,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 def _plan(args: argparse.Namespace) -> int:
     from wattsched.hardware.mig_plan import plan_repartition
 
-    gpu = resolve_gpu(args.gpu)
+    gpu = gpu_layouts(args)
     source_id, source = gpu.layout(args.source, "--from")
     target_id, target = gpu.layout(args.target, "--to")
     steps = plan_repartition(gpu.geometry, source, target)
@@ -133,7 +115,7 @@ def _export(args: argparse.Namespace) -> int:
     from wattsched.hardware.mig_parted import dump_document, export_document
 
     check_suffix(args.output, (".yaml", ".yml"))
-    gpu = resolve_gpu(args.gpu)
+    gpu = gpu_layouts(args)
     chosen: list[tuple[int | str, Layout | None]] = []
     for text in args.configs or [str(ident) for ident, _ in gpu.configurations] + [NO_MIG]:
         if text == NO_MIG:
@@ -157,7 +139,7 @@ def _import(args: argparse.Namespace) -> int:
         raise InputError("file not found", path=args.file) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path=args.file) from None
-    gpu = resolve_gpu(args.gpu)
+    gpu = gpu_layouts(args)
     imported = import_layouts(parse_document(text, args.file), gpu.geometry, only=args.config)
     rows = [
         {

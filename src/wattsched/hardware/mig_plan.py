@@ -17,7 +17,7 @@ import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from wattsched.errors import ConfigError
 
@@ -66,6 +66,8 @@ class ProfileRule:
     name: str
     compute: int
     placements: tuple[tuple[int, int], ...]
+    #: At most this many instances at once (NVML's instanceCount; the ``+me`` slice: 1); None: no limit.
+    max_instances: int | None = None
 
     @property
     def media(self) -> bool:
@@ -111,6 +113,10 @@ class MigGeometry:
         for first, second in itertools.pairwise(ordered):
             if first.overlaps(second):
                 raise ConfigError(f"{what}: {first} and {second} overlap on {self.name}")
+        for profile, count in layout_counts(ordered).items():
+            limit = self.rule(profile).max_instances
+            if limit is not None and count > limit:
+                raise ConfigError(f"{what}: {count} instances of {profile}; {self.name} allows {limit}")
         compute = sum(self.rule(i.profile).compute for i in ordered)
         if compute > self.compute_slices:
             raise ConfigError(f"{what}: {compute} compute slices used, {self.name} has {self.compute_slices}")
@@ -135,7 +141,10 @@ class MigGeometry:
         for profile, count in counts.items():
             if count < 0:
                 raise ConfigError(f"{self.name}: negative count {count} of {profile}")
-            wanted += [self.rule(profile)] * count
+            rule = self.rule(profile)
+            if rule.max_instances is not None and count > rule.max_instances:
+                return None
+            wanted += [rule] * count
         if sum(rule.compute for rule in wanted) > self.compute_slices:
             return None
         wanted.sort(key=lambda rule: (-rule.placements[0][1], -rule.compute, rule.name))
@@ -169,7 +178,11 @@ class MigGeometry:
             for position in range(next_option, len(options)):
                 option = options[position]
                 extra = self.rule(option.profile).compute
-                if compute + extra <= self.compute_slices and not any(option.overlaps(c) for c in chosen):
+                if (
+                    compute + extra <= self.compute_slices
+                    and not any(option.overlaps(c) for c in chosen)
+                    and self._below_limit(chosen, option.profile)
+                ):
                     grew = True
                     extend([*chosen, option], position + 1, compute + extra)
             if not grew and self._maximal(chosen, options, compute):
@@ -180,10 +193,15 @@ class MigGeometry:
             sorted(found, key=lambda layout: (len(layout), [(i.start, -i.size, i.profile) for i in layout]))
         )
 
+    def _below_limit(self, chosen: Sequence[MigInstance], profile: str) -> bool:
+        limit = self.rule(profile).max_instances
+        return limit is None or sum(1 for c in chosen if c.profile == profile) < limit
+
     def _maximal(self, chosen: Sequence[MigInstance], options: Sequence[MigInstance], compute: int) -> bool:
         return bool(chosen) and not any(
             compute + self.rule(option.profile).compute <= self.compute_slices
             and not any(option.overlaps(c) for c in chosen)
+            and self._below_limit(chosen, option.profile)
             for option in options
         )
 
@@ -265,6 +283,20 @@ class GpuLayouts:
     name: str
     geometry: MigGeometry
     configurations: tuple[tuple[int | str, Layout], ...]
+
+    @classmethod
+    def from_catalogue(cls, entry: Any) -> GpuLayouts:
+        """From a catalogue :class:`~wattsched.hardware.mig.MigGpu`: its profiles and configuration list."""
+        rules = tuple(
+            ProfileRule(p.name, p.compute, tuple(p.placements), getattr(p, "max_instances", None))
+            for p in entry.profiles
+        )
+        geometry = MigGeometry(entry.name, entry.memory_slots, entry.compute_slices, rules)
+        configurations = tuple(
+            (c.ident, tuple(sorted(MigInstance(s.start, s.size, s.profile) for s in c.slices)))
+            for c in entry.configurations
+        )
+        return cls(entry.name, geometry, configurations)
 
     def layout(self, text: str, option: str) -> tuple[int | str | None, Layout]:
         """(configuration id or None, layout) of a ``--from``/``--to`` value."""

@@ -7,31 +7,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_apply import P1, facts_of
+from test_apply import facts_of
 
+from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.gpu.apply import apply_plan, current_layout
 from wattsched.hardware.gpu.fake import FakeBackend
 from wattsched.hardware.gpu.live import ApplyOnGpu, DryRun, LiveRepartitioner
-from wattsched.hardware.mig_plan import (
-    GpuLayouts,
-    MigGeometry,
-    ProfileRule,
-    parse_layout,
-    plan_repartition,
-    replay,
-)
+from wattsched.hardware.mig_plan import GpuLayouts, plan_repartition, replay
+from wattsched.mig.checks import check_partitioner
 from wattsched.mig.partition import PARTITIONERS
 from wattsched.mig.partition.runner import run_day
 from wattsched.workload.generators import WorkloadSpec, generate_jobs
 
 
-def a100_layouts(fake: FakeBackend) -> GpuLayouts:
-    geometry = MigGeometry.from_rules(
-        "a100-40gb", [ProfileRule(p.name, p.compute, p.placements) for p in fake.profiles(0)]
-    )
-    return GpuLayouts(
-        "a100-40gb", geometry, tuple((n, parse_layout(text, geometry)) for n, text in enumerate(P1, start=1))
-    )
+def a100_layouts() -> GpuLayouts:
+    return GpuLayouts.from_catalogue(load_gpu("a100-40gb"))
 
 
 @pytest.fixture
@@ -46,9 +36,9 @@ def day() -> list[Any]:
 
 
 def test_day_night_plans_replay_to_each_chosen_configuration(fake_a100: FakeBackend) -> None:
-    gpu = a100_layouts(fake_a100)
-    live = LiveRepartitioner(PARTITIONERS.make("day-night"), gpu, DryRun())
-    run = run_day(day(), live, horizon_s=86_400.0, seed=1)
+    gpu = a100_layouts()
+    live = LiveRepartitioner(PARTITIONERS.make("day-night"), executor=DryRun())  # layouts from the day's GPU
+    run = run_day(day(), live, horizon_s=86_400.0, gpu="a100-40gb", seed=1)
     repartitions = [d for d in run.decisions if d.repartitioned]
     assert len(live.events) == len(repartitions) == 2  # 2 -> 6 in the morning, 6 -> 2 at night
     layout = gpu.layout(str(run.initial_configuration), "")[1]
@@ -65,20 +55,21 @@ def test_day_night_plans_replay_to_each_chosen_configuration(fake_a100: FakeBack
 
 
 def test_applied_on_the_fake_the_gpu_follows_the_policy(fake_a100: FakeBackend) -> None:
-    gpu = a100_layouts(fake_a100)
+    gpu = a100_layouts()
     policy = PARTITIONERS.make("day-night")
-    start = gpu.layout(str(policy.initial_configuration()), "")[1]
+    start = gpu.layout("2", "")[1]
     apply_plan(
         fake_a100, 0, (), plan_repartition(gpu.geometry, (), start)
     )  # the GPU starts in configuration 2
     live = LiveRepartitioner(policy, gpu, ApplyOnGpu(fake_a100, 0))
     run = run_day(day(), live, horizon_s=86_400.0, seed=1)
+    assert run.initial_configuration == 2
     assert all(event.outcome == "applied" for event in live.events) and len(live.events) == 2
     final = [d.configuration for d in run.decisions if d.repartitioned][-1]
     assert current_layout(fake_a100, 0)[0] == gpu.layout(str(final), "")[1]
 
 
-def test_pacing_waits_for_the_wall_clock(fake_a100: FakeBackend) -> None:
+def test_pacing_waits_for_the_wall_clock() -> None:
     slept: list[float] = []
     now = [0.0]
 
@@ -88,7 +79,7 @@ def test_pacing_waits_for_the_wall_clock(fake_a100: FakeBackend) -> None:
 
     live = LiveRepartitioner(
         PARTITIONERS.make("day-night"),
-        a100_layouts(fake_a100),
+        a100_layouts(),
         DryRun(),
         speed_x=3600.0,
         clock=lambda: now[0],
@@ -100,11 +91,11 @@ def test_pacing_waits_for_the_wall_clock(fake_a100: FakeBackend) -> None:
     assert sum(slept) == pytest.approx(second / 3600.0)
 
 
-def test_no_mig_is_skipped(fake_a100: FakeBackend) -> None:
+def test_no_mig_is_skipped() -> None:
     class Flip:
         name, scheduler = "flip", "edf-ss-restricted"
 
-        def reset(self, seed: int | None = None) -> None:
+        def reset(self, gpu: Any, seed: int | None = None) -> None:
             pass
 
         def initial_configuration(self) -> int:
@@ -113,6 +104,12 @@ def test_no_mig_is_skipped(fake_a100: FakeBackend) -> None:
         def decide(self, snapshot: Any) -> int | str:
             return "no-mig" if snapshot.now_s > 43_200 else 3
 
-    live = LiveRepartitioner(Flip(), a100_layouts(fake_a100), DryRun())
+    live = LiveRepartitioner(Flip(), a100_layouts(), DryRun())
     live.decide(type("Snap", (), {"now_s": 50_000.0, "configuration": 3})())
     assert live.events[0].outcome.startswith("skipped: no-mig") and live.events[0].steps == ()
+
+
+@pytest.mark.parametrize("name", ["day-night", "static", "no-mig"])
+def test_live_dry_run_passes_the_shipped_partitioner_checker(name: str) -> None:
+    # The live wrapper must not change what the policy decides: same checks as any partitioner, on two GPUs.
+    check_partitioner(LiveRepartitioner(PARTITIONERS.make(name)), gpus=("a100-40gb", "h200-141gb"), days=1)

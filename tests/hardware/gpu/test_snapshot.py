@@ -132,9 +132,21 @@ def test_h200_entry_with_the_measured_curves(h200: Path, shared_data: Path, tmp_
     power = entry["power"]
     assert power["estimated"] is False and power["idle_w"] == 124.13 and power["default_curve"] == "compute"
     assert power["curves"]["compute"]["busy_w"] == [160.77, 194.58, 222.97, 257.03, 298.66, 339.34, 366.39]
-    # The copy kernel dips at 6/7 (399.64 W after 411.22 W); the catalogue refuses falling power, so the
-    # entry keeps the running maximum.
-    assert power["curves"]["memory"]["busy_w"] == [256.25, 311.42, 357.78, 378.94, 411.22, 411.22, 411.22]
+    # The copy kernel dips at 6/7 (399.64 W after 411.22 W); power cannot fall with more busy slices, so the
+    # last three are pooled as the catalogue's own H200 entry does: (411.22 + 399.64 + 404.32) / 3 = 405.06.
+    assert power["curves"]["memory"]["busy_w"] == [256.25, 311.42, 357.78, 378.94, 405.06, 405.06, 405.06]
+
+
+def test_throttled_levels_are_left_out(h200: Path, tmp_path: Path) -> None:
+    path = tmp_path / "capped.csv"
+    rows = ["curve,busy_units,power_w,sm_clock_mhz", "gemm,0,100,1980"]
+    rows += [f"gemm,{u},{100 + 100 * u},1980" for u in range(1, 6)] + ["gemm,6,700,1500", "gemm,7,700,1410"]
+    path.write_text("\n".join(rows) + "\n")
+    (curve,) = curves_from_csv(path, units=7)
+    assert curve.throttled == (False,) * 6 + (True, True)
+    entry = tomllib.loads(catalogue_toml(json.loads(h200.read_text()), where="h200", curves=[curve]))
+    # u = 6, 7 ran at the 700 W cap with a lowered clock: the uncapped curve extrapolates the slope instead.
+    assert entry["power"]["curves"]["gemm"]["busy_w"] == [200.0, 300.0, 400.0, 500.0, 600.0, 700.0, 800.0]
 
 
 def test_curve_of_the_wrong_length_and_a_gpu_without_mig(

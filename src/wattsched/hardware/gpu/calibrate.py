@@ -21,6 +21,7 @@ import csv
 import io
 import itertools
 import logging
+import math
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -32,7 +33,7 @@ from tqdm.auto import tqdm
 
 from wattsched.errors import InputError
 from wattsched.hardware.gpu.backend import GpuBackend, GpuError
-from wattsched.hardware.gpu.snapshot import PowerCurve
+from wattsched.hardware.gpu.snapshot import MeasuredCurve
 
 __all__ = [
     "KINDS",
@@ -47,6 +48,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: A level whose SM clock is below this fraction of its curve's highest ran throttled (at the power cap).
+THROTTLED_BELOW = 0.95
 #: The two load kinds, as the curve names of the CSV and the catalogue entry.
 KINDS: tuple[str, ...] = ("compute", "memory")
 
@@ -232,7 +235,7 @@ def curves_to_csv(results: Iterable[LevelResult]) -> str:
     return out.getvalue()
 
 
-def curves_from_csv(path: str | Path, units: int | None = None) -> list[PowerCurve]:
+def curves_from_csv(path: str | Path, units: int | None = None) -> list[MeasuredCurve]:
     """The power curves of a calibration CSV (columns ``curve, busy_units, power_w`` at least).
 
     Every curve needs one row for each busy_units 0..N (N the same for all curves, and ``units`` if given);
@@ -250,6 +253,7 @@ def curves_from_csv(path: str | Path, units: int | None = None) -> list[PowerCur
     if missing:
         raise InputError(f"missing column(s) {', '.join(sorted(missing))}", path=where)
     table: dict[str, dict[int, float]] = {}
+    clocks: dict[str, dict[int, float]] = {}
     for row_number, row in enumerate(reader, start=1):
         curve = (row["curve"] or "").strip()
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", curve):
@@ -275,12 +279,18 @@ def curves_from_csv(path: str | Path, units: int | None = None) -> list[PowerCur
         if busy in table.setdefault(curve, {}):
             raise InputError(f"curve '{curve}' has busy_units {busy} twice", path=where, row=row_number)
         table[curve][busy] = power
+        try:
+            clocks.setdefault(curve, {})[busy] = float(row.get("sm_clock_mhz") or "nan")
+        except ValueError:
+            raise InputError("sm_clock_mhz must be a number", path=where, row=row_number) from None
     if not table:
         raise InputError("no rows", path=where)
-    return _complete_curves(table, units, where)
+    return _complete_curves(table, clocks, units, where)
 
 
-def _complete_curves(table: dict[str, dict[int, float]], units: int | None, where: str) -> list[PowerCurve]:
+def _complete_curves(
+    table: dict[str, dict[int, float]], clocks: dict[str, dict[int, float]], units: int | None, where: str
+) -> list[MeasuredCurve]:
     curves = []
     for name, levels in table.items():
         top = max(levels)
@@ -291,11 +301,16 @@ def _complete_curves(table: dict[str, dict[int, float]], units: int | None, wher
                 path=where,
                 column="busy_units",
             )
+        # A level ran throttled when its SM clock sat clearly below the curve's highest (the power cap).
+        sm = [clocks[name][u] for u in range(wanted + 1)]
+        top_mhz = max((c for c in sm if math.isfinite(c)), default=math.nan)
+        throttled = tuple(math.isfinite(c) and c < THROTTLED_BELOW * top_mhz for c in sm)
         curves.append(
-            PowerCurve(
+            MeasuredCurve(
                 name,
                 tuple(levels[u] for u in range(wanted + 1)),
                 f"wattsched gpu calibrate ({Path(where).name})",
+                throttled,
             )
         )
     return curves

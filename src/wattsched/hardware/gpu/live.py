@@ -78,7 +78,7 @@ class LiveRepartitioner:
     """A repartitioning policy whose configuration changes also happen on a GPU (see the module docstring)."""
 
     inner: Any  # a wattsched.mig.partition.RepartitionPolicy
-    gpu: GpuLayouts
+    gpu: GpuLayouts | None = None  # None: the catalogue GPU the day runs on (set by reset)
     executor: PlanExecutor = field(default_factory=DryRun)
     speed_x: float | None = None
     clock: Callable[[], float] = time.monotonic
@@ -94,8 +94,11 @@ class LiveRepartitioner:
     def scheduler(self) -> str:
         return str(self.inner.scheduler)
 
-    def reset(self, seed: int | None = None) -> None:
-        self.inner.reset(seed)
+    def reset(self, gpu: Any, seed: int | None = None) -> None:
+        """Reset the policy for a day on catalogue GPU ``gpu``; its layouts are used unless given."""
+        self.inner.reset(gpu, seed)
+        if self.gpu is None:
+            self.gpu = GpuLayouts.from_catalogue(gpu)
         self.events.clear()
         self._started_s = None
 
@@ -103,6 +106,7 @@ class LiveRepartitioner:
         return self.inner.initial_configuration()
 
     def _layout(self, ident: int | str) -> Layout | None:
+        assert self.gpu is not None, "reset() comes first"
         return None if ident == NO_MIG else self.gpu.layout(str(ident), "configuration")[1]
 
     def _wait_until(self, now_s: float) -> None:
@@ -132,6 +136,7 @@ class LiveRepartitioner:
                 )
             )
             return choice
+        assert self.gpu is not None
         steps = plan_repartition(self.gpu.geometry, source, target)
         outcome = self.executor(source, steps)
         log.info(

@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wattsched.hardware.fit_power import fit_curve
 from wattsched.hardware.gpu.backend import GpuBackend, GpuError
 from wattsched.hardware.gpu.fake import parse_profiles
 
-__all__ = ["PowerCurve", "catalogue_id", "catalogue_toml", "record_facts", "record_machine"]
+__all__ = ["MeasuredCurve", "catalogue_id", "catalogue_toml", "record_facts", "record_machine"]
 
 #: Seconds a repartition takes, the value P1 uses (CONTRACT §4); NVML gives no figure for it.
 REPARTITION_S = 4.0
@@ -107,12 +108,17 @@ def catalogue_id(name: str, memory_total_bytes: int) -> str:
 
 
 @dataclass(frozen=True)
-class PowerCurve:
-    """Measured power against busy compute slices: ``power_w[u]`` for u = 0 (idle) .. compute slices."""
+class MeasuredCurve:
+    """Measured power against busy compute slices: ``power_w[u]`` for u = 0 (idle) .. compute slices.
+
+    ``throttled[u]``: the level ran at a lowered SM clock (the card at its power cap); the catalogue's curve
+    is the uncapped power, so such levels are left out of the fit.
+    """
 
     name: str
     power_w: tuple[float, ...]
     source: str
+    throttled: tuple[bool, ...] = ()
 
 
 def _text(value: str) -> str:
@@ -124,7 +130,11 @@ def _numbers(values: Sequence[float]) -> str:
 
 
 def catalogue_toml(
-    facts: Mapping[str, Any], *, where: str, curves: Sequence[PowerCurve] = (), today: dt.date | None = None
+    facts: Mapping[str, Any],
+    *,
+    where: str,
+    curves: Sequence[MeasuredCurve] = (),
+    today: dt.date | None = None,
 ) -> str:
     """A catalogue entry (schema 1) for the GPU of ``facts`` (one device of a recording)."""
     profiles = parse_profiles(facts.get("gpu_instance_profiles", {}), where)
@@ -169,6 +179,8 @@ def catalogue_toml(
             f"memory_mb = {p.memory_mb}",
             "placements = [" + ", ".join(f"[{s}, {n}]" for s, n in sorted(set(p.placements))) + "]",
         ]
+        if p.instance_count < len(set(p.placements)):  # NVML: fewer instances than placements (+me: one)
+            lines.append(f"max_instances = {p.instance_count}")
         if p.media:
             lines.append("media = true")
     lines += _power_lines(facts, slices, curves)
@@ -176,7 +188,7 @@ def catalogue_toml(
     return "\n".join(lines) + "\n"
 
 
-def _power_lines(facts: Mapping[str, Any], slices: int, curves: Sequence[PowerCurve]) -> list[str]:
+def _power_lines(facts: Mapping[str, Any], slices: int, curves: Sequence[MeasuredCurve]) -> list[str]:
     cap_w = float(facts["power_limit_enforced_mw"]) / 1000.0
     if not curves:
         idle_w = float(facts.get("power_usage_idle_mw", 0.0)) / 1000.0
@@ -207,15 +219,18 @@ def _power_lines(facts: Mapping[str, Any], slices: int, curves: Sequence[PowerCu
         f"idle_w = {round(idle_w, 3)!r}",
         f"cap_w = {cap_w!r}",
         "estimated = false",
-        "# busy_w: measured by `wattsched gpu calibrate`, made non-decreasing (running maximum): the",
-        "# catalogue refuses a curve whose power falls as more slices are busy.",
+        "# idle_w: the calibration's idle level (CUDA context open). busy_w: the measured levels fitted as",
+        "# the catalogue's own entries are (hardware/fit_power.py): levels at a lowered SM clock dropped,",
+        "# made non-decreasing (pool adjacent violators), read at u/U busy slices.",
         f"default_curve = {_text(curves[0].name)}",
     ]
     for curve in curves:
-        running, busy = idle_w, []
-        for value in curve.power_w[1:]:
-            running = max(running, value)
-            busy.append(running)
+        throttled = curve.throttled or (False,) * len(curve.power_w)
+        points = [(u / slices, curve.power_w[u], throttled[u]) for u in range(1, slices + 1)]
+        try:
+            busy = [max(value, idle_w) for value in fit_curve(points, slices)]
+        except ValueError as exc:
+            raise GpuError(f"power curve '{curve.name}': {exc}") from None
         lines += [
             "",
             f"[power.curves.{curve.name}]",
