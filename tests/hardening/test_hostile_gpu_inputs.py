@@ -247,3 +247,44 @@ def test_mig_apply_refusals(
         f"fake:{gpu}",
     ]
     assert_one_line_error(capsys, run_in(folder, argv), *pieces)
+
+
+@pytest.mark.parametrize(
+    ("extra", "pieces"),
+    [
+        (["--apply"], ["--apply and --speed-x only apply with --live"]),
+        (["--config", "3"], ["--config do(es) not apply to --partitioner day-night"]),
+        (["--live", "--speed-x", "0"], ["--speed-x"]),
+        (["--live", "--apply", "--backend", "nvml"], ["NVML library not found"]),
+    ],
+)
+def test_bad_mig_day_options(
+    extra: list[str], pieces: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["mig", "day", "--partitioner", "day-night", "--profile", "alibaba-day", "--hours", "1", *extra]
+    assert_one_line_error(capsys, run_in(tmp_path, argv), *pieces)
+
+
+def test_mig_day_live_apply_needs_root(
+    h200: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gpu = variant(h200, tmp_path, mig_mode_current_pending=[1, 1])
+    folder = tmp_path / "out"
+    folder.mkdir()
+    argv = [
+        "mig",
+        "day",
+        "--partitioner",
+        "day-night",
+        "--gpu",
+        "h200-141gb",
+        "--profile",
+        "alibaba-day",
+        "--hours",
+        "1",
+        "--live",
+        "--apply",
+        "--backend",
+        f"fake:{gpu}",
+    ]
+    assert_one_line_error(capsys, run_in(folder, argv), "needs root", "nothing changed")

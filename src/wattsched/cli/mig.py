@@ -66,11 +66,12 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     configs.add_argument("--json", action="store_true", help="print one JSON object (CONTRACT §7)")
     configs.set_defaults(func=_configs)
 
-    from wattsched.cli import mig_import, mig_plan, mig_train
+    from wattsched.cli import mig_day, mig_import, mig_plan, mig_train
 
     mig_import.add_parser(sub)
     mig_train.add_parser(sub)
     mig_plan.add_parsers(sub)
+    mig_day.add_parser(sub)
 
 
 def _add_generator_options(parser: argparse.ArgumentParser, *, required: bool, trace: bool = False) -> None:

@@ -86,13 +86,12 @@ class LiveRepartitioner:
     events: list[LiveEvent] = field(default_factory=list)
     _started_s: float | None = None
 
-    @property
-    def name(self) -> str:
-        return f"live:{self.inner.name}"
+    name: str = field(init=False)
+    scheduler: str = field(init=False)
 
-    @property
-    def scheduler(self) -> str:
-        return str(self.inner.scheduler)
+    def __post_init__(self) -> None:
+        self.name = f"live:{self.inner.name}"
+        self.scheduler = str(self.inner.scheduler)  # jobs inside a configuration: the policy's own scheduler
 
     def reset(self, gpu: Any, seed: int | None = None) -> None:
         """Reset the policy for a day on catalogue GPU ``gpu``; its layouts are used unless given."""
