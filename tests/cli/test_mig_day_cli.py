@@ -1,4 +1,4 @@
-"""`wattsched mig day [--live [--apply]]`: the day runner; its repartitions planned for, or applied on, a GPU."""
+"""`wattsched mig day [--live [--apply]]`: the day runner; its repartitions planned for or applied on GPUs."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from wattsched.cli import main
 
 
@@ -42,8 +43,9 @@ def test_live_apply_on_the_fake(h200: Path, tmp_path: Path, capsys: pytest.Captu
     facts.update(mig_mode_current_pending=[1, 1], fake_root=True)  # MIG on, no instance yet
     path = tmp_path / "gpu.json"
     path.write_text(json.dumps(facts))
-    assert main(["mig", "day", "--partitioner", "day-night", "--gpu", "h200-141gb", "--profile", "alibaba-day",
-                 "--seed", "1", "--live", "--apply", "--backend", f"fake:{path}", "--json"]) == 0  # fmt: skip
+    argv = ["mig", "day", "--partitioner", "day-night", "--gpu", "h200-141gb", "--profile", "alibaba-day",
+            "--seed", "1", "--live", "--apply", "--backend", f"fake:{path}", "--json"]
+    assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["live"]["applied"] is True
     assert [e["outcome"] for e in summary["live"]["events"]] == ["applied", "applied"]
