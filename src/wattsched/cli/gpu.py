@@ -12,6 +12,9 @@ from typing import Any
 
 from wattsched.cli._output import check_suffix, write_text
 from wattsched.cli._parsing import OneLineErrorParser, int_at_least
+from wattsched.hardware._gpu_toml import parse_gpu
+from wattsched.hardware._toml import read_toml
+from wattsched.hardware.catalogue import available
 from wattsched.hardware.gpu import GpuBackend, GpuError, open_backend
 
 __all__ = ["add_backend_option", "add_parser", "catalogue_match", "opened"]
@@ -77,12 +80,7 @@ def catalogue_match(name: str, memory_total_bytes: int) -> dict[str, Any]:
     from wattsched.hardware.gpu.snapshot import catalogue_id
 
     ident = catalogue_id(name, memory_total_bytes)
-    try:
-        from wattsched.hardware.catalogue import available  # the hardware catalogue (CONTRACT §7)
-
-        known = ident in available("gpu")
-    except ImportError:  # a wattsched without the catalogue
-        known = False
+    known = ident in available("gpu")
     return {"catalogue": ident if known else None, "catalogue_id": ident}
 
 
@@ -93,6 +91,7 @@ def gpu_info(backend: GpuBackend, index: int) -> dict[str, Any]:
     clocks = backend.clocks(index)
     current, pending = backend.mig_mode(index)
     names = {p.nvml_id: p.name for p in backend.profiles(index)}
+    counter_j = backend.energy_j(index)  # J since the driver loaded; None without a counter
     return {
         "backend": backend.name,
         "index": index,
@@ -127,7 +126,8 @@ def gpu_info(backend: GpuBackend, index: int) -> dict[str, Any]:
             for i in backend.gpu_instances(index)
         ],
         "power_w": backend.power_w(index),
-        "energy_counter": backend.energy_j(index) is not None,
+        "energy_counter": counter_j is not None,
+        "energy_counter_j": counter_j,
         "power_limit_w": limits.enforced_w,
         "power_limit_default_w": limits.default_w,
         "power_limit_min_w": limits.min_w,
@@ -220,12 +220,7 @@ def _snapshot(args: argparse.Namespace) -> int:
 
 
 def _check_entry(text: str, where: str) -> None:
-    """Parse the entry as ``--gpu FILE.toml`` will, before it is written (where the catalogue is present)."""
-    try:
-        from wattsched.hardware._gpu_toml import parse_gpu  # the catalogue's parser (CONTRACT §7)
-        from wattsched.hardware._toml import read_toml
-    except ImportError:  # a wattsched without the catalogue: nothing to check against
-        return
+    """Parse the entry as ``--gpu FILE.toml`` will, before it is written."""
     parse_gpu(read_toml(text, where=where, is_text=True), where)
 
 

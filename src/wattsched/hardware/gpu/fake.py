@@ -169,15 +169,24 @@ class _FakeDevice:
 
 
 class FakeBackend:
-    """Replays a snapshot file. ``clock`` (seconds, monotonic) drives the energy counter; tests inject one."""
+    """Replays a snapshot file; ``clock`` (seconds) drives the energy counter.
 
-    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.monotonic) -> None:
+    By default the counter runs on the wall clock from the file's modification time, so that every process
+    replaying the same file reads one counter, as every process on a machine reads one GPU's. An injected
+    ``clock`` (tests) starts the counter at construction instead.
+    """
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] | None = None) -> None:
         self.name = f"fake:{path}"
         self.path = str(path)
-        self._clock = clock
+        self._clock = clock or time.time
         devices = load_snapshot(path)
         self._root = bool(devices[0].get("fake_root", False))
         self._devices = [self._device(facts) for facts in devices]
+        if clock is None:
+            anchor_s = min(Path(path).stat().st_mtime, self._clock())
+            for device in self._devices:
+                device.since_s = anchor_s
 
     def _device(self, facts: dict[str, Any]) -> _FakeDevice:
         power_w = facts.get("fake_power_w")
