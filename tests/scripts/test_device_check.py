@@ -17,7 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 def test_device_check_smoke_run_on_the_fake(shared_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "device"
     snapshot = shared_data / "hardware" / "h200" / "nvml_facts.json"
-    env = {**os.environ, "WATTSCHED_GPU_BACKEND": f"fake:{snapshot}", "WORKLOAD": "sleep 2", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # the venv's wattsched first
+    env = {**os.environ, "WATTSCHED_GPU_BACKEND": f"fake:{snapshot}", "WORKLOAD": "sleep 2", "PATH": path,
            "PYTHON": sys.executable}  # fmt: skip
     done = subprocess.run(["bash", str(REPO / "scripts" / "device_check.sh"), str(out)], env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
