@@ -116,17 +116,8 @@ def _generate(args: argparse.Namespace) -> int:
     file_format(args.output)  # a bad suffix fails before any work
     gpu = resolve_gpu(args)
     jobs = generate_jobs(_spec(args), args.seed or 0)
-    write_trace(_for_gpu(jobs, gpu), args.output)
+    write_trace([job.with_sizes(gpu.compute_sizes) for job in jobs], args.output)
     return 0
-
-
-def _for_gpu(jobs: list[Job], gpu: MigGpu) -> list[Job]:
-    """Jobs with a duration for every compute size of ``gpu`` (derived by the scaling rule where needed)."""
-    sizes = gpu.compute_sizes
-    if all(job.sizes == sizes for job in jobs):
-        return jobs
-    return [Job(j.job_id, j.arrival_s, j.deadline_s, j.kind, j.scaling, j.durations_for(sizes)[:-1],
-                j.dur_full_s, sizes) for j in jobs]
 
 
 def _workload(args: argparse.Namespace, gpu: MigGpu | None = None) -> tuple[list[Job], float]:
