@@ -78,7 +78,7 @@ def _partitioner(args: argparse.Namespace) -> Any:
 
 
 def _day(args: argparse.Namespace) -> int:
-    from wattsched.cli.mig import _for_gpu, _workload
+    from wattsched.cli.mig import _workload
     from wattsched.hardware.gpu.apply import apply_plan, current_layout
     from wattsched.hardware.gpu.live import ApplyOnGpu, DryRun, LiveRepartitioner
     from wattsched.hardware.mig_plan import GpuLayouts, plan_repartition
@@ -89,8 +89,8 @@ def _day(args: argparse.Namespace) -> int:
     gpu = resolve_gpu(args)
     policy = _partitioner(args)
     jobs, horizon_s = _workload(args, gpu)
-    if args.trace is None:
-        jobs = _for_gpu(jobs, gpu)
+    if args.trace is None:  # generated jobs get a duration for every compute size of the GPU
+        jobs = [job.with_sizes(gpu.compute_sizes) for job in jobs]
     backend = None
     live = None
     try:
