@@ -10,10 +10,19 @@ from typing import Any
 
 import pytest
 
+from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.gpu import GpuError
 from wattsched.hardware.gpu.apply import apply_plan, current_layout
 from wattsched.hardware.gpu.fake import FakeBackend
-from wattsched.hardware.mig_plan import Layout, MigGeometry, ProfileRule, parse_layout, plan_repartition
+from wattsched.hardware.mig_plan import (
+    GpuLayouts,
+    Layout,
+    MigGeometry,
+    ProfileRule,
+    layout_text,
+    parse_layout,
+    plan_repartition,
+)
 
 # The A100-40GB has the H200's NVML profile ids and placements under other names (NVML reports both).
 A100_NAMES = {
@@ -25,14 +34,8 @@ A100_NAMES = {
     "4g.71gb": "4g.20gb",
     "7g.141gb": "7g.40gb",
 }
-P1 = [
-    "7g.40gb@0", "4g.20gb@0,3g.20gb@4", "4g.20gb@0,2g.10gb@4,1g.10gb@6",
-    "4g.20gb@0,1g.5gb@4,1g.5gb@5,1g.10gb@6", "3g.20gb@0,3g.20gb@4", "2g.10gb@0,2g.10gb@2,3g.20gb@4",
-    "2g.10gb@0,1g.5gb@2,1g.5gb@3,3g.20gb@4", "1g.5gb@0,1g.5gb@1,1g.5gb@2,1g.5gb@3,3g.20gb@4",
-    "2g.10gb@0,2g.10gb@2,2g.10gb@4,1g.10gb@6", "2g.10gb@0,2g.10gb@2,1g.5gb@4,1g.5gb@5,1g.10gb@6",
-    "2g.10gb@0,1g.5gb@2,1g.5gb@3,1g.5gb@4,1g.5gb@5,1g.10gb@6",
-    "1g.5gb@0,1g.5gb@1,1g.5gb@2,1g.5gb@3,1g.5gb@4,1g.5gb@5,1g.10gb@6",
-]  # fmt: skip
+# P1's 12 configurations as the catalogue places them.
+P1 = [layout_text(layout) for _, layout in GpuLayouts.from_catalogue(load_gpu("a100-40gb")).configurations]
 
 
 def facts_of(shared_data: Path, *, a100: bool = False) -> dict[str, Any]:
