@@ -8,6 +8,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_online import TASK, check_invariants, random_tasks
 
 from wattsched.dvfs.cluster import ClusterConfig, DvfsConfig, account
 from wattsched.dvfs.hkbu import (
@@ -18,8 +21,8 @@ from wattsched.dvfs.hkbu import (
     hkbu_t_min_s,
 )
 from wattsched.dvfs.model import TaskModel, TaskSet
-from wattsched.dvfs.offline import run_offline
-from wattsched.dvfs.online import run_online
+from wattsched.dvfs.offline import initial_settings, run_offline
+from wattsched.dvfs.online import arrival_slots, run_online
 from wattsched.dvfs.solver import default_settings, solve
 from wattsched.errors import ConfigError
 from wattsched.hardware.dvfs import default_dvfs_gpu
@@ -203,3 +206,70 @@ def test_a_schedule_can_be_accounted_under_other_constants(online: bool) -> None
     direct = runner(work, "edl", code, DvfsConfig())
     assert again == direct
     assert direct.energy_idle_j > first.energy_idle_j  # 85 W and whole slots both add idle energy
+
+
+EXAMPLES = settings().max_examples
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    rows=st.lists(TASK, min_size=1, max_size=14),
+    online=st.booleans(),
+    l=st.sampled_from([1, 2, 3]),
+    algo=st.sampled_from(["edl", "edf-bf", "edf-wf", "lpt-ff", "bin"]),
+    dvfs=st.booleans(),
+    theta=st.sampled_from([0.3, 1.0]),
+    grouping=st.sampled_from(["sorted", "on_demand"]),
+    accounting=st.sampled_from(["continuous", "whole-slot"]),
+    placement=st.sampled_from(["pack", "one-per-pair"]),
+    next_start=st.sampled_from(["previous-finish", "next-slot"]),
+    authors=st.booleans(),
+)
+def test_every_rule_combination_keeps_the_schedule_invariants(
+    rows: list[tuple],
+    online: bool,
+    l: int,
+    algo: str,
+    dvfs: bool,
+    theta: float,
+    grouping: str,
+    accounting: str,
+    placement: str,
+    next_start: str,
+    authors: bool,
+) -> None:
+    # Arbitrary tasks under any mix of the rules: every task once, no pair runs two at once, runs inside
+    # their server's on-intervals, parts sum to the total (check_invariants, on the continuous accounting of
+    # the same schedule); whole-slot accounting counts at least the continuous busy time and never negative
+    # idle; with next-slot starts every task starts on a slot boundary; with one pair per task at T = 0
+    # (DVFS on) the deadline-meeting tasks of that batch all start at 0 on distinct pairs.
+    tasks = random_tasks(rows, online)
+    cluster = ClusterConfig(
+        pairs=6,
+        pairs_per_server=l,
+        grouping=grouping,
+        idle_accounting=accounting,
+        initial_placement=placement,
+        next_start=next_start,
+        reproduce_hkbu=authors,
+    )
+    config = DvfsConfig(enabled=dvfs, theta=theta, reproduce_hkbu=authors)
+    run = run_online if online else run_offline
+    result = run(tasks, algo, cluster, config, keep_schedule=True)
+    schedule = result.schedule
+    assert schedule is not None
+    plain = replace(cluster, idle_accounting="continuous")
+    check_invariants(tasks, account(schedule, tasks.deadline_s, plain, result.readjustments, True), l)
+    assert result.energy_idle_j >= 0
+    assert result.energy_total_j == pytest.approx(
+        result.energy_run_j + result.energy_idle_j + result.energy_overhead_j, rel=1e-12
+    )
+    if next_start == "next-slot":
+        assert np.allclose(schedule.start_s / 60.0, np.round(schedule.start_s / 60.0), atol=1e-9)
+    if online and dvfs and placement == "one-per-pair":
+        slots = arrival_slots(tasks, 60.0)
+        initial = initial_settings(tasks, tasks.deadline_s - slots * 60.0, config)
+        first = np.flatnonzero(slots == 0)
+        meets = first[initial.time_s[first] <= tasks.deadline_s[first]]
+        assert np.all(schedule.start_s[meets] == 0.0)
+        assert np.unique(schedule.pair[meets]).size == meets.size
