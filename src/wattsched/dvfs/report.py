@@ -150,7 +150,7 @@ def _variants_figure(savings: pd.DataFrame, path: Path) -> None:
                     style,
                     color=colors[variant],
                     markersize=4,
-                    label=f"{label}, {CONSTANT_LABELS[constants].split(':')[0]}",
+                    label=f"{label.replace('`', '')}, {CONSTANT_LABELS[constants].split(':')[0]}",
                 )
     csv = [float(PAPER_OFFLINE[l][0].split("–")[0]) for l in ls]
     ax.plot(ls, csv, "k*", markersize=9, label="authors' CSV (lower end)")
@@ -279,7 +279,7 @@ def _differences(rows: pd.DataFrame, savings: pd.DataFrame) -> list[str]:
         task whose optimum is late turns on a server with l − 1 idle pairs. P2's text packs the batch and
         solves under the deadline.""",
         f"""- **Idle accounting.** Counting busy time in whole slots (their code) instead of continuously
-        moves offline savings by at most {_pct(offline_shift)} points; online the continuous count has
+        moves offline savings by at most {100 * offline_shift:.2f} points; online the continuous count has
         {_pct(ratio.get(1, math.nan) - 1)} % more idle energy at l = 1 and {_pct(ratio.get(16, math.nan) - 1)}
         % more at l = 16 (authors' rules, 37 W), a small share of the total.""",
         """- **Constants.** Placement never depends on the idle power or the turn-on cost (ρ = 2 in both), so
