@@ -40,8 +40,8 @@ PUBLIC_API: dict[str, set[str]] = {
     "wattsched.metrics": {"et_coefficient", "et_score", "et_values", "summarize_runs"},
     "wattsched.dvfs": {
         "ALGORITHMS", "ClusterConfig", "DvfsConfig", "GeneratorSpec", "RunResult", "Schedule", "Settings",
-        "TaskModel", "TaskSet", "generate_offline", "generate_online", "read_tasks", "run_offline",
-        "run_online", "solve", "solve_one", "write_tasks",
+        "TaskModel", "TaskSet", "generate_offline", "generate_online", "hkbu_configs", "read_tasks",
+        "run_offline", "run_online", "solve", "solve_one", "write_tasks",
     },
     "wattsched.mig.partition": {
         "ConfigId", "DayNightPartitioner", "DayRun", "Decision", "LookaheadPartitioner",
