@@ -31,6 +31,7 @@ PUBLIC_API: dict[str, set[str]] = {
         "PowerModel", "PowerTable", "Slice", "available", "load", "load_gpu",
     },
     "wattsched.sim": {"EventQueue", "Instant"},
+    "wattsched.dvfs.checks": {"check_pair_rule", "check_schedule"},
     "wattsched.workload": {
         "ArrivalProfile", "DURATION_COLUMNS", "Job", "JobKind", "PROFILES", "SUBLINEAR_CURVES", "Scaling",
         "ScalingCurve", "WorkloadSpec", "capped_curve", "durations_from_base", "frame_to_jobs",

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from wattsched.errors import ConfigError
-from wattsched.hardware.dvfs import HkbuGrid, ScalingInterval, default_dvfs_gpu
+from wattsched.hardware.dvfs import ClusterConstants, HkbuGrid, ScalingInterval, default_dvfs_gpu
 
 __all__ = [
     "GROUPINGS",
@@ -65,6 +65,12 @@ def ceil_slots(time_s: npt.ArrayLike, slot_s: float) -> FloatArray:
     return np.asarray(np.ceil(np.asarray(time_s, dtype=float) / slot_s - _SLOT_RTOL) * slot_s, dtype=float)
 
 
+def _paper() -> ClusterConstants:
+    """The paper's cluster constants: the ``[cluster]`` table of the default DVFS GPU's catalogue entry (idle
+    37 W per pair, Δ = 90 W·slot per pair, 60 s slots, ρ = 2, 2048 pairs; CONTRACT §6)."""
+    return default_dvfs_gpu().cluster
+
+
 @dataclass(frozen=True)
 class ClusterConfig:
     """Cluster constants and the scheduling rules of the module docstring (P2's text by default).
@@ -78,12 +84,12 @@ class ClusterConfig:
     fit tests, and an online day ending when its last task ends (servers still ON stop counting idle then).
     """
 
-    pairs: int = 2048
+    pairs: int = field(default_factory=lambda: _paper().pairs)
     pairs_per_server: int = 1
-    idle_power_w: float = 37.0
-    turn_on_j_per_pair: float = 90.0 * 60.0
-    slot_s: float = 60.0
-    drs_idle_slots: int = 2
+    idle_power_w: float = field(default_factory=lambda: _paper().idle_power_w)
+    turn_on_j_per_pair: float = field(default_factory=lambda: _paper().turn_on_j_per_pair)
+    slot_s: float = field(default_factory=lambda: _paper().slot_s)
+    drs_idle_slots: int = field(default_factory=lambda: _paper().drs_idle_slots)
     grouping: str = "sorted"
     allow_overflow: bool = True
     idle_accounting: str = "continuous"

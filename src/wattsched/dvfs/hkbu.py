@@ -41,10 +41,11 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-#: ``gpu.gpu_idle_power`` in cluster.py: W per pair (per GPU) while its server is on and it is not busy.
-HKBU_IDLE_POWER_W = 85.0
-#: ``node.turn_on_overhead`` in cluster.py: W·slot per server turn-on, whatever its number of pairs.
-HKBU_TURN_ON_W_SLOT_PER_SERVER = 200.0
+#: ``gpu.gpu_idle_power`` in cluster.py: W per pair (per GPU) while its server is on and it is not busy
+#: (85 W; data: the ``hkbu_idle_power_w`` of the default DVFS GPU's catalogue entry).
+HKBU_IDLE_POWER_W = default_dvfs_gpu().cluster.hkbu_idle_power_w
+#: ``node.turn_on_overhead`` in cluster.py: W·slot per server turn-on, whatever its number of pairs (200).
+HKBU_TURN_ON_W_SLOT_PER_SERVER = default_dvfs_gpu().cluster.hkbu_turn_on_w_slot_per_server
 #: ``theta_adjust`` and ``get_t_theta`` use these 16 voltages (to 1.25) on every GPU.
 HKBU_RESOLVE_GRID = HkbuGrid(0.5, 0.05, 1.25)
 
