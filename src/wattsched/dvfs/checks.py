@@ -100,7 +100,8 @@ def check_pair_rule(rule: str | PairRule, *, seeds: int = 3) -> None:
     label = getattr(resolved, "name", type(resolved).__name__)
     day = GeneratorSpec(horizon_slots=120)
     for seed, l, dvfs, online in itertools.product(range(seeds), (1, 2, 4), (False, True), (False, True)):
-        case = f"{label}: {'online' if online else 'offline'}, l = {l}, DVFS {'on' if dvfs else 'off'}, seed {seed}"
+        mode = "online" if online else "offline"
+        case = f"{label}: {mode}, l = {l}, DVFS {'on' if dvfs else 'off'}, seed {seed}"
         cluster = ClusterConfig(pairs=24, pairs_per_server=l)
         config = DvfsConfig(enabled=dvfs)
         if online:
