@@ -46,7 +46,7 @@ def _policies(rows: pd.DataFrame, config: GridConfig) -> list[str]:
 
 def _configs(rows: pd.DataFrame, config: GridConfig) -> list[str]:
     present = set(rows["config"])
-    return [str(c) for c in config.configurations if str(c) in present]
+    return [str(c) for c in config.configuration_ids() if str(c) in present]
 
 
 def _with_et(frame: pd.DataFrame) -> tuple[pd.DataFrame, float]:
