@@ -1,7 +1,9 @@
-"""Simulator speed: simulated jobs per second per policy, side by side with an older commit, and the cost ratio
+"""Simulator speed: simulated jobs per second per policy, side by side with an older commit, and the cost
+ratio
 to a bare heapq loop.
 
-Workload: 24 h traces at a constant 0.5 jobs/min (~720 jobs), CPU time of one process (other load on the machine
+Workload: 24 h traces at a constant 0.5 jobs/min (~720 jobs), CPU time of one process (other load on the
+machine
 counts less). For each policy: jobs/s on configuration 3 and averaged over every configuration, for this
 working tree and for ``--baseline`` (default ``e80848b``, the last commit before the GPU catalogue and the
 engine's typed view), measured in the same run, alternating the two trees ``--rounds`` times and keeping each
@@ -90,8 +92,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         if not args.no_baseline:
             folder = Path(scratch) / "baseline"
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(folder), args.baseline],
-                           check=True)
+            git = ["git", "-C", str(ROOT), "worktree"]
+            subprocess.run([*git, "add", "--detach", "-q", str(folder), args.baseline], check=True)
             trees[f"baseline {args.baseline}"] = folder / "src"
         try:
             samples: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name in trees}
@@ -100,7 +102,8 @@ def main() -> int:
                     samples[name].append(run_tree(src, args.traces, configurations))
         finally:
             if not args.no_baseline:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], check=False)
+                git = ["git", "-C", str(ROOT), "worktree"]
+                subprocess.run([*git, "remove", "--force", str(folder)], check=False)
     results = {name: best(s) for name, s in samples.items()}
     mine = results["this tree"]
     print(f"{args.traces} traces at {RATE_PER_MIN}/min over 24 h, best of {args.rounds} alternating rounds; "

@@ -45,6 +45,11 @@ PUBLIC_API: dict[str, set[str]] = {
     },
     "wattsched.rl.partitioner": {"DQNPartitioner", "QNetwork"},
     "wattsched.rl": {"ENV_ID", "register_envs"},
+    "wattsched.viz": {
+        "FORMATS", "METRICS", "PNG_DPI", "TIMELINE_COLUMNS", "Metric", "Sweep", "bar_figure", "gantt_figure",
+        "group_summary", "power_figure", "power_series", "read_sweep", "read_timeline", "render",
+        "timeline_frame",
+    },
     "wattsched.workload.adapters": {
         "ADAPTERS", "ImportOptions", "ImportReport", "ParsedTrace", "TraceParser", "import_trace",
     },

@@ -88,3 +88,30 @@ def test_rejects_bad_action() -> None:
     env.reset(seed=0)
     with pytest.raises(ValueError, match=r"0\.\.11"):
         env.step(12)
+
+
+@pytest.mark.parametrize("gpu", ["h200-141gb", "a100-80gb"])
+def test_spaces_follow_the_gpu_and_the_env_passes_check_env(gpu: str) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    from wattsched.hardware.catalogue import load_gpu
+
+    env = MigRepartitionEnv(EnvConfig(gpu=gpu, hours=1.0, rate_multiplier=2.5))
+    configurations = load_gpu(gpu).configuration_ids
+    assert env.action_space.n == len(configurations)
+    assert env.observation_space.shape == (len(configurations) + 24 + 3 * 2 * 11,)
+    check_env(env, skip_render_check=True)
+
+
+def test_a_random_q_network_is_a_partitioner_the_checker_accepts() -> None:
+    import numpy as np
+
+    from wattsched.mig.checks import check_partitioner
+    from wattsched.rl.observation import ObservationSpec
+    from wattsched.rl.partitioner import DQNPartitioner, QNetwork
+
+    spec = ObservationSpec.for_gpu("h200-141gb")
+    rng = np.random.default_rng(0)
+    network = QNetwork((rng.normal(size=(16, spec.size)), rng.normal(size=(spec.n_configurations, 16))),
+                       (rng.normal(size=16), rng.normal(size=spec.n_configurations)))
+    check_partitioner(DQNPartitioner(network), gpus=("h200-141gb", "a100-40gb"), days=1, hours=2.0)

@@ -159,3 +159,24 @@ def test_generated_jobs_draw_measured_curves(library: MeasuredLibrary) -> None:
     for job in jobs:
         ratio = tuple(job.durations_s[0] / d for d in job.durations_s[:5])
         assert any(np.allclose(ratio, s) for s in speedups)
+
+
+def test_the_h200_sm_partitions_are_a_slice_speed_library(shared_data: Path) -> None:
+    from wattsched.workload.measured import family_of, load_partition_speeds
+
+    path = shared_data / "hardware" / "h200" / "partitions.csv"
+    library = load_slice_speeds(path)  # recognised by its header
+    assert library.curves == load_partition_speeds(path).curves
+    assert library.models() == ["gemm_bf16_8192", "resnet50_infer_bf16_b64", "stream_add_1gib",
+                                "transformer_infer_bf16", "transformer_train_fp32"]
+    gemm = library.curves["sm-partitions:gemm_bf16_8192"]
+    # 1g, 2g, 4g, 7g of the H200 = 16, 32, 64, 132 SMs (measured); 3g = 60 SMs, between 48 and 64.
+    rate = {16: 100.374, 32: 199.934, 48: 300.76, 64: 384.748, 132: 607.737}
+    at_60 = rate[48] + (60 - 48) * (rate[64] - rate[48]) / 16
+    expected = (1.0, rate[32] / rate[16], at_60 / rate[16], rate[64] / rate[16], rate[132] / rate[16])
+    assert gemm.speedups == pytest.approx(expected)
+    families = {e.model: family_of(e.curve) for e in library.entries}
+    assert families == {"gemm_bf16_8192": "linear", "resnet50_infer_bf16_b64": "sublinear",
+                        "stream_add_1gib": "capped", "transformer_infer_bf16": "sublinear",
+                        "transformer_train_fp32": "linear"}
+    assert {e.kind for e in library.entries if "train" in e.model} == {"training"}

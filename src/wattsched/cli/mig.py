@@ -65,6 +65,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
                      help="end of the arrival window in s (default: generator hours / last arrival)")
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
     run.add_argument("--jobs-out", metavar="FILE", help="write per-job results (CSV or Parquet)")
+    run.add_argument("--timeline-out", metavar="FILE",
+                     help="write the run's per-slice timeline for `wattsched plot` (CSV or Parquet)")
     run.set_defaults(func=_run)
 
     configs = sub.add_parser("configs", help="list a GPU's MIG profiles and configurations (CONTRACT §7)")
@@ -144,20 +146,11 @@ def _generate(args: argparse.Namespace) -> int:
     gpu = resolve_gpu(args)
     spec = _spec(args)
     jobs = generate_jobs(spec, args.seed or 0)
-    write_trace(_for_gpu(jobs, gpu), args.output)
+    write_trace([job.with_sizes(gpu.compute_sizes) for job in jobs], args.output)
     if args.json:
         summary = {"output": str(args.output), "gpu": gpu.name, "jobs": len(jobs), **_workload_json(args, spec)}
         sys.stdout.write(json.dumps(summary, sort_keys=True, allow_nan=False) + "\n")
     return 0
-
-
-def _for_gpu(jobs: list[Job], gpu: MigGpu) -> list[Job]:
-    """Jobs with a duration for every compute size of ``gpu`` (derived by the scaling rule where needed)."""
-    sizes = gpu.compute_sizes
-    if all(job.sizes == sizes for job in jobs):
-        return jobs
-    return [Job(j.job_id, j.arrival_s, j.deadline_s, j.kind, j.scaling, j.durations_for(sizes)[:-1],
-                j.dur_full_s, sizes) for j in jobs]
 
 
 def _workload(
@@ -194,10 +187,11 @@ def _run(args: argparse.Namespace) -> int:
     policy = resolve_policy(args.policy)  # UnknownNameError lists the valid policies
     if args.power_curve is not None and args.power_curve != "kind":
         gpu.power.curve(args.power_curve)  # ConfigError lists the curves
-    if args.jobs_out is not None:
-        file_format(args.jobs_out)
+    for path in (args.jobs_out, args.timeline_out):
+        if path is not None:
+            file_format(path)
     jobs, horizon_s, drawn = _workload(args, gpu)
-    record = args.jobs_out is not None
+    record = args.jobs_out is not None or args.timeline_out is not None
     result = simulate(jobs, configuration, policy, gpu=gpu, horizon_s=horizon_s, record_jobs=record,
                       power_curve=args.power_curve, power_cap=args.power_cap)
     overflow = [key for key in RESULT_KEYS if not math.isfinite(float(getattr(result, key)))]
@@ -206,6 +200,10 @@ def _run(args: argparse.Namespace) -> int:
                          "times or durations are too large", path=args.trace)
     if args.jobs_out is not None:
         write_table(_jobs_frame(result.records or ()), args.jobs_out)
+    if args.timeline_out is not None:
+        from wattsched.viz.timeline import timeline_frame
+
+        write_table(timeline_frame(result, gpu, jobs=jobs), args.timeline_out)
     summary = {"gpu": gpu.name, "config": str(configuration.ident), "policy": args.policy, **result.to_dict(),
                "workload": drawn, "preset": drawn["preset"]}
     if args.json:

@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 
+from wattsched.cli._parsing import add_gpu_option, resolve_gpu
 from wattsched.errors import ConfigError
 from wattsched.workload.adapters import ADAPTERS, ImportOptions, import_trace
 
@@ -88,6 +89,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     )
     cmd.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     cmd.add_argument("--json", action="store_true", help="print the import report as JSON on stdout")
+    add_gpu_option(cmd)
     cmd.set_defaults(func=_import)
 
 
@@ -101,7 +103,7 @@ def options_from_args(args: argparse.Namespace) -> ImportOptions:
             raise ConfigError("--scaling measured needs --speeds CSV (a slice-speed table)")
         from wattsched.workload.measured import load_slice_speeds
 
-        curves = load_slice_speeds(args.speeds).per_model()
+        curves = load_slice_speeds(args.speeds, gpu=getattr(args, "gpu", None) or "h200-141gb").per_model()
     elif args.speeds:
         raise ConfigError("--speeds is only used with --scaling measured")
     class_rule = args.class_rule
@@ -131,9 +133,10 @@ def _import(args: argparse.Namespace) -> int:
     from wattsched.workload.traces import file_format, write_trace
 
     file_format(args.output)  # a bad suffix fails before any work
+    gpu = resolve_gpu(args)
     options = options_from_args(args)
     jobs, report = import_trace(args.format, args.input, options)
-    write_trace(jobs, args.output)
+    write_trace([job.with_sizes(gpu.compute_sizes) for job in jobs], args.output)
     if args.json:
         print(json.dumps({**report.to_dict(), "output": str(args.output)}))
     else:

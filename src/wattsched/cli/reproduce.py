@@ -20,7 +20,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         "reproduce",
         help="reproduce the papers' tables and figures",
         description="Run every registered study (or --only some) and write DIR/report.md, DIR/figures/*.png, "
-        "DIR/raw/<study>.parquet and DIR/summary.json. A re-run into the same DIR skips finished cells.",
+        "DIR/raw/<study>.parquet, DIR/summary.json and DIR/index.html (interactive, offline). A re-run into "
+        "the same DIR skips finished cells.",
     )
     parser.add_argument(
         "--scale",
@@ -96,7 +97,8 @@ def _run(args: argparse.Namespace) -> int:
             f"{run.name}: {run.cells} cells ({run.executed} run, {run.skipped} reused) in {run.wall_s:.1f} s",
             file=sys.stderr,
         )
-    print(f"wrote {args.out / 'report.md'} and {args.out / 'summary.json'}", file=sys.stderr)
+    print(f"wrote {args.out / 'report.md'}, {args.out / 'summary.json'} and {args.out / 'index.html'}",
+          file=sys.stderr)
     return 0
 
 

@@ -81,6 +81,14 @@ class Job:
             return (*self.durations_s, self.dur_full_s)
         return (*(self.duration_for_size(g) for g in sizes), self.dur_full_s)
 
+    def with_sizes(self, sizes: tuple[int, ...]) -> Job:
+        """The same job giving durations for ``sizes`` (derived where not given; itself when unchanged)."""
+        if sizes == self.sizes:
+            return self
+        durations = tuple(self.duration_for_size(g) for g in sizes)
+        return Job(self.job_id, self.arrival_s, self.deadline_s, self.kind, self.scaling, durations,
+                   self.dur_full_s, sizes)
+
     def _derived(self, size: int) -> float:
         sizes, durations = self.sizes, self.durations_s
         if size <= 0:

@@ -24,6 +24,15 @@ speed(1)``, so ``S(1) = 1`` and measured sizes are read back exactly.
 
 A group with fewer than two measured sizes says nothing about scaling and is left out (listed in
 ``MeasuredLibrary.dropped``). Malformed rows raise :class:`InputError` naming the file, row and column.
+
+**SM-partition measurements** (the H200's ``shared/data/hardware/h200/partitions.csv``: ``workload, sms,
+iterations_per_s, ...``, real work confined to k SMs) are read too, by :func:`load_slice_speeds` (it looks at
+the
+header) or :func:`load_partition_speeds`: a MIG compute size g is mapped to the SM count of the GPU's plain
+``<g>g`` profile (H200: 16, 32, 60, 64, 132 SMs), speed at that SM count is the measurement there, or
+interpolated
+linearly in SMs between the two nearest ones (3g = 60 SMs lies between 48 and 64). Every curve is labelled
+with the P1 family it looks like (:func:`family_of`), for reports.
 """
 
 from __future__ import annotations
@@ -47,11 +56,15 @@ __all__ = [
     "CurveEntry",
     "MeasuredLibrary",
     "curves_summary",
+    "family_of",
     "fill_speedups",
+    "load_partition_speeds",
     "load_slice_speeds",
 ]
 
 REQUIRED_COLUMNS = ("source", "model", "kind", "batch_size", "slice_g", "throughput_or_time", "unit")
+#: Columns of an SM-partition measurement (the H200's ``partitions.csv``).
+PARTITION_COLUMNS = ("workload", "sms", "iterations_per_s")
 _TIME_UNITS = frozenset({"s", "ms", "us"})
 
 
@@ -164,7 +177,8 @@ def _read(path: str) -> pd.DataFrame:
     except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError) as exc:
         raise InputError(f"not a readable CSV file: {exc}", path=path) from None
     frame.columns = [str(c).strip() for c in frame.columns]
-    for column in REQUIRED_COLUMNS:
+    is_partitions = all(c in frame.columns for c in PARTITION_COLUMNS)
+    for column in () if is_partitions else REQUIRED_COLUMNS:
         if column not in frame.columns:
             raise InputError(
                 f"missing required column; found: {', '.join(frame.columns)}", path=path, column=column
@@ -203,10 +217,13 @@ def _check_row(path: str, row: int, rec: dict[str, str]) -> tuple[int, int, floa
     return batch, g, value, is_time
 
 
-def load_slice_speeds(path: str | Path) -> MeasuredLibrary:
-    """Build the library from a slice-speed CSV (see the module docstring for the rules)."""
+def load_slice_speeds(path: str | Path, gpu: str = "h200-141gb") -> MeasuredLibrary:
+    """Build the library from a slice-speed CSV, or from an SM-partition CSV (then mapped onto ``gpu``'s
+    profiles); see the module docstring for the rules."""
     source_path = str(path)
     frame = _read(source_path)
+    if all(c in frame.columns for c in PARTITION_COLUMNS):
+        return _partition_library(source_path, frame, gpu)
     groups: dict[tuple[str, str, str, int], dict[tuple[str, bool], dict[int, float]]] = {}
     records: list[dict[str, str]] = frame.to_dict("records")  # type: ignore[assignment]
     for row, series in enumerate(records, start=1):
@@ -247,6 +264,77 @@ def load_slice_speeds(path: str | Path) -> MeasuredLibrary:
     return MeasuredLibrary(source_path, tuple(sorted(entries, key=lambda e: e.name)), tuple(sorted(dropped)))
 
 
+def load_partition_speeds(path: str | Path, gpu: str = "h200-141gb") -> MeasuredLibrary:
+    """The measured library of an SM-partition CSV (``partitions.csv``), mapped onto ``gpu``'s profiles."""
+    source_path = str(path)
+    return _partition_library(source_path, _read(source_path), gpu)
+
+
+def _profile_sms(gpu_name: str) -> dict[int, int]:
+    """SMs of the plain (smallest-memory, non-media) profile of each compute size of a catalogue GPU."""
+    from wattsched.hardware.catalogue import load_gpu
+
+    gpu = load_gpu(gpu_name)
+    out: dict[int, int] = {}
+    for profile in sorted(gpu.profiles, key=lambda p: (p.compute, p.memory_slots)):
+        if not profile.media:
+            out.setdefault(profile.compute, profile.sms)
+    return out
+
+
+def _partition_library(path: str, frame: pd.DataFrame, gpu: str) -> MeasuredLibrary:
+    missing = [c for c in PARTITION_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}", path=path, column=missing[0])
+    sms_of = _profile_sms(gpu)
+    by_workload: dict[str, dict[float, float]] = {}
+    for row, rec in enumerate(frame.to_dict("records"), start=1):
+        try:
+            sms, rate = float(rec["sms"]), float(rec["iterations_per_s"])
+        except (TypeError, ValueError):
+            raise InputError("expected numbers in sms and iterations_per_s", path=path, row=row,
+                             column="sms") from None
+        if not (math.isfinite(sms) and sms > 0 and math.isfinite(rate) and rate > 0):
+            raise InputError(f"sms and iterations_per_s must be finite and > 0, got {sms}, {rate}",
+                             path=path, row=row, column="iterations_per_s")
+        by_workload.setdefault(str(rec["workload"]), {})[sms] = rate
+    entries = []
+    dropped = []
+    for workload, rates in sorted(by_workload.items()):
+        name = f"sm-partitions:{workload}"
+        points = sorted(rates)
+        if len(points) < 2:
+            dropped.append(name)
+            continue
+        speeds = {}
+        measured = []
+        for g in COMPUTE_SIZES:
+            at = sms_of.get(g)
+            if at is None or not points[0] <= at <= points[-1]:
+                continue
+            speeds[g] = float(np.interp(at, points, [rates[p] for p in points]))
+            if at in rates:
+                measured.append(g)
+        speedups = fill_speedups(speeds)
+        kind = "training" if "train" in workload else "inference"
+        curve = ScalingCurve(Scaling.MEASURED, name, speedups)
+        entries.append(CurveEntry("sm-partitions", workload, kind, 0, "iterations/s", tuple(measured), curve))
+    if not entries:
+        raise InputError("no workload has two or more SM counts", path=path, column="sms")
+    return MeasuredLibrary(path, tuple(entries), tuple(dropped))
+
+
+def family_of(curve: ScalingCurve, sms: dict[int, int] | None = None) -> str:
+    """The P1 family a measured curve looks like: ``capped`` when 7g gains under 15 % over 3g, ``linear`` when
+    4g reaches 90 % of linear (in SMs where ``sms`` maps sizes to SM counts, else in compute slices),
+    ``sublinear`` otherwise. A descriptive label for reports, not a model input."""
+    s = dict(zip(COMPUTE_SIZES, curve.speedups, strict=True))
+    if s[7] <= 1.15 * s[3]:
+        return "capped"
+    ideal_4 = sms[4] / sms[1] if sms else 4.0
+    return "linear" if s[4] >= 0.9 * ideal_4 else "sublinear"
+
+
 def curves_summary(entries: Iterable[CurveEntry]) -> pd.DataFrame:
     """A table of curves (name, kind, measured sizes, S(g) per size) for reports."""
     return pd.DataFrame(
@@ -256,6 +344,7 @@ def curves_summary(entries: Iterable[CurveEntry]) -> pd.DataFrame:
                 "kind": e.kind,
                 "unit": e.unit,
                 "measured": ",".join(map(str, e.measured_sizes)),
+                "family": family_of(e.curve),
                 **{f"S({g})": s for g, s in zip(COMPUTE_SIZES, e.curve.speedups, strict=True)},
             }
             for e in entries
