@@ -83,7 +83,7 @@ def add_preset_options(parser: argparse.ArgumentParser, *, default: str | None) 
     parser.set_defaults(preset_default=default)
     parser.add_argument(
         "--preset", default=None, metavar="NAME",
-        help=f"P1 reading (CONTRACT §4): paper (Fig. 5 days x2.5, 8 h Table II queues) or literal (x1, 24 h); "
+        help="P1 reading (CONTRACT §4): paper (Fig. 5 days x2.5, 8 h Table II queues) or literal (x1, 24 h); "
         f"{where}",
     )
     parser.add_argument(

@@ -148,7 +148,8 @@ def _generate(args: argparse.Namespace) -> int:
     jobs = generate_jobs(spec, args.seed or 0)
     write_trace([job.with_sizes(gpu.compute_sizes) for job in jobs], args.output)
     if args.json:
-        summary = {"output": str(args.output), "gpu": gpu.name, "jobs": len(jobs), **_workload_json(args, spec)}
+        summary = {"output": str(args.output), "gpu": gpu.name, "jobs": len(jobs),
+                   **_workload_json(args, spec)}
         sys.stdout.write(json.dumps(summary, sort_keys=True, allow_nan=False) + "\n")
     return 0
 

@@ -7,7 +7,6 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from wattsched.cli._parsing import (
     add_gpu_option,
@@ -197,6 +196,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     for method in methods:
         results += run_method(method, range(args.days), setting)
     evaluated = [m.label for m in methods]
+    pool: list[str]
     if isinstance(args.et_coefficient, float):
         a, source, pool = args.et_coefficient, "given", []
         ets, _ = et_by_method(results, evaluated, a)

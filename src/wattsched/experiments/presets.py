@@ -8,8 +8,8 @@ methods use); everything else is CONTRACT §4 and papers.md §A.9 in both preset
 * ``literal``: Table III days are the Fig. 5 profile at rate multiplier 1 (~207 jobs/day); Table II queues are
   24 h of Poisson arrivals at λ = 0.5/min (~720 jobs).
 * ``paper``: Table III days at multiplier **2.5** (~516 jobs/day): the Fig. 5 peak (0.201/min) then equals
-  Table II's 0.5/min, and the P1 group's own code multiplies the hourly rates by 20 for 8 GPUs. Table II queues
-  of **8 h** (~240 jobs): configuration shapes at ρ ≈ 1 at λ = 0.5 build a backlog that grows with the
+  Table II's 0.5/min, and the P1 group's own code multiplies the hourly rates by 20 for 8 GPUs. Table II
+  queues of **8 h** (~240 jobs): configuration shapes at ρ ≈ 1 at λ = 0.5 build a backlog that grows with the
   horizon, and 8 h is the length at which Table II's level appears. The evidence is measured by the Table III
   load sensitivity and the side-by-side tables of ``reproduce`` (see the report's "Presets" section).
 

@@ -183,7 +183,7 @@ def results_frame(results: Sequence[DayResult]) -> pd.DataFrame:
 
 
 def stacked(frame: pd.DataFrame, column: str) -> np.ndarray:
-    """An array column of a results frame (lists, or arrays read back from Parquet) as one array, rows first."""
+    """An array column of a results frame (lists, or arrays from Parquet) as one array, rows first."""
     return np.stack([np.stack(list(v)) if _nested(v) else np.asarray(v, dtype=float) for v in frame[column]])
 
 

@@ -66,7 +66,9 @@ def merge_blocks(per_study: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
             if key in into and isinstance(into[key], dict) and isinstance(value, Mapping):
                 merge(into[key], value, study, where)
             elif key in into:
-                raise ConfigError(f"summary block '{where}' is written by both '{owner[where]}' and '{study}'")
+                raise ConfigError(
+                    f"summary block '{where}' is written by both '{owner[where]}' and '{study}'"
+                )
             else:
                 into[key] = _copy(value)
                 for leaf in _paths(value, where):

@@ -78,9 +78,14 @@ def _table2(rows: pd.DataFrame) -> list[View]:
 @STUDY_VIEWS.register("table3")
 def _table3(rows: pd.DataFrame) -> list[View]:
     views: list[View] = []
-    from wattsched.experiments.studies.table3 import ET_POOL
+    from wattsched.experiments.presets import DEFAULT_PRESET
+    from wattsched.experiments.studies.table3_analysis import ET_POOL
 
     days = rows[rows["kind"] == "day"]
+    if "variant" in days and days["variant"].notna().any():
+        # one Table III per variant (preset x deadline rule x GPU): show the default preset's
+        names = list(dict.fromkeys(days["variant"].dropna()))
+        days = days[days["variant"] == (DEFAULT_PRESET if DEFAULT_PRESET in names else names[0])]
     if len(days):
         frame = with_et(days, column="method", pool=ET_POOL)
         views.append(
@@ -91,15 +96,8 @@ def _table3(rows: pd.DataFrame) -> list[View]:
                 ),
             )
         )
-        hours = [c for c in frame.columns if c.startswith("rep_h")]
-        if hours:
-            per_hour = (
-                frame.groupby("method", sort=False)[hours]
-                .mean()
-                .reset_index()
-                .melt(id_vars="method", var_name="hour", value_name="repartitions")
-            )
-            per_hour["hour"] = per_hour["hour"].str.removeprefix("rep_h").astype(int)
+        per_hour = _per_hour(frame)
+        if per_hour is not None:
             views.append(
                 (
                     "Repartitions per hour of the day (mean over days)",
@@ -123,6 +121,17 @@ def _table3(rows: pd.DataFrame) -> list[View]:
             )
         )
     return views
+
+
+def _per_hour(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """Long table (method, hour, repartitions) from the ``repartitions_per_hour`` array column."""
+    if "repartitions_per_hour" not in frame:
+        return None
+    parts = []
+    for method, group in frame.groupby("method", sort=False):
+        mean = np.stack([np.asarray(v, dtype=float) for v in group["repartitions_per_hour"]]).mean(axis=0)
+        parts.append(pd.DataFrame({"method": method, "hour": np.arange(mean.size), "repartitions": mean}))
+    return pd.concat(parts, ignore_index=True) if parts else None
 
 
 @STUDY_VIEWS.register("real-workloads")

@@ -55,8 +55,8 @@ class WorkloadSpec:
     Exactly one of ``rate_per_min`` (homogeneous Poisson) and ``profile`` (a name in ``PROFILES``) is set.
     ``scaling_weights`` weigh the types (linear, sublinear, capped). When ``curves`` is given, each job draws
     its curve uniformly from it instead of the paper mix and is labelled with the curve's ``kind``.
-    ``deadline_rule`` is ``"p1"`` (``a + U(slack)·dur_7g``, default) or ``"slice-aware"`` (``a + U(slack)·dur_g``
-    for a uniformly drawn compute size ``g``); see the module docstring.
+    ``deadline_rule`` is ``"p1"`` (``a + U(slack)·dur_7g``, default) or ``"slice-aware"``
+    (``a + U(slack)·dur_g`` for a uniformly drawn compute size ``g``); see the module docstring.
     """
 
     rate_per_min: float | None = None

@@ -124,7 +124,7 @@ def test_summary_and_report_of_the_tiny_study(tiny: tuple[Table2Study, pd.DataFr
     assert set(blocks["table2_conditions"]) == {"default", "rate-0.1", "rate-0.75", "inference-20"}
     assert len(blocks["table2_per_config"]["default"]) == 12
     assert {c["ok"] for c in blocks["table2_checks"].values()} <= {True, False}  # all measurable here
-    assert "cfg 1 EDF gap 0.0%" in blocks["table2_checks"]["ties_cfg_1_5"]["measured"]
+    assert "cfg 1 EDF gap 0.0%" in blocks["table2_checks"]["ties_uniform_cfgs"]["measured"]
     text = study.report(rows, tmp_path)
     assert "Table II" in text and "| edf-ss |" in text and ("✔" in text or "✗" in text)
     assert "agrees with P1's Table II" in text or "disagrees with P1's Table II" in text

@@ -72,7 +72,8 @@ class GpusSection:
             "## P1 on an H200 (issue 10) — Table II and Table III per GPU",
             "",
             "The `paper` preset (CONTRACT §4) on each GPU of the catalogue that was run: the same queues and "
-            "days (common random numbers), P1's 12 configuration shapes with each GPU's own profiles, and each "
+            "days (common random numbers), P1's 12 configuration shapes with each GPU's own profiles, "
+            "and each "
             "GPU's power model (the H200's is fitted to SM-partition measurements, per job kind; "
             "`hardware/data/gpus/h200-141gb.toml`). ET pools differ per GPU, so compare rankings and ratios "
             "across GPUs, not ET values.",
@@ -105,7 +106,8 @@ class GpusSection:
         )
         body.append(["best policy", *[_best(block[n]["table2"], _POLICIES[:4]) for n in have]])
         note = (
-            "Tardiness is identical on every GPU (the same queues; a slice's speed depends only on its compute "
+            "Tardiness is identical on every GPU (the same queues; a slice's speed depends only on its "
+            "compute "
             "size, and every GPU here has the sizes 1, 2, 3, 4, 7), so ET differs only through energy, which "
             "ET's a weighs little."
             if same
@@ -167,10 +169,8 @@ class GpusSection:
     @staticmethod
     def _reasons(block: dict[str, Any], gpus: dict[str, MigGpu]) -> list[str]:
         lines = ["### Why (measured numbers, catalogue facts)", ""]
-        for name, gpu in gpus.items():
-            lines.append(f"- Power shape — {_power_line(gpu)}.")
-        for name, gpu in gpus.items():
-            lines.append(f"- Slices — {_profiles_line(gpu)}.")
+        lines += [f"- Power shape — {_power_line(gpu)}." for gpu in gpus.values()]
+        lines += [f"- Slices — {_profiles_line(gpu)}." for gpu in gpus.values()]
         for name, gpu in gpus.items():
             narrow = min((p.sms for p in gpu.profiles if p.compute == 1), default=0)
             wide = {p.name: p for p in gpu.profiles if p.compute == 1 and p.sms > narrow and not p.media}
@@ -189,7 +189,8 @@ class GpusSection:
                 saving = 1 - d3["static"]["energy_j"] / d3["no-mig"]["energy_j"]
                 idle = gpus[name].power.idle_w * 86_400 / d3["no-mig"]["energy_j"] if name in gpus else None
                 lines.append(
-                    f"- {name}: Static uses {abs(saving):.1%} {'less' if saving >= 0 else 'more'} energy per day "
+                    f"- {name}: Static uses {abs(saving):.1%} {'less' if saving >= 0 else 'more'} energy "
+                    "per day "
                     "than No-MIG"
                     + (
                         f"; idle power alone is {idle:.0%} of No-MIG's daily energy"

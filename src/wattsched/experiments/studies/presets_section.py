@@ -1,8 +1,8 @@
 """The report's "Presets" section: both readings of P1 side by side and the evidence for the calibration.
 
-Drawn from the merged ``summary.json`` (``presets``, ``deadline_rules``, ``table3_sensitivity``, ``table2_meta``,
-``table3_extra``); every number in the text is read from there, nothing is hard-coded but P1's published values
-and the definitions of CONTRACT §4.
+Drawn from the merged ``summary.json`` (``presets``, ``deadline_rules``, ``table3_sensitivity``,
+``table2_meta``, ``table3_extra``); every number in the text is read from there, nothing is hard-coded but
+P1's published values and the definitions of CONTRACT §4.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ class PresetsSection:
             "",
             "P1 states neither the per-GPU load of its 24-hour days, nor its Table II queue length, nor its "
             "deadline rule, nor its sublinear curves. The `literal` preset uses P1's stated values only; the "
-            "`paper` preset is the calibrated reading. Neither is tuned to P1's numbers beyond the two values "
+            "`paper` preset is the calibrated reading. Neither is tuned to P1's numbers beyond the two "
+            "values "
             "below, and every other choice (CONTRACT §4, papers.md §A.9) is the same in both. "
             f"The top-level keys of `summary.json` (`table2`, `table3`, ...) come from the **{top}** preset.",
             "",
@@ -127,8 +128,10 @@ class PresetsSection:
         peak = max(PROFILES.make("alibaba-day").rates_per_min)
         paper = PRESETS["paper"]
         lines.append(
-            f"- **Load, stated facts.** The Fig. 5 profile peaks at {peak:.3f} jobs/min; ×{paper.rate_multiplier:g} "
-            f"makes the peak {peak * paper.rate_multiplier:.2f}/min, Table II's default rate. The P1 group's own "
+            f"- **Load, stated facts.** The Fig. 5 profile peaks at {peak:.3f} jobs/min; "
+            f"×{paper.rate_multiplier:g} "
+            f"makes the peak {peak * paper.rate_multiplier:.2f}/min, Table II's default rate. The P1 "
+            "group's own "
             "code (SMART-MIG) multiplies the same hourly rates by 20 for 8 GPUs, i.e. ×2.5 per GPU "
             "(papers.md §A.3.1)."
         )
@@ -152,7 +155,8 @@ class PresetsSection:
                 for c in loads
             )
             lines.append(
-                f"- **Load, measured** (the Table III load sensitivity, Static = P1's configuration): {points}. "
+                f"- **Load, measured** (the Table III load sensitivity, Static = P1's configuration): "
+                f"{points}. "
                 + (
                     f"No-MIG's ET reaches P1's {_P1_TABLE3['no-mig']} at ×{match:.2f} (interpolated). "
                     if match is not None
@@ -176,11 +180,14 @@ class PresetsSection:
                 worst = max(growth, key=growth.__getitem__)
                 median = float(np.median(list(growth.values())))
                 lines.append(
-                    f"- **Queue length, measured** (Table II, EDF-SS, default condition): from {hs:g} h to {hl:g} h "
+                    f"- **Queue length, measured** (Table II, EDF-SS, default condition): from {hs:g} h "
+                    f"to {hl:g} h "
                     f"queues the ET of configuration {worst} grows ×{growth[worst]:.2f} (median over "
-                    f"configurations ×{median:.2f}): a configuration near ρ ≈ 1 at λ = 0.5/min builds a backlog "
+                    f"configurations ×{median:.2f}): a configuration near ρ ≈ 1 at λ = 0.5/min builds a "
+                    "backlog "
                     f"that grows with the horizon, so Table II's level depends on the unstated queue length. "
-                    f"EDF-SS's ET is {presets[short]['table2'].get('edf-ss', float('nan')):.2f} at {hs:g} h and "
+                    f"EDF-SS's ET is {presets[short]['table2'].get('edf-ss', float('nan')):.2f} at "
+                    f"{hs:g} h and "
                     f"{presets[long]['table2'].get('edf-ss', float('nan')):.2f} at {hl:g} h (P1: 5.37)."
                 )
         lines.append("")
@@ -199,9 +206,11 @@ class PresetsSection:
         return [
             "### Deadline rule (item 4 of issue 12)",
             "",
-            "The imported rule `p1` (d = a + U(1, 1.5)·dur_7g) makes every 1g slice infeasible, while P1 §V-B "
+            "The imported rule `p1` (d = a + U(1, 1.5)·dur_7g) makes every 1g slice infeasible, while P1 "
+            "§V-B "
             "describes EDF-SS taking 1g slices first; `slice-aware` draws the reference size uniformly from "
-            "1, 2, 3, 4, 7 instead. Restricted EDF-SS's ET cost is ET(restricted) / ET(EDF-SS) − 1 in Table II "
+            "1, 2, 3, 4, 7 instead. Restricted EDF-SS's ET cost is ET(restricted) / ET(EDF-SS) − 1 in "
+            "Table II "
             "(default condition); the ranking is Table III's by ET (best first).",
             "",
             markdown_table(["rule", "preset", "restricted EDF-SS ET cost", "Table III ranking"], body),

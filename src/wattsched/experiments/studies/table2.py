@@ -196,7 +196,7 @@ class Table2Study:
                 raise ConfigError(f"unknown policy '{policy}'; valid: {', '.join(POLICIES.available())}")
 
     def variant_config(self, variant: Table2Variant) -> GridConfig:
-        """The grid of one variant: its preset's queue hours (unless ``hours`` was given), GPU and conditions."""
+        """One variant's grid: its preset's queue hours (unless ``hours`` was given), GPU and conditions."""
         data = self.config.model_dump()
         data["gpu"] = variant.gpu
         if self.hours is None:

@@ -18,6 +18,7 @@ from wattsched.experiments.studies.table2_analysis import (
     condition_frames,
     configs_of,
     paired_differences,
+    paper_findings,
     per_config,
     policies_of,
     ranking_pairs,
@@ -47,9 +48,10 @@ def _figures(rows: pd.DataFrame, config: GridConfig, frames: dict[str, Any], fig
             )
             lines.append("![Fig. 4](figures/table2_fig4_preemptions.png)")
         panels = []
+        example = paper_findings()["utilisation_example"]
         for title, part in (
             ("all configurations", frame),
-            ("configuration 4", frame[frame["config"] == "4"]),
+            (f"configuration {example} (P1's example)", frame[frame["config"] == example]),
         ):
             if len(part):
                 shares = pd.DataFrame(

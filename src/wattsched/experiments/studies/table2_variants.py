@@ -164,7 +164,8 @@ def report_variants(rows: pd.DataFrame, study: Table2Study, figures_dir: Path) -
             "",
             "`p1`: d = a + U(1, 1.5)·dur_7g, so no job can meet its deadline on a 1g slice; `slice-aware`: "
             "d = a + U(1, 1.5)·dur_g for a compute size g drawn uniformly from 1, 2, 3, 4, 7 (same queues "
-            "otherwise), so EDF-SS's slowest feasible slice can be a small one, as P1 §V-B describes. Default "
+            "otherwise), so EDF-SS's slowest feasible slice can be a small one, as P1 §V-B describes. "
+            "Default "
             "condition; each row pools its own a.",
             "",
             markdown_table(

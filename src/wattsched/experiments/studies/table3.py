@@ -15,8 +15,8 @@ fields):
 
 Every method of a variant runs on the same held-out days (common random numbers; variants that differ only in
 the deadline rule or the GPU share arrivals and durations too). ET's ``a`` is pooled per variant over no-mig,
-static, day-night and dynamic (CONTRACT §2); static-best and lookahead are scored with the same ``a``. The DQN's
-reward and the lookahead's cost use ``a`` from pilot runs on separate days.
+static, day-night and dynamic (CONTRACT §2); static-best and lookahead are scored with the same ``a``. The
+DQN's reward and the lookahead's cost use ``a`` from pilot runs on separate days.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ DEFAULT_VARIANTS: tuple[Table3Variant, ...] = (
 
 @dataclass(frozen=True)
 class Table3Cell:
-    """``days`` held-out days from ``first_day`` of one method (``None``: the static selection) of a variant."""
+    """``days`` held-out days from ``first_day`` of one method (``None``: the selection) of a variant."""
 
     variant: Table3Variant
     method: Method | None

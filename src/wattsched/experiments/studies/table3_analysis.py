@@ -1,4 +1,4 @@
-"""Table III summaries: ET per method of each variant, the preset / deadline-rule / GPU blocks of summary.json.
+"""Table III summaries: ET per method of each variant; the preset, deadline-rule and GPU blocks.
 
 Blocks (``summarize``):
 

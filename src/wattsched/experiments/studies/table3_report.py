@@ -153,7 +153,8 @@ def report(rows: pd.DataFrame, preset: str, figures_dir: Path) -> str:
             f"Preset **{extra['preset']}** (×{extra['rate_multiplier']:g} the Fig. 5 profile; CONTRACT §4), "
             f"{n_days} held-out days per method (common random numbers), deadlines by rule "
             f"`{extra['deadline_rule']}`. ET's a = {extra['et_coefficient_per_j']:.3e} per J, pooled over "
-            f"{', '.join(ET_POOL)}; static-best and lookahead are scored with the same a. Static is the GPU's "
+            f"{', '.join(ET_POOL)}; static-best and lookahead are scored with the same a. Static is the "
+            "GPU's "
             "static role, as P1 states; static-best is P1's procedure (the configuration with the lowest ET "
             "on separate selection days), shown beside it.",
             "",
@@ -177,7 +178,8 @@ def report(rows: pd.DataFrame, preset: str, figures_dir: Path) -> str:
             "",
             "`p1`: d = a + U(1, 1.5)·dur_7g (no job can meet its deadline on a 1g slice); `slice-aware`: "
             "d = a + U(1, 1.5)·dur_g for a compute size g drawn uniformly from 1, 2, 3, 4, 7 (same days "
-            "otherwise). The DQN is trained under the `p1` rule only (its environment has no rule option), so "
+            "otherwise). The DQN is trained under the `p1` rule only (its environment has no rule "
+            "option), so "
             "the slice-aware rows have no dynamic method. ET pools differ per row.",
             "",
             *_rules(summary["deadline_rules"]),

@@ -78,8 +78,8 @@ def condition_name(rate_multiplier: float, deadline_slack: tuple[float, float]) 
 class Table3SensCell:
     """``days`` held-out days from ``first_day`` of one method under one condition.
 
-    The block-0 cell of ``static-best`` also returns the selection rows (ET of each of the 12 configurations on
-    ``selection_days`` training days of this condition).
+    The block-0 cell of ``static-best`` also returns the selection rows (ET of each configuration of the GPU
+    on ``selection_days`` selection days of this condition).
     """
 
     method: Method

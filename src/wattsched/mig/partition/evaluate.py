@@ -1,8 +1,8 @@
 """Evaluate repartitioning policies on common days and score them with ET (the mechanics of Table III).
 
-* **Day streams** — one seed scheme for every day any caller draws: ``day_seed(seed, stream, index)``. Held-out
-  days are :func:`~wattsched.mig.partition.runner.held_out_day`; training, pilot, static-selection and
-  validation days are disjoint ranges of the training stream
+* **Day streams** — one seed scheme for every day any caller draws: ``day_seed(seed, stream, index)``.
+  Held-out days are :func:`~wattsched.mig.partition.runner.held_out_day`; training, pilot, static-selection
+  and validation days are disjoint ranges of the training stream
   (:func:`~wattsched.mig.partition.runner.training_day`), so the DQN's episodes never touch them.
 * **A typed day result** — :class:`DayResult`: the run's metrics plus two array columns, repartitions per hour
   of day (24) and seconds in each configuration per 4-hour interval (6 × configurations, P1 Fig. 11).
