@@ -74,10 +74,15 @@ def violations(source: str) -> list[str]:
             with_default = positional[len(positional) - len(arguments.defaults) :]
             pairs = list(zip(with_default, arguments.defaults, strict=True))
             pairs += [
-                (a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is not None
+                (a, d)
+                for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+                if d is not None
             ]
-            found += [f"{line}: default {a.arg}={ast.unparse(d)}" for a, d in pairs
-                      if a.arg in CONFIG_NAMES and _number(d)]
+            found += [
+                f"{line}: default {a.arg}={ast.unparse(d)}"
+                for a, d in pairs
+                if a.arg in CONFIG_NAMES and _number(d)
+            ]
         elif isinstance(node, ast.AnnAssign | ast.Assign):
             targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
             names = {t.id for t in targets if isinstance(t, ast.Name)}
