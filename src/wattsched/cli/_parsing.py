@@ -97,7 +97,7 @@ def resolve_preset(args: argparse.Namespace) -> Preset:
     """The preset of ``--preset``, else the command's default (an unknown name lists the valid ones)."""
     from wattsched.experiments.presets import get_preset
 
-    return get_preset(args.preset or args.preset_default)
+    return get_preset(args.preset if args.preset is not None else args.preset_default)
 
 
 def resolve_deadline_rule(args: argparse.Namespace) -> str:
@@ -105,7 +105,8 @@ def resolve_deadline_rule(args: argparse.Namespace) -> str:
     from wattsched.errors import ConfigError
     from wattsched.workload.generators import DEADLINE_RULES
 
-    rule = getattr(args, "deadline_rule", None) or "p1"
+    rule = getattr(args, "deadline_rule", None)
+    rule = "p1" if rule is None else rule
     if rule not in DEADLINE_RULES:
         raise ConfigError(f"unknown --deadline-rule '{rule}'; valid: {', '.join(DEADLINE_RULES)}")
     return str(rule)

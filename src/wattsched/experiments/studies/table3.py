@@ -177,6 +177,8 @@ class Table3Study:
     def cells(self, scale: Scale) -> Sequence[Table3Cell | Table3SensCell]:
         paper = scale == "paper"
         selection = self.paper_selection_days if paper else self.quick_selection_days
+        # Heaviest first so that workers finish together: the DQN trainings, then the lookahead blocks.
+        training: list[Table3Cell] = []
         heavy: list[Table3Cell] = []
         light: list[Table3Cell] = []
         for variant in self._variants:
@@ -202,13 +204,13 @@ class Table3Study:
                 )
 
             if variant.dqn:
-                heavy.append(cell(Method("dynamic"), 0, 0, days))
+                training.append(cell(Method("dynamic"), 0, 0, days))
             light.append(cell(None, 0, 0, 0))
             for method in variant.methods():
                 for block, first in enumerate(range(0, days, self.block_days)):
                     target = heavy if method.kind == "lookahead" else light
                     target.append(cell(method, block, first, min(self.block_days, days - first)))
-        return [*heavy, *light, *self._sensitivity_cells(scale, selection)]
+        return [*training, *heavy, *light, *self._sensitivity_cells(scale, selection)]
 
     def _sensitivity_cells(self, scale: Scale, selection: int) -> list[Table3SensCell]:
         lookahead = scale == "paper" if self.sensitivity_lookahead is None else self.sensitivity_lookahead

@@ -95,7 +95,9 @@ def variant_block(days: pd.DataFrame, selection: pd.DataFrame) -> dict[str, Any]
         "static_best_configuration": str(best.iloc[0]) if len(best) else None,
         "selection_et": {
             str(c): float(e) for c, e in zip(selection["configuration"], selection["et"], strict=True)
-        },
+        }
+        if len(selection)
+        else {},
         "improvements": improvements,
         "paper_order_holds": _order_holds(table, "dynamic"),
         "paper_order_holds_lookahead": _order_holds(table, "lookahead"),

@@ -191,7 +191,7 @@ def run_sensitivity_cell(cell: Table3SensCell) -> list[dict[str, Any]]:
 
 def sensitivity_block(rows: pd.DataFrame) -> dict[str, Any]:
     """``condition -> {et: {method: ET}, paper_order_holds, ...}`` for the sensitivity rows in ``rows``."""
-    if "kind" not in rows:
+    if "kind" not in rows or "condition" not in rows:
         return {}
     days = rows[rows["kind"] == "sens-day"]
     block: dict[str, Any] = {}
