@@ -25,9 +25,13 @@ _POLICIES = ("edf-ss", "edf-fs", "llf", "lalf", "edf-ss-restricted")
 _METHODS = ("no-mig", "static", "static-best", "day-night", "dynamic", "lookahead")
 
 
-def _best(table: dict[str, float], among: tuple[str, ...]) -> str:
+def _best(table: dict[str, float], among: tuple[str, ...], tie: float = 1e-3) -> str:
+    """The method with the lowest ET, with every other within ``tie`` (relative) of it: "a ≈ b"."""
     present = [m for m in among if m in table]
-    return min(present, key=table.__getitem__) if present else "—"
+    if not present:
+        return "—"
+    low = min(table[m] for m in present)
+    return " ≈ ".join(m for m in sorted(present, key=table.__getitem__) if table[m] <= low * (1 + tie))
 
 
 def _power_line(gpu: MigGpu) -> str:
@@ -50,6 +54,31 @@ def _profiles_line(gpu: MigGpu) -> str:
         f"{p.name} ({p.sms} SMs, {p.memory_slots} memory slot{'s' if p.memory_slots > 1 else ''})"
         for p in small
     )
+
+
+def _saturation(gpu: MigGpu) -> float:
+    """Share of full power drawn with about half of the compute slices busy (default curve)."""
+    return gpu.power.power(gpu.compute_slices // 2 + 1) / gpu.power.power(gpu.compute_slices)
+
+
+def _why_energy(savings: dict[str, float], gpus: dict[str, MigGpu]) -> list[str]:
+    """One reasoned sentence when partitioning saves more energy on the GPU whose power saturates later."""
+    known = [n for n in savings if n in gpus]
+    if len(known) < 2:
+        return []
+    most = max(known, key=savings.__getitem__)
+    least = min(known, key=savings.__getitem__)
+    if most == least or _saturation(gpus[most]) >= _saturation(gpus[least]):
+        return []
+    late, early = _saturation(gpus[most]), _saturation(gpus[least])
+    return [
+        f"- Why partitioning saves more energy on the {most} ({savings[most]:.1%} against "
+        f"{savings[least]:.1%}): its power keeps rising with busy compute slices ({late:.0%} "
+        f"of full power at about half of them, against {early:.0%} on the {least}), so a "
+        "job that does not speed up on more slices (sublinear or capped scaling, two thirds of P1's mix) "
+        "costs proportionally less on a small slice than on the whole GPU; where power saturates early, "
+        "a small slice draws nearly full power. Tardiness, and so the ranking, barely moves between the GPUs."
+    ]
 
 
 class GpusSection:
@@ -183,22 +212,21 @@ class GpusSection:
                 + " runs jobs exactly as fast as the smallest 1g profile. On the real card it may be faster, "
                 f"so the configurations holding it ({', '.join(holders)}) are, if anything, under-rated here."
             )
+        savings: dict[str, float] = {}
         for name, entry in block.items():
             t3, d3 = entry.get("table3", {}), entry.get("table3_detail", {})
             if "no-mig" in d3 and "static" in d3:
                 saving = 1 - d3["static"]["energy_j"] / d3["no-mig"]["energy_j"]
+                savings[name] = saving
                 idle = gpus[name].power.idle_w * 86_400 / d3["no-mig"]["energy_j"] if name in gpus else None
+                idle_text = (
+                    f"; idle power alone is {idle:.0%} of No-MIG's daily energy" if idle is not None else ""
+                )
                 lines.append(
                     f"- {name}: Static uses {abs(saving):.1%} {'less' if saving >= 0 else 'more'} energy "
-                    "per day "
-                    "than No-MIG"
-                    + (
-                        f"; idle power alone is {idle:.0%} of No-MIG's daily energy"
-                        if idle is not None
-                        else ""
-                    )
-                    + f"; the best Table III method is {_best(t3, _METHODS)}."
+                    f"per day than No-MIG{idle_text}; the best Table III method is {_best(t3, _METHODS)}."
                 )
+        lines += _why_energy(savings, gpus)
         lines.append("")
         return lines
 

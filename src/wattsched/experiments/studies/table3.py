@@ -9,8 +9,8 @@ fields):
 * ``<variant>/<method>/bNNN`` for no-mig, static (the GPU's static role: P1's cfg 3 on the A100-40GB),
   static-best (the selected one, reported beside it), day-night and lookahead: ``block_days`` held-out days;
 * ``<variant>/dynamic/b000``: trains the DQN deterministically from the study seed on the variant's workload
-  and GPU (:func:`wattsched.rl.dqn.quick_config` at quick scale, the §A.6.4 defaults at paper scale), then
-  evaluates it on every held-out day;
+  and GPU (:func:`wattsched.rl.dqn.quick_config` at quick scale, the §A.6.4 defaults at paper scale, or as
+  ``dqn_hyperparameters`` says), then evaluates it on every held-out day;
 * ``sens/...``: the load and deadline-slack sensitivity (:mod:`.table3_sensitivity`).
 
 Every method of a variant runs on the same held-out days (common random numbers; variants that differ only in
@@ -114,6 +114,8 @@ class Table3Cell:
     selection_days: int
     pilot_days: int
     dqn_timesteps: int | None = None
+    #: The DQN's hyperparameters: "quick" (:func:`~wattsched.rl.dqn.quick_config`) or "paper" (§A.6.4).
+    dqn_hyperparameters: str | None = None
 
     @property
     def key(self) -> str:
@@ -151,8 +153,11 @@ class Table3Study:
     quick_selection_days: int = 20
     paper_selection_days: int = 100
     pilot_days: int = 8
-    #: Training steps of every DQN; ``None``: the scale's preset (quick_config / the §A.6.4 defaults).
+    #: Training steps of every DQN; ``None``: the length of its hyperparameters (quick_config: 120k steps;
+    #: §A.6.4: 2,000 days).
     dqn_timesteps: int | None = None
+    #: The DQN's hyperparameters, "quick" or "paper" (§A.6.4); ``None``: the scale's.
+    dqn_hyperparameters: str | None = None
     #: Load/deadline sensitivity (table3_sensitivity.py): multipliers at P1's slack, extra slacks at x1.
     sensitivity_multipliers: tuple[float, ...] = (1.0, 2.0, 2.5, 3.0, 4.0)
     sensitivity_slacks: tuple[tuple[float, float], ...] = ((2.0, 3.0),)
@@ -163,6 +168,8 @@ class Table3Study:
 
     def __post_init__(self) -> None:
         get_preset(self.preset)
+        if self.dqn_hyperparameters not in (None, "quick", "paper"):
+            raise ConfigError(f"dqn_hyperparameters must be quick or paper, got {self.dqn_hyperparameters!r}")
         known = {v.name: v for v in DEFAULT_VARIANTS}
         wanted = list(known) if self.variants is None else list(self.variants)
         unknown = [n for n in wanted if n not in known]
@@ -200,7 +207,11 @@ class Table3Study:
                     scale,
                     selection,
                     self.pilot_days,
-                    self.dqn_timesteps if method is not None and method.kind == "dynamic" else None,
+                    *(
+                        (self.dqn_timesteps, self.dqn_hyperparameters or scale)
+                        if method is not None and method.kind == "dynamic"
+                        else (None, None)
+                    ),
                 )
 
             if variant.dqn:
@@ -293,7 +304,8 @@ def _train_dqn(cell: Table3Cell, setting: Setting) -> tuple[Any, Row]:
     from wattsched.rl.dqn import DQNConfig, quick_config, train
     from wattsched.rl.partitioner import DQNPartitioner
 
-    config = quick_config(seed=cell.seed) if cell.scale == "quick" else DQNConfig(seed=cell.seed)
+    quick = (cell.dqn_hyperparameters or cell.scale) == "quick"
+    config = quick_config(seed=cell.seed) if quick else DQNConfig(seed=cell.seed)
     env = replace(
         config.env,
         et_coefficient=setting.pilot_coefficient(),

@@ -179,8 +179,8 @@ def report(rows: pd.DataFrame, preset: str, figures_dir: Path) -> str:
             "`p1`: d = a + U(1, 1.5)·dur_7g (no job can meet its deadline on a 1g slice); `slice-aware`: "
             "d = a + U(1, 1.5)·dur_g for a compute size g drawn uniformly from 1, 2, 3, 4, 7 (same days "
             "otherwise). The DQN is trained under the `p1` rule only (its environment has no rule "
-            "option), so "
-            "the slice-aware rows have no dynamic method. ET pools differ per row.",
+            "option), so the slice-aware rows have no dynamic method. Every row is on the days all four ran "
+            f"({_days(summary['deadline_rules'])} days); ET pools differ per row.",
             "",
             *_rules(summary["deadline_rules"]),
             "",
@@ -191,6 +191,10 @@ def report(rows: pd.DataFrame, preset: str, figures_dir: Path) -> str:
         lines += [f"![{n}](figures/{n})" for n in _plot(default, figures_dir)]
         lines.append("")
     return "\n".join(lines) + "\n" + render_sensitivity(summary.get("table3_sensitivity", {}), figures_dir)
+
+
+def _days(rules: dict[str, Any]) -> int:
+    return min(int(e["table3_detail"]["static"]["days"]) for by in rules.values() for e in by.values())
 
 
 def _is_main(days: pd.DataFrame, preset: str) -> bool:
