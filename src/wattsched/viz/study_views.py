@@ -51,11 +51,22 @@ def _metrics(*names: str) -> list[Metric]:
     return [METRICS[name] for name in names]
 
 
+def _main_variant(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the default preset's variant (Table II and III run one table per preset, deadline rule and
+    GPU; ``summary.json``'s top-level keys are the default preset's)."""
+    if "variant" not in rows or not rows["variant"].notna().any():
+        return rows
+    from wattsched.experiments.presets import DEFAULT_PRESET
+
+    names = list(dict.fromkeys(rows["variant"].dropna()))
+    return rows[rows["variant"] == (DEFAULT_PRESET if DEFAULT_PRESET in names else names[0])]
+
+
 @STUDY_VIEWS.register("table2")
 def _table2(rows: pd.DataFrame) -> list[View]:
     from wattsched.experiments.studies.table2_analysis import PAPER_POLICIES
 
-    frame = with_et(rows, ["condition"], column="policy", pool=PAPER_POLICIES)
+    frame = with_et(_main_variant(rows), ["condition"], column="policy", pool=PAPER_POLICIES)
     metrics = _metrics("et", "energy", "tardiness", "preemptions", "late-jobs")
     # ET is pooled per condition, so its scale differs between conditions: one figure per condition.
     default = frame[frame["condition"] == "default"] if (frame["condition"] == "default").any() else frame
@@ -78,14 +89,9 @@ def _table2(rows: pd.DataFrame) -> list[View]:
 @STUDY_VIEWS.register("table3")
 def _table3(rows: pd.DataFrame) -> list[View]:
     views: list[View] = []
-    from wattsched.experiments.presets import DEFAULT_PRESET
     from wattsched.experiments.studies.table3_analysis import ET_POOL
 
-    days = rows[rows["kind"] == "day"]
-    if "variant" in days and days["variant"].notna().any():
-        # one Table III per variant (preset x deadline rule x GPU): show the default preset's
-        names = list(dict.fromkeys(days["variant"].dropna()))
-        days = days[days["variant"] == (DEFAULT_PRESET if DEFAULT_PRESET in names else names[0])]
+    days = _main_variant(rows[rows["kind"] == "day"])
     if len(days):
         frame = with_et(days, column="method", pool=ET_POOL)
         views.append(
