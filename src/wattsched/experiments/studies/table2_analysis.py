@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import itertools
-import tomllib
 from collections.abc import Callable
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import pandas as pd
 
 from wattsched.experiments.grid import GridConfig
+from wattsched.experiments.studies.p1_findings import paper_findings, uniform_configurations
 from wattsched.metrics import et_coefficient, et_values
 
 __all__ = [
@@ -40,22 +38,6 @@ ABOUT_EQUAL = 0.05
 #: Figure number of each condition's ET-per-configuration plot in P1.
 ET_FIGURE = {"rate-0.1": 7, "rate-0.75": 8, "inference-20": 9, "default": 10}
 LOW_LEVELS = (1, 2, 3)  # busy but below 4/7 of the GPU
-
-
-@cache
-def paper_findings() -> dict[str, Any]:
-    """P1's findings that name configurations (``p1_findings.toml``: ids of P1's A100-40GB numbering)."""
-    text = resources.files("wattsched.experiments.studies").joinpath("p1_findings.toml").read_text("utf-8")
-    return tomllib.loads(text)
-
-
-def uniform_configurations() -> tuple[str, ...]:
-    """Configurations of P1's GPU whose slices all have one compute size (there EDF-FS ≡ EDF-SS and
-    LLF ≡ LALF, papers.md §A.5.6), derived from the catalogue."""
-    from wattsched.hardware.catalogue import load_gpu
-
-    gpu = load_gpu(paper_findings()["gpu"])
-    return tuple(str(c.ident) for c in gpu.configurations if len({s.compute for s in c.slices}) == 1)
 
 
 def _cfgs(ids: tuple[str, ...] | list[str]) -> str:

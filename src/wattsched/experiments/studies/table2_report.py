@@ -10,6 +10,7 @@ import pandas as pd
 from wattsched.experiments.grid import GridConfig
 from wattsched.experiments.plots import grouped_bar_panels
 from wattsched.experiments.report import markdown_table
+from wattsched.experiments.studies.p1_findings import paper_findings
 from wattsched.experiments.studies.table2_analysis import (
     ET_FIGURE,
     PAPER_POLICIES,
@@ -18,7 +19,6 @@ from wattsched.experiments.studies.table2_analysis import (
     condition_frames,
     configs_of,
     paired_differences,
-    paper_findings,
     per_config,
     policies_of,
     ranking_pairs,
