@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,9 @@ from wattsched.mig.partition.evaluate import (
 )
 from wattsched.workload.arrivals import PROFILES
 from wattsched.workload.generators import WorkloadSpec
+
+if TYPE_CHECKING:
+    from wattsched.mig.simulator import RepartitionMode
 
 __all__ = [
     "METHOD_LABELS",
@@ -119,7 +122,7 @@ class Setting:
     selection_days: int = 20
     et_coefficient: float | None = None
     model_path: str | None = None
-    repartition_mode: str = "blackout"
+    repartition_mode: RepartitionMode = "blackout"
 
     def pilot_coefficient(self) -> float:
         """ET's ``a`` from pilot runs of the benchmark methods on this setting's workload and GPU."""
@@ -172,7 +175,7 @@ def run_method(
         setting.seed,
         setting.workload,
         stream=DayStream.HELD_OUT,
-        repartition_mode=setting.repartition_mode,  # type: ignore[arg-type]
+        repartition_mode=setting.repartition_mode,
         gpu=load_gpu(setting.gpu),
     )
 
