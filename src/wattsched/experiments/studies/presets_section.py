@@ -150,7 +150,7 @@ class PresetsSection:
             match = float(np.interp(_P1_TABLE3["no-mig"], y, x)) if np.all(np.diff(y) > 0) else None
             points = "; ".join(
                 f"×{c['rate_multiplier']:g}: No-MIG ET {c['et']['no-mig']:.2f}, busy "
-                f"{c['detail'].get('no-mig', {}).get('busy_share') or 0:.0%}, P1 order "
+                f"{c['detail'].get('no-mig', {}).get('busy_share') or 0:.0%}, No-MIG > Static > Day-Night "
                 f"{'holds' if c['paper_order_holds'] else 'fails'}"
                 for c in loads
             )
