@@ -55,7 +55,7 @@ def _table3_rows() -> pd.DataFrame:
                 "repartitions": 2.0,
                 "condition": None,
             }
-            row.update({f"rep_h{h:02d}": float(h % 3 == 0) for h in range(24)})
+            row["repartitions_per_hour"] = [float(h % 3 == 0) for h in range(24)]
             rows.append(row)
     for condition in ("x1", "x2"):
         for method in ("no-mig", "static"):

@@ -51,11 +51,22 @@ def _metrics(*names: str) -> list[Metric]:
     return [METRICS[name] for name in names]
 
 
+def _main_variant(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the default preset's variant (Table II and III run one table per preset, deadline rule and
+    GPU; ``summary.json``'s top-level keys are the default preset's)."""
+    if "variant" not in rows or not rows["variant"].notna().any():
+        return rows
+    from wattsched.experiments.presets import DEFAULT_PRESET
+
+    names = list(dict.fromkeys(rows["variant"].dropna()))
+    return rows[rows["variant"] == (DEFAULT_PRESET if DEFAULT_PRESET in names else names[0])]
+
+
 @STUDY_VIEWS.register("table2")
 def _table2(rows: pd.DataFrame) -> list[View]:
     from wattsched.experiments.studies.table2_analysis import PAPER_POLICIES
 
-    frame = with_et(rows, ["condition"], column="policy", pool=PAPER_POLICIES)
+    frame = with_et(_main_variant(rows), ["condition"], column="policy", pool=PAPER_POLICIES)
     metrics = _metrics("et", "energy", "tardiness", "preemptions", "late-jobs")
     # ET is pooled per condition, so its scale differs between conditions: one figure per condition.
     default = frame[frame["condition"] == "default"] if (frame["condition"] == "default").any() else frame
@@ -78,9 +89,9 @@ def _table2(rows: pd.DataFrame) -> list[View]:
 @STUDY_VIEWS.register("table3")
 def _table3(rows: pd.DataFrame) -> list[View]:
     views: list[View] = []
-    from wattsched.experiments.studies.table3 import ET_POOL
+    from wattsched.experiments.studies.table3_analysis import ET_POOL
 
-    days = rows[rows["kind"] == "day"]
+    days = _main_variant(rows[rows["kind"] == "day"])
     if len(days):
         frame = with_et(days, column="method", pool=ET_POOL)
         views.append(
@@ -91,15 +102,8 @@ def _table3(rows: pd.DataFrame) -> list[View]:
                 ),
             )
         )
-        hours = [c for c in frame.columns if c.startswith("rep_h")]
-        if hours:
-            per_hour = (
-                frame.groupby("method", sort=False)[hours]
-                .mean()
-                .reset_index()
-                .melt(id_vars="method", var_name="hour", value_name="repartitions")
-            )
-            per_hour["hour"] = per_hour["hour"].str.removeprefix("rep_h").astype(int)
+        per_hour = _per_hour(frame)
+        if per_hour is not None:
             views.append(
                 (
                     "Repartitions per hour of the day (mean over days)",
@@ -123,6 +127,17 @@ def _table3(rows: pd.DataFrame) -> list[View]:
             )
         )
     return views
+
+
+def _per_hour(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """Long table (method, hour, repartitions) from the ``repartitions_per_hour`` array column."""
+    if "repartitions_per_hour" not in frame:
+        return None
+    parts = []
+    for method, group in frame.groupby("method", sort=False):
+        mean = np.stack([np.asarray(v, dtype=float) for v in group["repartitions_per_hour"]]).mean(axis=0)
+        parts.append(pd.DataFrame({"method": method, "hour": np.arange(mean.size), "repartitions": mean}))
+    return pd.concat(parts, ignore_index=True) if parts else None
 
 
 @STUDY_VIEWS.register("real-workloads")
