@@ -88,7 +88,7 @@ def _day(args: argparse.Namespace) -> int:
         raise ConfigError("--apply and --speed-x only apply with --live")
     gpu = resolve_gpu(args)
     policy = _partitioner(args)
-    jobs, horizon_s = _workload(args, gpu)
+    jobs, horizon_s, _ = _workload(args, gpu)
     if args.trace is None:  # generated jobs get a duration for every compute size of the GPU
         jobs = [job.with_sizes(gpu.compute_sizes) for job in jobs]
     backend = None
