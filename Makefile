@@ -17,7 +17,7 @@ $(BIN)/python:
 # so pip never pulls a multi-GB CUDA build; elsewhere pip simply downloads it.
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q "torch==2.13.0"
-	$(BIN)/pip install -q -e ".[rl,ray,test,lint]"
+	$(BIN)/pip install -q -e ".[rl,ray,nvml,test,lint]"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -13,8 +13,13 @@ PUBLIC_API: dict[str, set[str]] = {
     "wattsched": {
         "ConfigError", "Configuration", "InputError", "Job", "JobKind", "MigGpu", "Scaling", "Slice",
         "UnknownNameError", "WattschedError", "__version__", "available", "load", "load_gpu",
-        "MigSimulation", "SimResult", "WorkloadSpec", "et_score", "generate_jobs", "read_trace", "simulate",
-        "write_trace",
+        "MigSimulation", "SimResult", "WorkloadSpec", "et_score", "generate_jobs", "measure", "read_trace",
+        "simulate", "write_trace",
+    },
+    "wattsched.energy": {"EnergyMeter", "GpuEnergy", "Measurement", "measure", "run_measured"},
+    "wattsched.hardware.gpu": {
+        "BACKEND_ENV", "ClockState", "GpuBackend", "GpuError", "GpuIdentity", "GpuInstance", "GpuProcess",
+        "NvmlProfile", "PowerLimits", "open_backend",
     },
     "wattsched.mig": {
         "Assignment", "JobRecord", "JobState", "JobView", "MigSimulation", "POLICIES", "PolicyError",
@@ -26,6 +31,7 @@ PUBLIC_API: dict[str, set[str]] = {
         "PowerModel", "PowerTable", "Slice", "available", "load", "load_gpu",
     },
     "wattsched.sim": {"EventQueue", "Instant"},
+    "wattsched.dvfs.checks": {"check_pair_rule", "check_schedule"},
     "wattsched.workload": {
         "ArrivalProfile", "DURATION_COLUMNS", "Job", "JobKind", "PROFILES", "SUBLINEAR_CURVES", "Scaling",
         "ScalingCurve", "WorkloadSpec", "capped_curve", "durations_from_base", "frame_to_jobs",
@@ -35,8 +41,8 @@ PUBLIC_API: dict[str, set[str]] = {
     "wattsched.metrics": {"et_coefficient", "et_score", "et_values", "summarize_runs"},
     "wattsched.dvfs": {
         "ALGORITHMS", "ClusterConfig", "DvfsConfig", "GeneratorSpec", "RunResult", "Schedule", "Settings",
-        "TaskModel", "TaskSet", "generate_offline", "generate_online", "read_tasks", "run_offline",
-        "run_online", "solve", "solve_one", "write_tasks",
+        "TaskModel", "TaskSet", "generate_offline", "generate_online", "hkbu_configs", "read_tasks",
+        "run_offline", "run_online", "solve", "solve_one", "write_tasks",
     },
     "wattsched.mig.partition": {
         "ConfigId", "DayNightPartitioner", "DayRun", "Decision", "LookaheadPartitioner",
@@ -45,6 +51,16 @@ PUBLIC_API: dict[str, set[str]] = {
     },
     "wattsched.rl.partitioner": {"DQNPartitioner", "QNetwork"},
     "wattsched.rl": {"ENV_ID", "register_envs"},
+    "wattsched.viz": {
+        "FORMATS", "METRICS", "PNG_DPI", "TIMELINE_COLUMNS", "Metric", "Sweep", "bar_figure", "gantt_figure",
+        "group_summary", "power_figure", "power_series", "read_sweep", "read_timeline", "render",
+        "timeline_frame",
+    },
+    "wattsched.cluster": {
+        "PLACEMENTS", "PRESETS", "ClockModel", "ClockSchedule", "ClusterJobRecord", "ClusterOptions",
+        "ClusterResult", "ClusterSimulation", "ClusterSpec", "GpuPool", "PlacementPolicy", "PowerStates",
+        "ServerSpec", "clock_schedule", "cluster_spec", "preset_spec", "simulate_cluster", "stream_jobs",
+    },
     "wattsched.workload.adapters": {
         "ADAPTERS", "ImportOptions", "ImportReport", "ParsedTrace", "TraceParser", "import_trace",
     },
@@ -87,8 +103,9 @@ def test_core_imports_no_heavy_extras() -> None:
 
     code = (
         "import sys, wattsched, wattsched.mig, wattsched.dvfs, wattsched.workload, wattsched.experiments, "
-        "wattsched.mig.partition, wattsched.cli; "
-        "print(sorted(m for m in ('torch', 'gymnasium', 'stable_baselines3', 'ray') if m in sys.modules))"
+        "wattsched.mig.partition, wattsched.cli, wattsched.energy, wattsched.hardware.gpu; "
+        "print(sorted(m for m in ('torch', 'gymnasium', 'stable_baselines3', 'ray', 'pynvml', 'cupy') "
+        "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -6,6 +6,7 @@ scheduling on CPU-GPU clusters (Mei, Wang et al., TPDS 2022).
 
 from __future__ import annotations
 
+from wattsched.energy.measure import measure
 from wattsched.errors import ConfigError, InputError, UnknownNameError, WattschedError
 from wattsched.hardware.catalogue import available, load, load_gpu
 from wattsched.hardware.mig import Configuration, MigGpu, Slice
@@ -36,6 +37,7 @@ __all__ = [
     "generate_jobs",
     "load",
     "load_gpu",
+    "measure",
     "read_trace",
     "simulate",
     "write_trace",

@@ -127,3 +127,63 @@ def test_fit(shared_data: Path, capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert len(result["applications"]) == 30
     assert 0 < result["mean_saving_narrow"] < result["mean_saving_wide"]
     assert len(pd.read_csv(tmp_path / "fit.csv")) == 30
+
+
+def _json_run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
+    assert main(["dvfs", "run", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_reproduce_hkbu_equals_the_authors_code(capsys: pytest.CaptureFixture[str]) -> None:
+    """The exported task set and their code's output (tests/dvfs/data): online EDL, DVFS on, l = 16."""
+    data = Path(__file__).resolve().parents[1] / "dvfs" / "data"
+    reference = pd.read_csv(data / "hkbu_reference.csv")
+    row = reference[
+        (reference["mode"] == "online") & (reference["algo"] == "edl") & (reference["dvfs"] == "on")
+        & (reference["theta"] == 1.0) & (reference["l"] == 16)
+    ].iloc[0]
+    tasks = str(data / "hkbu_online.csv")
+    common = ["--mode", "online", "--tasks", tasks, "--pairs-per-server", "16", "--reproduce-hkbu"]
+    out = _json_run(capsys, [*common, "--gpu", "rtx2070s"])  # their HEAD: 13 grid voltages, to 1.1 V
+    assert out["energy_total_j"] / 60 == pytest.approx(row["total_w_slot"], rel=1e-12)
+    assert out["energy_idle_j"] / 60 == pytest.approx(row["idle_w_slot"], rel=1e-12)
+    assert out["turn_ons"] == row["turn_ons"]
+    assert (out["idle_power_w"], out["turn_on_j_per_pair"]) == (85.0, 200 * 60 / 16)
+    assert (out["grouping"], out["idle_accounting"], out["initial_placement"]) == (
+        "on_demand",
+        "whole-slot",
+        "one-per-pair",
+    )
+    # explicit options win over --reproduce-hkbu: the paper's idle power, continuous accounting, packing
+    mixed = _json_run(
+        capsys,
+        [*common, "--gpu", "rtx2070s", "--idle-power-w", "37", "--idle-accounting", "continuous",
+         "--initial-placement", "pack"],
+    )
+    assert (mixed["idle_power_w"], mixed["idle_accounting"], mixed["initial_placement"]) == (
+        37.0,
+        "continuous",
+        "pack",
+    )
+    assert mixed["energy_total_j"] < out["energy_total_j"]
+
+
+def test_rules_default_to_p2_text(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--mode", "online", "--util", "0.2", "--pairs", "64", "--pairs-per-server", "4", "--seed", "2"]
+    plain = _json_run(capsys, base)
+    assert (plain["grouping"], plain["idle_accounting"], plain["initial_placement"], plain["next_start"]) == (
+        "sorted",
+        "continuous",
+        "pack",
+        "previous-finish",
+    )
+    assert not plain["reproduce_hkbu"] and plain["idle_power_w"] == 37.0
+    # online, servers go on and off at slot boundaries, so rounding busy time up leaves less idle time
+    whole = _json_run(capsys, [*base, "--idle-accounting", "whole-slot"])
+    assert whole["energy_run_j"] == plain["energy_run_j"] and whole["turn_ons"] == plain["turn_ons"]
+    assert whole["energy_idle_j"] < plain["energy_idle_j"]
+    later = _json_run(capsys, [*base, "--next-start", "next-slot"])
+    assert later["next_start"] == "next-slot"
+    assert later["energy_run_j"] == pytest.approx(plain["energy_run_j"])  # same settings, later starts
+    offline = _json_run(capsys, ["--util", "0.2", "--pairs", "64"])
+    assert "initial_placement" not in offline

@@ -248,3 +248,86 @@ def test_run_trace_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert not jobs_out.exists()
     missing = tmp_path / "missing.csv"
     assert_one_line_error(capsys, main([*base[:-1], str(missing)]), str(missing), "file not found")
+
+
+# ---------------------------------------------------------------------------------------------- presets
+
+
+def _generate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], *options: str) -> dict[str, object]:
+    out = tmp_path / "t.csv"
+    assert main(["mig", "generate", *options, "--seed", "4", "-o", str(out), "--json"]) == 0
+    data: dict[str, object] = json.loads(capsys.readouterr().out)
+    assert data["jobs"] == len(read_trace(out)) and data["output"] == str(out)
+    return data
+
+
+def test_generate_presets_set_the_workload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # CONTRACT §4: a Fig. 5 day at x2.5 (paper) or x1 (literal, the default of generate); a Poisson queue of
+    # 8 h (paper) or 24 h (literal); explicit --rate-multiplier / --hours win.
+    paper = _generate_json(tmp_path, capsys, "--profile", "alibaba-day", "--preset", "paper")
+    assert (paper["preset"], paper["rate_multiplier"], paper["hours"]) == ("paper", 2.5, 24.0)
+    literal = _generate_json(tmp_path, capsys, "--profile", "alibaba-day")
+    assert (literal["preset"], literal["rate_multiplier"]) == ("literal", 1.0)
+    assert 2.0 < int(paper["jobs"]) / int(literal["jobs"]) < 3.2  # type: ignore[call-overload]
+    library = generate_jobs(WorkloadSpec(profile="alibaba-day", rate_multiplier=2.5), 4)
+    assert paper["jobs"] == len(library)
+    queue = _generate_json(tmp_path, capsys, "--rate", "0.5", "--preset", "paper")
+    assert (queue["hours"], queue["rate_multiplier"], queue["deadline_rule"]) == (8.0, 1.0, "p1")
+    assert _generate_json(tmp_path, capsys, "--rate", "0.5")["hours"] == 24.0
+    given = _generate_json(tmp_path, capsys, "--rate", "0.5", "--preset", "paper", "--hours", "2")
+    assert given["hours"] == 2.0
+    given = _generate_json(
+        tmp_path, capsys, "--profile", "alibaba-day", "--preset", "paper", "--rate-multiplier", "3"
+    )
+    assert given["rate_multiplier"] == 3.0
+
+
+def test_generate_deadline_rule_keeps_the_jobs(tmp_path: Path) -> None:
+    files = {}
+    for rule in ("p1", "slice-aware"):
+        files[rule] = tmp_path / f"{rule}.csv"
+        assert (
+            main(
+                [
+                    "mig",
+                    "generate",
+                    "--rate",
+                    "0.5",
+                    "--hours",
+                    "4",
+                    "--deadline-rule",
+                    rule,
+                    "--seed",
+                    "2",
+                    "-o",
+                    str(files[rule]),
+                ]
+            )
+            == 0
+        )
+    p1, aware = pd.read_csv(files["p1"]), pd.read_csv(files["slice-aware"])
+    assert p1.drop(columns="deadline_s").equals(aware.drop(columns="deadline_s"))
+    assert (aware["deadline_s"] != p1["deadline_s"]).mean() > 0.6  # 4 of 5 reference sizes are not 7g
+    on_1g = (aware["arrival_s"] + aware["dur_1g_s"] <= aware["deadline_s"]).mean()
+    assert 0.05 < on_1g < 0.4 and (p1["arrival_s"] + p1["dur_1g_s"] > p1["deadline_s"]).all()
+
+
+def test_run_json_shows_the_preset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    needs_simulator()
+    argv = ["mig", "run", *FIXED, "--profile", "alibaba-day", "--hours", "2", "--seed", "1", "--json"]
+    assert main([*argv, "--preset", "paper", "--deadline-rule", "slice-aware"]) == 0
+    paper = json.loads(capsys.readouterr().out)
+    assert paper["preset"] == "paper" and paper["workload"]["rate_multiplier"] == 2.5
+    assert paper["workload"]["deadline_rule"] == "slice-aware"
+    assert main(argv) == 0
+    literal = json.loads(capsys.readouterr().out)
+    assert literal["preset"] == "literal" and literal["jobs"] < paper["jobs"]
+    # the same jobs through the library
+    spec = WorkloadSpec(profile="alibaba-day", hours=2, rate_multiplier=2.5, deadline_rule="slice-aware")
+    assert paper["jobs"] == len(generate_jobs(spec, 1))
+    trace = tmp_path / "t.csv"
+    write_trace(generate_jobs(spec, 1), trace)
+    assert main(["mig", "run", *FIXED, "--trace", str(trace), "--horizon-s", "7200", "--json"]) == 0
+    replay = json.loads(capsys.readouterr().out)
+    assert replay["preset"] is None and replay["workload"] == {"preset": None}
+    assert replay["energy_j"] == pytest.approx(paper["energy_j"]) and replay["jobs"] == paper["jobs"]

@@ -16,6 +16,8 @@ TINY = [
     "table2.hours=0.5",
     "--study-option",
     "table2.configurations=[1, 3]",
+    "--study-option",
+    'table2.variants=["paper", "literal"]',
 ]
 
 
@@ -27,12 +29,22 @@ def test_reproduce_table2_quick_tiny(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert set(summary["table2_detail"]["edf-ss"]) == {"energy_j", "avg_tardiness_s", "preemptions"}
     assert (out / "raw" / "table2.parquet").is_file() and (out / "report.md").is_file()
     assert (out / "figures" / "table2_fig4_preemptions.png").is_file()
-    assert "table2: 4 cells (4 run, 0 reused)" in capsys.readouterr().err
+    assert "table2: 8 cells (8 run, 0 reused)" in capsys.readouterr().err
     first = (out / "summary.json").read_bytes()
+    # both presets are always run; the default (paper) fills the top-level keys
+    assert set(summary["presets"]) == {"paper", "literal"}
+    assert summary["table2"] == summary["presets"]["paper"]["table2"]
+    assert summary["table2_meta"]["preset"] == "paper"
     # a second run reuses every stored cell and writes the same summary
     assert main(["reproduce", "--out", str(out), "--workers", "2", *TINY]) == 0
-    assert "(0 run, 4 reused)" in capsys.readouterr().err
+    assert "(0 run, 8 reused)" in capsys.readouterr().err
     assert (out / "summary.json").read_bytes() == first
+    # --preset literal reuses every cell and only moves which preset fills the top level
+    assert main(["reproduce", "--out", str(out), "--workers", "1", "--preset", "literal", *TINY]) == 0
+    assert "(0 run, 8 reused)" in capsys.readouterr().err
+    literal = json.loads((out / "summary.json").read_text())
+    assert literal["table2_meta"]["preset"] == "literal" and literal["presets"] == summary["presets"]
+    assert literal["table2"] == summary["presets"]["literal"]["table2"]
 
 
 @pytest.mark.parametrize(
@@ -42,6 +54,7 @@ def test_reproduce_table2_quick_tiny(tmp_path: Path, capsys: pytest.CaptureFixtu
         (["--ray-address", "127.0.0.1:1"], "--ray-address needs --executor ray"),
         (["--only", "table2", "--study-option", "oops"], "expects STUDY.KEY=VALUE"),
         (["--only", "table2", "--study-option", "table2.hours=-2"], "hours"),
+        (["--only", "table2", "--study-option", 'table2.variants=["x"]'], "unknown table2 variants"),
     ],
 )
 def test_user_errors_exit_2_with_one_line(

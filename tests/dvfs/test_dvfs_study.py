@@ -31,23 +31,39 @@ def test_run_cell_on_a_tiny_cell() -> None:
         1,
         64,
         (
-            ("edl", 1.0, False, "sorted"),
-            ("edl", 1.0, True, "sorted"),
-            ("edl", 0.5, True, "on_demand"),
-            ("edl", 1.0, False, "on_demand"),
+            ("edl", 1.0, False, "sorted", "p2"),
+            ("edl", 1.0, True, "sorted", "p2"),
+            ("edl", 0.5, True, "on_demand", "p2"),
+            ("edl", 1.0, False, "on_demand", "p2"),
+            ("edl", 1.0, True, "on_demand", "hkbu"),
         ),
     )
     rows = DvfsStudy().run_cell(cell)
-    assert len(rows) == 4 and all(set(r) == set(ROW_DEFAULTS) for r in rows)
-    assert all(r["key"] == cell.key and r["tasks"] == 32 and r["deadline_misses"] == 0 for r in rows)
-    off, on = rows[0], rows[1]
+    # P2's rules: paper and code constants (2 rows a run); the authors' rules: x whole-slot / continuous
+    assert len(rows) == 4 * 2 + 4 and all(set(r) == set(ROW_DEFAULTS) for r in rows)
+    assert all(r["key"] == cell.key and r["tasks"] == 32 for r in rows)
+    assert all(r["deadline_misses"] == 0 for r in rows if r["rules"] == "p2")
+    off, on = rows[0], rows[2]
+    assert (off["constants"], on["constants"], rows[1]["constants"]) == ("paper", "paper", "code")
     assert on["energy_run_j"] < off["energy_run_j"]
+    # the same schedule under the code's constants: same run energy and placement, more idle, other turn-on
+    assert rows[1]["energy_run_j"] == off["energy_run_j"] and rows[1]["pairs_used"] == off["pairs_used"]
+    assert rows[1]["energy_overhead_j"] == pytest.approx(off["turn_ons"] * 200 * 60)
+    assert rows[1]["energy_overhead_j"] != off["energy_overhead_j"]
+    hkbu = [r for r in rows if r["rules"] == "hkbu"]
+    assert [(r["constants"], r["idle_accounting"]) for r in hkbu] == [
+        ("paper", "whole-slot"),
+        ("code", "whole-slot"),
+        ("paper", "continuous"),
+        ("code", "continuous"),
+    ]
+    assert hkbu[1]["energy_idle_j"] == pytest.approx(hkbu[0]["energy_idle_j"] * 85 / 37)
     again = DvfsStudy().run_cell(replace(cell))  # pure: the same cell gives the same rows (but wall time)
     assert [{k: v for k, v in r.items() if k != "wall_s"} for r in rows] == [
         {k: v for k, v in r.items() if k != "wall_s"} for r in again
     ]
     online = DvfsStudy().run_cell(
-        replace(cell, mode="online", util=0.2, runs=(("bin", 1.0, True, "sorted"),))
+        replace(cell, mode="online", util=0.2, runs=(("bin", 1.0, True, "sorted", "p2"),))
     )
     assert online[0]["mode"] == "online" and online[0]["tasks"] == round(0.2 * 64) + int(0.4 * 64)
 
@@ -63,6 +79,9 @@ def _row(mode: str, util: float, l: int, dvfs: bool, total: float, theta: float 
         "theta": theta,
         "dvfs": dvfs,
         "grouping": "sorted",
+        "rules": "p2",
+        "constants": "paper",
+        "idle_accounting": "continuous",
         "energy_total_j": total,
         "energy_run_j": total,
         "energy_idle_j": 0.0,
@@ -89,15 +108,35 @@ def test_summarize_small_frame() -> None:
     assert block["online_saving_u16_l16"] == pytest.approx(0.25)
     assert block["online_saving_u16_l16_best_theta"] == pytest.approx(0.28)
     assert block["online_saving_u16_by_l"]["16"]["theta_0.5"] == pytest.approx(0.28)
+    like = block["like_for_like"]
+    assert like["offline"]["p2_sorted"]["paper"]["1"]["theta_1"] == pytest.approx(0.35)
+    assert like["online_u16"]["p2_sorted"]["paper"]["16"]["theta_0.5"] == pytest.approx(0.28)
+    assert like["offline"]["p2_sorted"]["code"]["1"]["theta_1"] is None  # no such rows: NaN -> null
+    # rows of other rules or constants never leak into the original keys
+    other = rows.assign(rules="hkbu", idle_accounting="whole-slot", energy_total_j=rows["energy_total_j"] * 2)
+    other.loc[other["dvfs"], "energy_total_j"] *= 0.5  # savings 1 - 60/200 and 1 - 70/200: mean 0.675
+    again = DvfsStudy().summarize(pd.concat([rows, other]))["dvfs"]
+    assert again["offline_saving_l1"] == pytest.approx(0.35)
+    assert again["like_for_like"]["offline"]["hkbu"]["paper"]["1"]["theta_1"] == pytest.approx(0.675)
 
 
 def test_report_writes_figures(tmp_path: Path) -> None:
     study = DvfsStudy()
-    cell = DvfsCell(
-        "offline", 0.5, 2, 0, 1, 64, (("edl", 1.0, False, "sorted"), ("edl", 1.0, True, "sorted"))
+    runs = tuple(
+        ("edl", 1.0, dvfs, grouping, rules)
+        for dvfs in (False, True)
+        for grouping, rules in (("sorted", "p2"), ("on_demand", "p2"), ("on_demand", "hkbu"))
     )
+    cell = DvfsCell("offline", 0.5, 2, 0, 1, 64, runs)
     online = replace(cell, mode="online", util=0.3)
     rows = pd.DataFrame(study.run_cell(cell) + study.run_cell(online))
     text = study.report(rows, tmp_path)
     assert text.startswith("## P2") and "33–35 %" in text
-    assert {p.name for p in tmp_path.iterdir()} >= {"dvfs_offline_saving_vs_u.png", "dvfs_online_saving.png"}
+    assert {p.name for p in tmp_path.iterdir()} >= {
+        "dvfs_offline_saving_vs_u.png",
+        "dvfs_online_saving.png",
+        "dvfs_offline_saving_vs_l_rules.png",
+    }
+    # every table row names its rules and constants
+    assert "| authors' code (`--reproduce-hkbu`) | code: 85 W, 200 W·slot/server |" in text
+    assert "| P2's text (Alg. 3 grouping) | paper: 37 W, 90 W·slot/pair |" in text

@@ -31,7 +31,8 @@ BASE = {
 def test_shipped_table2_configuration() -> None:
     config = load_grid_config("table2")
     assert config.policies == ("edf-fs", "edf-ss", "edf-ss-restricted", "llf", "lalf")
-    assert config.configurations == tuple(range(1, 13))
+    assert config.configurations is None and config.gpu == "a100-40gb"  # every configuration of the GPU
+    assert config.configuration_ids() == tuple(range(1, 13))
     assert [(c.rate_per_min, c.inference_share) for c in config.conditions] == [
         (0.5, 0.8),
         (0.1, 0.8),

@@ -33,12 +33,14 @@ def test_markdown_table_formats_floats() -> None:
     )
 
 
-def test_assemble_report_orders_sections_by_study() -> None:
+def test_assemble_report_orders_sections() -> None:
     text = assemble_report(
-        {"table3": "## table3\nB", "dvfs": "## dvfs\nA"}, {"table3": "quick", "dvfs": "paper"}
+        {"table3": "## table3\nB", "dvfs": "## dvfs\nA", "zeta": "## zeta\nC", "presets": "## presets\nD"},
+        {"table3": "quick", "dvfs": "paper", "zeta": "quick"},
     )
-    assert text.index("## dvfs") < text.index("## table3")
-    assert "dvfs = paper, table3 = quick" in text
+    # the known sections in SECTION_ORDER (P1 first), then the others by name; a summary section has no scale
+    assert text.index("## presets") < text.index("## table3") < text.index("## dvfs") < text.index("## zeta")
+    assert "table3 = quick, dvfs = paper, zeta = quick" in text
 
 
 def test_only_runs_add_to_the_earlier_outputs(tmp_path: Path) -> None:

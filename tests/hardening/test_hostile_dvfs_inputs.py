@@ -251,6 +251,24 @@ RUN_OPTION_CASES = [
     (["--util", "1", "--pairs", "64", "--gpu", "missing.toml"], ("missing.toml", "not found")),
     (["--util", "1", "--pairs", "64", "--mode", "sideways"], ("--mode",)),
     (["--util", "1", "--pairs", "64", "--bogus"], ("unrecognized arguments",)),
+    # the rules of P2's text / the authors' code (and --reproduce-hkbu with them)
+    (["--util", "1", "--pairs", "64", "--idle-accounting", "hourly"], ("--idle-accounting", "'hourly'")),
+    (["--util", "1", "--pairs", "64", "--idle-accounting", ""], ("--idle-accounting",)),
+    (["--util", "1", "--pairs", "64", "--idle-accounting"], ("--idle-accounting", "expected one argument")),
+    (["--util", "1", "--pairs", "64", "--mode", "online", "--initial-placement", "spread"],
+     ("--initial-placement", "'spread'")),
+    (["--util", "1", "--pairs", "64", "--initial-placement", "one-per-pair"],
+     ("--initial-placement", "online runs only")),
+    (["--util", "1", "--pairs", "64", "--reproduce-hkbu", "--initial-placement", "pack"],
+     ("--initial-placement", "online runs only")),
+    (["--util", "1", "--pairs", "64", "--next-start", "NEXT-SLOT"], ("--next-start", "'NEXT-SLOT'")),
+    (["--util", "1", "--pairs", "64", "--next-start", "next_slot"], ("--next-start", "'next_slot'")),
+    (["--util", "1", "--pairs", "64", "--grouping", "sorted-by-l"], ("--grouping", "'sorted-by-l'")),
+    (["--util", "1", "--pairs", "64", "--reproduce-hkbu", "yes"], ("unrecognized arguments: yes",)),
+    (["--util", "1", "--pairs", "64", "--reproduce-hkbu", "--idle-power-w", "-85"], ("--idle-power-w",)),
+    (["--util", "1", "--pairs", "64", "--reproduce-hkbu", "--pairs-per-server", "5"],
+     ("--pairs-per-server", "multiple")),
+    (["--util", "1", "--pairs", "64", "--reproduce-hkbu", "--gpu", "h100"], ("h100", "rtx2070s")),
 ]
 
 

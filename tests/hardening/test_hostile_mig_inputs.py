@@ -246,6 +246,8 @@ RUN_OPTION_CASES = [
     ),
     (["--config", "3", "--policy", "edf-fs", "--rate", "1e308"], ("arrivals", "at most")),
     (["--config", "3", "--policy", "edf-fs", "--rate", "1", "--hours", "1e12"], ("arrivals", "at most")),
+    (["--config", "3", "--policy", "edf-fs", "--rate", "1", "--preset", "bogus"], ("unknown preset",)),
+    (["--config", "3", "--policy", "edf-fs", "--rate", "1", "--deadline-rule", "late"], ("--deadline-rule",)),
 ]
 
 
@@ -265,6 +267,8 @@ def test_mig_run_trace_with_generator_options(tmp_path: Path, capsys: pytest.Cap
     trace = write(tmp_path / "t.csv", lines(TRACE_HEADER, GOOD_ROW))
     code = main([*RUN, "--trace", str(trace), "--seed", "3"])
     assert_one_line_error(capsys, code, "--seed", "--trace")
+    code = main([*RUN, "--trace", str(trace), "--preset", "paper"])
+    assert_one_line_error(capsys, code, "--preset", "--trace")
 
 
 def test_jobs_out_onto_a_directory_leaves_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -293,6 +297,9 @@ GENERATE_CASES = [
     (["--rate", "1", "--seed", "1.5"], ("--seed", "'1.5'")),
     (["--profile", "weekend"], ("--profile", "weekend", "alibaba-day")),
     (["--rate", "1", "--hours", "one"], ("--hours",)),
+    (["--rate", "1", "--preset", "bogus"], ("unknown preset 'bogus'", "literal, paper")),
+    (["--profile", "alibaba-day", "--preset", ""], ("unknown preset ''",)),
+    (["--rate", "1", "--deadline-rule", "slice"], ("--deadline-rule 'slice'", "slice-aware")),
 ]
 
 

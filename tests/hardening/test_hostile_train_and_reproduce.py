@@ -25,6 +25,16 @@ from cli_checks import assert_one_line_error, run_in
     (["reproduce", "--scale", "huge"], ("--scale", "huge")),
     (["reproduce", "--only", "nope"], ("unknown study 'nope'", "table2")),
     (["reproduce", "--executor", "slurm"], ("--executor", "slurm")),
+    (["reproduce", "--preset", "bogus"], ("--preset", "bogus", "paper")),
+    (["mig", "train", "--preset", "bogus", "--timesteps", "10"], ("unknown preset 'bogus'", "literal")),
+    (["mig", "train", "--deadline-rule", "slice-aware", "--timesteps", "10"], ("--deadline-rule p1 only",)),
+    (["mig", "evaluate", "--model", "nothing.zip", "--preset", "bogus"], ("unknown preset 'bogus'",)),
+    (["mig", "evaluate", "--model", "nothing.zip", "--et-coefficient", "-1"], ("--et-coefficient", "> 0")),
+    (["mig", "evaluate", "--model", "nothing.zip", "--et-coefficient", "big"], ("--et-coefficient", "'big'")),
+    (["mig", "evaluate", "--model", "nothing.zip", "--deadline-rule", "x"], ("--deadline-rule 'x'", "p1")),
+    (["mig", "evaluate", "--model", "nothing.zip", "--methods", "static", "--static-config", "99"],
+     ("unknown configuration '99'",)),
+    (["mig", "evaluate", "--model", "nothing.zip", "--selection-days", "0"], ("--selection-days", "0")),
 ])
 def test_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
                      pieces: tuple[str, ...]) -> None:

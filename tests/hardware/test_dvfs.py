@@ -56,11 +56,11 @@ def test_coupling_is_inverted_exactly() -> None:
 
 def test_cluster_constants_paper_values() -> None:
     cluster = default_dvfs_gpu().cluster
-    assert cluster == ClusterConstants(37.0, 5400.0, 60.0, 2, 2048)
+    assert cluster == ClusterConstants(37.0, 5400.0, 60.0, 2, 2048, 85.0, 200.0)
     # rho = floor(Δ / (P_idle slot)) = floor(5400 / 2220) = 2
     assert ClusterConstants.rho_for(cluster.turn_on_j_per_pair, cluster.idle_power_w, cluster.slot_s) == 2
     with pytest.raises(ConfigError):
-        ClusterConstants(slot_s=0.0)
+        ClusterConstants(37.0, 5400.0, 0.0, 2, 2048, 85.0, 200.0)
 
 
 def test_interval_validation() -> None:

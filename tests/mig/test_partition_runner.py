@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from wattsched.hardware.catalogue import load_gpu
 from wattsched.mig.partition import PARTITIONERS, run_day
 from wattsched.mig.partition.evaluate import evaluate_policy
 from wattsched.workload.job import Job, JobKind, Scaling
@@ -84,11 +85,15 @@ def test_choosing_the_current_configuration_costs_nothing() -> None:
 def test_day_night_repartitions_twice_a_day_and_policies_are_deterministic() -> None:
     rows = evaluate_policy("day-night", PARTITIONERS.make("day-night"), range(2), seed=11)
     assert [r["repartitions"] for r in rows] == [2, 2]
-    assert rows[0]["rep_h05"] == 1 and rows[0]["rep_h17"] == 1
+    per_hour = rows[0]["repartitions_per_hour"]
+    assert len(per_hour) == 24 and per_hour[5] == 1 and per_hour[17] == 1 and sum(per_hour) == 2
     again = evaluate_policy("day-night", PARTITIONERS.make("day-night"), range(2), seed=11)
     assert rows == again
-    # Fig. 11 columns: cfg 6 holds the 08-12 h interval all day long on a day-night day
-    assert rows[0]["cfg_b2_c06"] == pytest.approx(4 * 3600.0)
+    # Fig. 11 array: the "day" role (6th configuration) holds the 08-12 h interval all day long
+    table = rows[0]["configuration_time_s"]
+    day = rows[0]["configurations"].index(str(load_gpu(None).role("day")))
+    assert len(table) == 6 and table[2][day] == pytest.approx(4 * 3600.0)
+    assert sum(map(sum, table)) == pytest.approx(86_400.0)
 
 
 def test_lookahead_never_sees_future_jobs() -> None:

@@ -109,6 +109,50 @@ def test_deadline_rule(big_queue: list[Job]) -> None:
     assert slack.mean() == pytest.approx(1.25, abs=0.01)
 
 
+def test_p1_rule_makes_every_1g_slice_infeasible(big_queue: list[Job]) -> None:
+    # dur_1g >= 2·dur_7g for every family (capped at 2 is the tight case) and the slack is at most 1.5
+    assert all(j.arrival_s + j.durations_s[0] > j.deadline_s for j in big_queue)
+
+
+def test_slice_aware_rule(big_queue: list[Job]) -> None:
+    spec = WorkloadSpec(rate_per_min=5.0, deadline_rule="slice-aware")
+    jobs = generate_jobs(spec, seed=2024)
+    assert len(jobs) == len(big_queue)
+    sizes = (1, 2, 3, 4, 7)
+    counts = dict.fromkeys(sizes, 0)
+    for job, p1 in zip(jobs, big_queue, strict=True):
+        # common random numbers across rules: everything but the deadline is the same job
+        assert (job.arrival_s, job.kind, job.scaling, job.durations_s, job.dur_full_s) == (
+            p1.arrival_s,
+            p1.kind,
+            p1.scaling,
+            p1.durations_s,
+            p1.dur_full_s,
+        )
+        # the same slack draw u, now times dur_g of some size g: (d - a) / dur_g == (d_p1 - a) / dur_7g
+        slack = (p1.deadline_s - p1.arrival_s) / p1.durations_s[4]
+        matches = [
+            g
+            for g, d in zip(sizes, job.durations_s, strict=True)
+            if job.deadline_s - job.arrival_s == pytest.approx(slack * d, rel=1e-9, abs=1e-7)
+        ]
+        assert matches, job
+        counts[matches[0]] += 1
+    n = len(jobs)
+    # the reference size is uniform over the five sizes (ties between equal durations go to the smaller size,
+    # so the smaller sizes can only gain); about a fifth can meet their deadline on a 1g slice
+    feasible_1g = np.mean([j.arrival_s + j.durations_s[0] <= j.deadline_s for j in jobs])
+    assert abs(feasible_1g - 0.2) < 4 * np.sqrt(0.16 / n)
+    assert counts[7] <= n / 5 + 4 * np.sqrt(0.16 * n)
+    # a job started at once on its reference slice meets its deadline
+    assert all(any(j.arrival_s + d <= j.deadline_s for d in j.durations_s) for j in jobs)
+
+
+def test_unknown_deadline_rule() -> None:
+    with pytest.raises(ConfigError, match="unknown deadline rule 'late'; valid: p1, slice-aware"):
+        WorkloadSpec(rate_per_min=1.0, deadline_rule="late")
+
+
 def test_full_gpu_duration_rule(big_queue: list[Job]) -> None:
     for job in big_queue[:500]:
         if job.scaling == Scaling.LINEAR:

@@ -18,7 +18,7 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from wattsched.cli import dvfs, mig, reproduce
+    from wattsched.cli import cluster, dvfs, gpu, measure, mig, plot, report, reproduce
 
     parser = OneLineErrorParser(
         prog="wattsched", description="Energy-aware scheduling of AI/ML work on GPUs."
@@ -30,6 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
     mig.add_parser(groups)
     dvfs.add_parser(groups)
     reproduce.add_parser(groups)
+    plot.add_parser(groups)
+    report.add_parser(groups)
+    gpu.add_parser(groups)
+    measure.add_parser(groups)
+    cluster.add_parser(groups)
     return parser
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wattsched.cli._parsing import OneLineErrorParser
-from wattsched.dvfs.cluster import MAX_PAIRS
+from wattsched.dvfs.cluster import GROUPINGS, IDLE_ACCOUNTINGS, INITIAL_PLACEMENTS, MAX_PAIRS, NEXT_STARTS
 from wattsched.dvfs.tasks import MAX_TASKS
 from wattsched.errors import ConfigError, InputError
 from wattsched.io import file_format, write_table
@@ -106,8 +106,30 @@ def _refuse_overflow(values: dict[str, Any], source: str | None) -> None:
         )
 
 
+def _rules(args: argparse.Namespace) -> dict[str, str]:
+    """The scheduling rules: P2's text by default, every rule of the authors' code with --reproduce-hkbu;
+    options given explicitly win either way."""
+    authors = {
+        "grouping": "on_demand",
+        "idle_accounting": "whole-slot",
+        "initial_placement": "one-per-pair",
+        "next_start": "previous-finish",
+    }
+    paper = {
+        "grouping": "sorted",
+        "idle_accounting": "continuous",
+        "initial_placement": "pack",
+        "next_start": "previous-finish",
+    }
+    if args.mode == "offline" and args.initial_placement is not None:
+        raise ConfigError("--initial-placement applies to online runs only (the T = 0 batch of a day)")
+    base = authors if args.reproduce_hkbu else paper
+    return {name: getattr(args, name) or value for name, value in base.items()}
+
+
 def _run_configs(args: argparse.Namespace) -> tuple[ClusterConfig, DvfsConfig]:
     from wattsched.dvfs.cluster import MAX_DRS_SLOTS, MAX_SLOT_S, MIN_SLOT_S, ClusterConfig, DvfsConfig
+    from wattsched.dvfs.hkbu import HKBU_IDLE_POWER_W, HKBU_TURN_ON_W_SLOT_PER_SERVER
     from wattsched.hardware.dvfs import load_dvfs_gpu
 
     _check_number(
@@ -133,23 +155,24 @@ def _run_configs(args: argparse.Namespace) -> tuple[ClusterConfig, DvfsConfig]:
         )
     if args.drs_slots is not None and not 0 <= args.drs_slots <= MAX_DRS_SLOTS:
         raise ConfigError(f"--drs-slots must be in [0, {MAX_DRS_SLOTS:,}], got {args.drs_slots}")
+    rules = _rules(args)
     gpu = load_dvfs_gpu(args.gpu)
     base = gpu.cluster
     slot_s = args.slot_s if args.slot_s is not None else base.slot_s
-    per_pair_j = (
-        args.turn_on_j_per_pair
-        if args.turn_on_j_per_pair is not None
-        else base.turn_on_j_per_pair / base.slot_s * slot_s
-    )
+    if args.reproduce_hkbu:  # the authors' constants: idle 85 W per pair, 200 W·slot per server
+        idle_w, per_pair_j = HKBU_IDLE_POWER_W, HKBU_TURN_ON_W_SLOT_PER_SERVER * slot_s / l
+    else:
+        idle_w, per_pair_j = base.idle_power_w, base.turn_on_j_per_pair / base.slot_s * slot_s
     cluster = ClusterConfig(
         pairs=args.pairs,
         pairs_per_server=args.pairs_per_server,
-        idle_power_w=args.idle_power_w if args.idle_power_w is not None else base.idle_power_w,
-        turn_on_j_per_pair=per_pair_j,
+        idle_power_w=args.idle_power_w if args.idle_power_w is not None else idle_w,
+        turn_on_j_per_pair=args.turn_on_j_per_pair if args.turn_on_j_per_pair is not None else per_pair_j,
         slot_s=slot_s,
         drs_idle_slots=args.drs_slots if args.drs_slots is not None else base.drs_idle_slots,
-        grouping=args.grouping,
         allow_overflow=not args.strict_capacity,
+        reproduce_hkbu=args.reproduce_hkbu,
+        **rules,
     )
     interval = gpu.interval(args.interval)
     if args.v_max is not None:
@@ -163,6 +186,7 @@ def _run_configs(args: argparse.Namespace) -> tuple[ClusterConfig, DvfsConfig]:
         interval=interval,
         method=args.method,
         reproduce_hkbu=args.reproduce_hkbu,
+        hkbu_grid=gpu.hkbu,
     )
     return cluster, dvfs
 
@@ -197,6 +221,13 @@ def _run(args: argparse.Namespace) -> int:
         "dvfs": args.dvfs,
         "theta": args.theta,
         "pairs_per_server": args.pairs_per_server,
+        "reproduce_hkbu": args.reproduce_hkbu,
+        "idle_power_w": cluster.idle_power_w,
+        "turn_on_j_per_pair": cluster.turn_on_j_per_pair,
+        "grouping": cluster.grouping,
+        "idle_accounting": cluster.idle_accounting,
+        "next_start": cluster.next_start,
+        **({"initial_placement": cluster.initial_placement} if args.mode == "online" else {}),
         **result.to_dict(),
     }
     if args.json:
@@ -295,9 +326,23 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     run.add_argument("--dvfs", choices=("on", "off"), default="on")
     run.add_argument(
         "--grouping",
-        choices=("sorted", "on_demand"),
-        default="sorted",
-        help="offline/initial grouping: Alg. 3 (sorted, paper) or opening order (authors' code)",
+        choices=GROUPINGS,
+        help="offline/initial grouping: Alg. 3 (sorted, paper; default) or opening order (on_demand)",
+    )
+    run.add_argument(
+        "--idle-accounting",
+        choices=IDLE_ACCOUNTINGS,
+        help="idle energy from continuous busy time (default) or busy time rounded up to whole slots",
+    )
+    run.add_argument(
+        "--initial-placement",
+        choices=INITIAL_PLACEMENTS,
+        help="online, DVFS on, T = 0: pack the batch (default) or one pair per deadline-meeting task",
+    )
+    run.add_argument(
+        "--next-start",
+        choices=NEXT_STARTS,
+        help="a queued task starts at the previous finish (default, both codes) or the next slot (P2's text)",
     )
     run.add_argument("--gpu", default="gtx1080ti", help="DVFS GPU name or TOML file")
     run.add_argument("--interval", choices=("wide", "narrow"), default="wide")
@@ -306,10 +351,13 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--reproduce-hkbu",
         action="store_true",
-        help="authors' quirks: initial solve ignores the deadline, 16-point grid",
+        help="every rule and constant of the authors' code: idle 85 W, 200 W·slot per server, on_demand, "
+        "whole-slot, one-per-pair, their Alg. 1 (grid of --gpu) and tie order; explicit options still win",
     )
-    run.add_argument("--idle-power-w", type=float, help="idle power per pair (paper 37 W)")
-    run.add_argument("--turn-on-j-per-pair", type=float, help="Δ per pair in J (paper 90 W·slot)")
+    run.add_argument("--idle-power-w", type=float, help="idle power per pair (paper 37 W, authors' 85 W)")
+    run.add_argument(
+        "--turn-on-j-per-pair", type=float, help="Δ per pair in J (paper 90 W·slot; authors' 200 W·slot / l)"
+    )
     run.add_argument("--slot-s", type=float, help="slot length (default 60 s)")
     run.add_argument("--drs-slots", type=int, help="ρ, idle slots before DRS turns a server off (default 2)")
     run.add_argument(
@@ -326,3 +374,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     fit.add_argument("-o", "--output", help="write the fitted parameters (.csv or .parquet)")
     fit.add_argument("--json", action="store_true")
     fit.set_defaults(func=_fit)
+
+    from wattsched.cli import dvfs_apply
+
+    dvfs_apply.add_parsers(commands)

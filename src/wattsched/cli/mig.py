@@ -9,7 +9,14 @@ import sys
 
 import pandas as pd
 
-from wattsched.cli._parsing import OneLineErrorParser, add_gpu_option, resolve_gpu
+from wattsched.cli._parsing import (
+    OneLineErrorParser,
+    add_gpu_option,
+    add_preset_options,
+    resolve_deadline_rule,
+    resolve_gpu,
+    resolve_preset,
+)
 from wattsched.errors import ConfigError, InputError
 from wattsched.hardware.catalogue import available
 from wattsched.hardware.mig import MigGpu
@@ -38,6 +45,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     add_gpu_option(generate)
     generate.add_argument("-o", "--output", required=True, metavar="FILE",
                           help="trace file (.csv/.parquet/.pq)")
+    generate.add_argument("--json", action="store_true",
+                          help="print what was generated (preset, workload, jobs) as one JSON object")
     generate.set_defaults(func=_generate)
 
     run = sub.add_parser("run", help="simulate one job queue on one configuration with one policy")
@@ -56,6 +65,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
                      help="end of the arrival window in s (default: generator hours / last arrival)")
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
     run.add_argument("--jobs-out", metavar="FILE", help="write per-job results (CSV or Parquet)")
+    run.add_argument("--timeline-out", metavar="FILE",
+                     help="write the run's per-slice timeline for `wattsched plot` (CSV or Parquet)")
     run.set_defaults(func=_run)
 
     configs = sub.add_parser("configs", help="list a GPU's MIG profiles and configurations (CONTRACT §7)")
@@ -66,10 +77,12 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     configs.add_argument("--json", action="store_true", help="print one JSON object (CONTRACT §7)")
     configs.set_defaults(func=_configs)
 
-    from wattsched.cli import mig_import, mig_train
+    from wattsched.cli import mig_day, mig_import, mig_plan, mig_train
 
     mig_import.add_parser(sub)
     mig_train.add_parser(sub)
+    mig_plan.add_parsers(sub)
+    mig_day.add_parser(sub)
 
 
 def _add_generator_options(parser: argparse.ArgumentParser, *, required: bool, trace: bool = False) -> None:
@@ -81,15 +94,22 @@ def _add_generator_options(parser: argparse.ArgumentParser, *, required: bool, t
                         help=f"hourly arrival profile ({', '.join(PROFILES.available())})")
     parser.add_argument("--hours", type=float, metavar="H", help="arrival window in hours (default 24)")
     parser.add_argument("--inference-share", type=float, metavar="P", help="inference share (default 0.8)")
-    parser.add_argument("--rate-multiplier", type=float, metavar="M", help="arrival rate factor (default 1)")
+    parser.add_argument("--rate-multiplier", type=float, metavar="M",
+                        help="arrival rate factor (default: the preset's for --profile, 1 for --rate)")
     parser.add_argument("--seed", type=int, metavar="S", help="random seed (default 0)")
+    add_preset_options(parser, default="literal")
 
 
-_GENERATOR_ONLY = ("hours", "inference_share", "rate_multiplier", "seed")
+_GENERATOR_ONLY = ("hours", "inference_share", "rate_multiplier", "seed", "preset", "deadline_rule")
 
 
 def _spec(args: argparse.Namespace) -> WorkloadSpec:
-    """The validated workload spec of the generator options (ConfigError on bad values)."""
+    """The validated workload spec of the generator options (ConfigError on bad values).
+
+    The preset (CONTRACT §4) fills what the options leave open: a ``--profile`` day gets the preset's rate
+    multiplier (paper 2.5, literal 1), a ``--rate`` queue the preset's Table II length (paper 8 h, literal
+    24 h). Explicit ``--rate-multiplier`` and ``--hours`` win.
+    """
     checks = (
         ("--rate", args.rate, lambda v: v > 0, "must be > 0 jobs/min"),
         ("--hours", args.hours, lambda v: v > 0, "must be > 0"),
@@ -103,27 +123,50 @@ def _spec(args: argparse.Namespace) -> WorkloadSpec:
         raise ConfigError(f"--seed must be >= 0, got {args.seed}")
     if args.profile is not None and args.profile not in PROFILES:
         raise ConfigError(f"unknown --profile '{args.profile}'; valid: {', '.join(PROFILES.available())}")
-    options: dict[str, object] = {"rate_per_min": args.rate, "profile": args.profile}
+    preset = resolve_preset(args)
+    options: dict[str, object] = {"rate_per_min": args.rate, "profile": args.profile,
+                                  "deadline_rule": resolve_deadline_rule(args)}
+    if args.profile is not None:
+        options["rate_multiplier"] = preset.rate_multiplier
+    else:
+        options["hours"] = preset.table2_hours
     for name in ("hours", "inference_share", "rate_multiplier"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
     return WorkloadSpec(**options)  # type: ignore[arg-type]
 
 
+def _workload_json(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, object]:
+    """What a generated workload was drawn from (``--json`` of generate and run)."""
+    return {"preset": resolve_preset(args).name, "deadline_rule": spec.deadline_rule,
+            "rate_multiplier": spec.rate_multiplier, "hours": spec.hours,
+            "profile": spec.profile, "rate_per_min": spec.rate_per_min, "seed": args.seed or 0}
+
+
 def _generate(args: argparse.Namespace) -> int:
     file_format(args.output)  # a bad suffix fails before any work
     gpu = resolve_gpu(args)
-    jobs = generate_jobs(_spec(args), args.seed or 0)
+    spec = _spec(args)
+    jobs = generate_jobs(spec, args.seed or 0)
     write_trace([job.with_sizes(gpu.compute_sizes) for job in jobs], args.output)
+    if args.json:
+        summary = {"output": str(args.output), "gpu": gpu.name, "jobs": len(jobs),
+                   **_workload_json(args, spec)}
+        sys.stdout.write(json.dumps(summary, sort_keys=True, allow_nan=False) + "\n")
     return 0
 
 
-def _workload(args: argparse.Namespace, gpu: MigGpu | None = None) -> tuple[list[Job], float]:
-    """The jobs to simulate and the end of their arrival window (checked against ``gpu``'s sizes)."""
+def _workload(
+    args: argparse.Namespace, gpu: MigGpu | None = None
+) -> tuple[list[Job], float, dict[str, object]]:
+    """The jobs to simulate, the end of their arrival window (checked against ``gpu``'s sizes) and, for a
+    generated workload, what it was drawn from."""
+    drawn: dict[str, object] = {"preset": None}
     if args.trace is None:
         spec = _spec(args)
         jobs = generate_jobs(spec, args.seed or 0)
         horizon_s = spec.horizon_s
+        drawn = _workload_json(args, spec)
     else:
         given = [f"--{name.replace('_', '-')}" for name in _GENERATOR_ONLY if getattr(args, name) is not None]
         if given:
@@ -136,7 +179,7 @@ def _workload(args: argparse.Namespace, gpu: MigGpu | None = None) -> tuple[list
         if not (math.isfinite(args.horizon_s) and args.horizon_s >= 0):
             raise ConfigError(f"--horizon-s must be >= 0, got {args.horizon_s:g}")
         horizon_s = args.horizon_s
-    return jobs, horizon_s
+    return jobs, horizon_s, drawn
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -147,10 +190,11 @@ def _run(args: argparse.Namespace) -> int:
     policy = resolve_policy(args.policy)  # UnknownNameError lists the valid policies
     if args.power_curve is not None and args.power_curve != "kind":
         gpu.power.curve(args.power_curve)  # ConfigError lists the curves
-    if args.jobs_out is not None:
-        file_format(args.jobs_out)
-    jobs, horizon_s = _workload(args, gpu)
-    record = args.jobs_out is not None
+    for path in (args.jobs_out, args.timeline_out):
+        if path is not None:
+            file_format(path)
+    jobs, horizon_s, drawn = _workload(args, gpu)
+    record = args.jobs_out is not None or args.timeline_out is not None
     result = simulate(jobs, configuration, policy, gpu=gpu, horizon_s=horizon_s, record_jobs=record,
                       power_curve=args.power_curve, power_cap=args.power_cap)
     overflow = [key for key in RESULT_KEYS if not math.isfinite(float(getattr(result, key)))]
@@ -159,7 +203,12 @@ def _run(args: argparse.Namespace) -> int:
                          "times or durations are too large", path=args.trace)
     if args.jobs_out is not None:
         write_table(_jobs_frame(result.records or ()), args.jobs_out)
-    summary = {"gpu": gpu.name, "config": str(configuration.ident), "policy": args.policy, **result.to_dict()}
+    if args.timeline_out is not None:
+        from wattsched.viz.timeline import timeline_frame
+
+        write_table(timeline_frame(result, gpu, jobs=jobs), args.timeline_out)
+    summary = {"gpu": gpu.name, "config": str(configuration.ident), "policy": args.policy, **result.to_dict(),
+               "workload": drawn, "preset": drawn["preset"]}
     if args.json:
         sys.stdout.write(json.dumps(summary, sort_keys=True, allow_nan=False) + "\n")
     else:

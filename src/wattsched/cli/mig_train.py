@@ -7,15 +7,30 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from wattsched.cli._parsing import int_at_least, positive_finite_float
+from wattsched.cli._parsing import (
+    add_gpu_option,
+    add_preset_options,
+    int_at_least,
+    positive_finite_float,
+    resolve_deadline_rule,
+    resolve_gpu,
+    resolve_preset,
+)
 from wattsched.errors import ConfigError
 
 __all__ = ["add_parser"]
 
-_METHODS = ("no-mig", "static", "day-night", "lookahead", "dynamic")
+_METHODS = ("no-mig", "static", "static-best", "day-night", "lookahead", "dynamic")
+#: ET's pool (CONTRACT §2): P1's four Table III methods, where evaluated.
 _ET_POOL = ("no-mig", "static", "day-night", "dynamic")
+
+
+def _coefficient(text: str) -> float | str:
+    """``--et-coefficient`` of evaluate: a fixed ``a`` per joule, or ``pilot``."""
+    if text.strip().lower() == "pilot":
+        return "pilot"
+    return positive_finite_float(text)
 
 
 def add_parser(mig_commands: argparse._SubParsersAction) -> None:
@@ -42,6 +57,8 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         "--checkpoint-every", type=int_at_least(1), default=None, help="checkpoint every N steps"
     )
     train.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout")
+    add_preset_options(train, default="paper")
+    add_gpu_option(train)
     train.add_argument("--json", action="store_true", help="print one JSON object")
     train.set_defaults(func=_run_train)
 
@@ -54,13 +71,32 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--days", type=int_at_least(1), default=20, help="held-out days (default: 20)")
     evaluate.add_argument("--seed", type=int_at_least(0), default=0)
     evaluate.add_argument(
-        "--static-config", default=None, help="configuration of 'static' (default: the GPU's static role, "
-        "P1's 3 on the A100-40GB)"
+        "--static-config",
+        default=None,
+        help="configuration of 'static' (default: the GPU's static role, P1's choice)",
     )
     evaluate.add_argument(
-        "--methods", default=",".join(_METHODS), help=f"comma-separated subset of {', '.join(_METHODS)}"
+        "--selection-days",
+        type=int_at_least(1),
+        default=20,
+        help="selection days of 'static-best', the configuration with the lowest ET (default: 20)",
+    )
+    evaluate.add_argument(
+        "--methods",
+        default=",".join(m for m in _METHODS if m != "static-best"),
+        help=f"comma-separated subset of {', '.join(_METHODS)} (default: all but static-best)",
+    )
+    evaluate.add_argument(
+        "--et-coefficient",
+        type=_coefficient,
+        default=None,
+        metavar="A|pilot",
+        help="ET's a per joule: a fixed number, or 'pilot' (pilot runs of the benchmark methods); default: "
+        f"pooled over the evaluated methods among {', '.join(_ET_POOL)}, so ET changes with --methods",
     )
     evaluate.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout")
+    add_preset_options(evaluate, default=None)
+    add_gpu_option(evaluate)
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
     evaluate.set_defaults(func=_run_evaluate)
 
@@ -69,6 +105,11 @@ def _run_train(args: argparse.Namespace) -> int:
     from wattsched.mig.partition.evaluate import pilot_et_coefficient
     from wattsched.rl.dqn import DQNConfig, quick_config, train
 
+    preset = resolve_preset(args)
+    if args.deadline_rule not in (None, "p1"):
+        raise ConfigError("mig train supports --deadline-rule p1 only (the environment draws P1's deadlines)")
+    gpu = resolve_gpu(args)
+
     config = quick_config(seed=args.seed) if args.scale == "quick" else DQNConfig(seed=args.seed)
     if args.days:
         config = replace(config, episodes=args.days, total_timesteps=None)
@@ -76,18 +117,32 @@ def _run_train(args: argparse.Namespace) -> int:
         config = replace(config, total_timesteps=args.timesteps)
     if args.checkpoint_every:
         config = replace(config, checkpoint_every_steps=args.checkpoint_every)
-    a = args.et_coefficient if args.et_coefficient is not None else pilot_et_coefficient(args.seed)
+    workload = preset.day_workload()
+    gpu_name = args.gpu or "a100-40gb"
+    a = (
+        args.et_coefficient
+        if args.et_coefficient is not None
+        else pilot_et_coefficient(args.seed, 8, workload, gpu_name)
+    )
     if a < 0:
         raise ConfigError(f"--et-coefficient must be >= 0, got {a}")
-    config = replace(
-        config, env=replace(config.env, et_coefficient=a, repartition_mode=args.repartition_mode)
+    env = replace(
+        config.env,
+        et_coefficient=a,
+        repartition_mode=args.repartition_mode,
+        rate_multiplier=preset.rate_multiplier,
+        gpu=gpu_name,
     )
+    config = replace(config, env=env)
     result = train(config, args.out)
     summary = {
         "model": str(result.model_path),
         "timesteps": result.timesteps,
         "wall_s": round(result.wall_s, 2),
         "et_coefficient": a,
+        "preset": preset.name,
+        "rate_multiplier": preset.rate_multiplier,
+        "gpu": gpu.name,
     }
     if args.json:
         print(json.dumps(summary))
@@ -96,52 +151,104 @@ def _run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_evaluate(args: argparse.Namespace) -> int:
-    from wattsched.mig.partition import PARTITIONERS
-    from wattsched.mig.partition.evaluate import et_by_method, evaluate_policy, pilot_et_coefficient
-    from wattsched.rl.partitioner import DQNPartitioner
+def _evaluation_preset(args: argparse.Namespace) -> str:
+    """``--preset``, else the preset of the model's training workload (its saved config), else ``paper``."""
+    from wattsched.experiments.presets import PRESETS
+    from wattsched.rl.dqn import load_config
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    unknown = sorted(set(methods) - set(_METHODS))
-    if unknown or not methods:
+    if args.preset is not None:
+        return str(args.preset)
+    if args.model.with_suffix(".json").is_file():
+        multiplier = load_config(args.model).env.rate_multiplier
+        for name, preset in PRESETS.items():
+            if preset.rate_multiplier == multiplier:
+                return name
+    return "paper"
+
+
+def _run_evaluate(args: argparse.Namespace) -> int:
+    from wattsched.experiments.presets import get_preset
+    from wattsched.experiments.protocol import Method, Setting, method_from_label, run_method
+    from wattsched.mig.partition.evaluate import et_by_method
+
+    labels = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = sorted(set(labels) - set(_METHODS))
+    if unknown or not labels:
         raise ConfigError(f"unknown method(s) {', '.join(unknown) or '(none)'}; valid: {', '.join(_METHODS)}")
-    policies: dict[str, Any] = {}
+    preset = get_preset(_evaluation_preset(args))
+    rule = resolve_deadline_rule(args)
+    gpu = resolve_gpu(args)
+    setting = Setting(
+        args.seed,
+        preset.day_workload(rule),
+        args.gpu or "a100-40gb",
+        selection_days=args.selection_days,
+        model_path=str(args.model),
+        repartition_mode=args.repartition_mode,
+    )
+    methods = [method_from_label(label) for label in dict.fromkeys(labels)]
+    if args.static_config is not None:
+        gpu.configuration(args.static_config)  # ConfigError lists the valid ids
+        methods = [
+            Method("static", configuration=args.static_config) if m.label == "static" else m for m in methods
+        ]
+    results = []
     for method in methods:
-        if method == "dynamic":
-            policies[method] = DQNPartitioner.from_file(args.model)
-        elif method == "static":
-            policies[method] = PARTITIONERS.make("static", configuration=args.static_config)
-        elif method == "lookahead":
-            policies[method] = PARTITIONERS.make("lookahead", et_coefficient=pilot_et_coefficient(args.seed))
-        else:
-            policies[method] = PARTITIONERS.make(method)
-    rows: list[dict[str, Any]] = []
-    for method, policy in policies.items():
-        rows += evaluate_policy(
-            method, policy, range(args.days), args.seed, repartition_mode=args.repartition_mode
-        )
-    pool = [m for m in _ET_POOL if m in policies] or methods
-    ets, a = et_by_method(rows, pool)
+        results += run_method(method, range(args.days), setting)
+    evaluated = [m.label for m in methods]
+    pool: list[str]
+    if isinstance(args.et_coefficient, float):
+        a, source, pool = args.et_coefficient, "given", []
+        ets, _ = et_by_method(results, evaluated, a)
+    elif args.et_coefficient == "pilot":
+        a, source, pool = setting.pilot_coefficient(), "pilot", []
+        ets, _ = et_by_method(results, evaluated, a)
+    else:
+        pool = [m for m in _ET_POOL if m in evaluated] or evaluated
+        ets, a = et_by_method(results, pool)
+        source = "pooled"
     table = {
-        m: {
-            "et": ets[m],
-            "energy_j": sum(r["energy_j"] for r in rows if r["method"] == m) / args.days,
-            "avg_tardiness_s": sum(r["avg_tardiness_s"] for r in rows if r["method"] == m) / args.days,
-            "repartitions": sum(r["repartitions"] for r in rows if r["method"] == m) / args.days,
+        label: {
+            "et": ets[label],
+            **{
+                key: sum(getattr(r, key) for r in results if r.method == label) / args.days
+                for key in ("energy_j", "avg_tardiness_s", "repartitions")
+            },
         }
-        for m in policies
+        for label in evaluated
     }
     if args.json:
-        print(json.dumps({"days": args.days, "seed": args.seed, "et_coefficient": a, "methods": table}))
+        print(
+            json.dumps(
+                {
+                    "days": args.days,
+                    "seed": args.seed,
+                    "preset": preset.name,
+                    "rate_multiplier": preset.rate_multiplier,
+                    "deadline_rule": rule,
+                    "gpu": gpu.name,
+                    "et_coefficient": a,
+                    "et_coefficient_source": source,
+                    "et_pool": pool,
+                    "methods": table,
+                }
+            )
+        )
         return 0
+    pool_text = {
+        "given": "given with --et-coefficient",
+        "pilot": "from pilot runs of no-mig, static, day-night",
+    }
     out = sys.stdout
     out.write(
-        f"{args.days} held-out days, seed {args.seed}, ET a = {a:.3e} per J (pool: {', '.join(pool)})\n"
+        f"{args.days} held-out days, seed {args.seed}, preset {preset.name} (x{preset.rate_multiplier:g}), "
+        f"deadline rule {rule}, {gpu.name}\n"
+        f"ET a = {a:.3e} per J ({pool_text.get(source, 'pooled over ' + ', '.join(pool))})\n"
     )
-    out.write(f"{'method':<10} {'ET':>8} {'energy kWh':>11} {'tardiness min':>14} {'repart./day':>12}\n")
+    out.write(f"{'method':<12} {'ET':>8} {'energy kWh':>11} {'tardiness min':>14} {'repart./day':>12}\n")
     for m, v in table.items():
         out.write(
-            f"{m:<10} {v['et']:>8.3f} {v['energy_j'] / 3.6e6:>11.3f} {v['avg_tardiness_s'] / 60:>14.3f} "
+            f"{m:<12} {v['et']:>8.3f} {v['energy_j'] / 3.6e6:>11.3f} {v['avg_tardiness_s'] / 60:>14.3f} "
             f"{v['repartitions']:>12.1f}\n"
         )
     return 0

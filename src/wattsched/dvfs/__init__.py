@@ -1,11 +1,13 @@
 """DVFS-aware deadline scheduling on CPU-GPU clusters (P2: Mei, Wang, Chu, Liu, Leung, Li).
 
 ``solver`` (Alg. 1), ``offline`` (Alg. 2 + 3), ``online`` (Alg. 4 + 5), ``baselines`` (pair-choice rules),
-``cluster`` (configuration, pool, energy accounting), ``tasks`` (generator, task files), ``fitting``.
+``cluster`` (configuration, rules, energy accounting), ``pool`` (pairs while scheduling), ``hkbu`` (the
+authors' code as a configuration), ``tasks`` (generator, task files), ``fitting``.
 """
 
 from wattsched.dvfs.baselines import ALGORITHMS
 from wattsched.dvfs.cluster import ClusterConfig, DvfsConfig, RunResult, Schedule
+from wattsched.dvfs.hkbu import hkbu_configs
 from wattsched.dvfs.model import TaskModel, TaskSet
 from wattsched.dvfs.offline import run_offline
 from wattsched.dvfs.online import run_online
@@ -24,6 +26,7 @@ __all__ = [
     "TaskSet",
     "generate_offline",
     "generate_online",
+    "hkbu_configs",
     "read_tasks",
     "run_offline",
     "run_online",

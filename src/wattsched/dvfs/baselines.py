@@ -3,7 +3,8 @@
 
 A rule sees the pool's arrays and returns a pair index or −1 ("open a server"). EDL returns its single
 candidate (the ON pair with the smallest finish time) even when the task does not fit, because the caller may
-then θ-readjust the task onto it; the baselines return only pairs on which the task fits unchanged.
+then θ-readjust the task onto it; the baselines return only pairs on which the task fits unchanged. Ties
+between pairs are broken by the pool (``PairPool.pick_*``), so that the authors' list order can be copied.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from wattsched.dvfs.cluster import PairPool
+from wattsched.dvfs.pool import PairPool
 from wattsched.registry import Registry
 
 __all__ = ["ALGORITHMS", "PairRule", "fits_mask"]
@@ -38,10 +39,18 @@ class PairRule(Protocol):
         ...
 
 
-def fits_mask(pool: PairPool, now_s: float, time_s: float, deadline_s: float) -> npt.NDArray[np.bool_]:
-    """ON pairs on which the task, started at ``max(mu, now)``, ends by its deadline."""
+def fits_mask(
+    pool: PairPool, now_s: float, time_s: float, deadline_s: float, *, ignore_now: bool = False
+) -> npt.NDArray[np.bool_]:
+    """ON pairs on which the task, started at ``max(mu, now)``, ends by its deadline.
+
+    ``ignore_now`` tests ``mu + t <= deadline`` (the authors' online best/worst fit); their code has no
+    round-off slack, so reproduction mode has none either.
+    """
     mu = pool.mu_on[: pool.opened]
-    return np.maximum(mu, now_s) + time_s <= deadline_s + FIT_ATOL_S
+    slack = 0.0 if pool.authors_order else FIT_ATOL_S
+    start = mu if ignore_now else np.maximum(mu, now_s)
+    return start + time_s <= deadline_s + slack
 
 
 def _edf(deadline_s: FloatArray, time_s: FloatArray) -> IntArray:
@@ -60,7 +69,7 @@ class Edl:
     def choose(self, pool: PairPool, now_s: float, time_s: float, deadline_s: float, initial: bool) -> int:
         if pool.opened == 0:
             return -1
-        pair = int(np.argmin(pool.mu_on[: pool.opened]))
+        pair = pool.pick_min(pool.mu_on)
         return pair if np.isfinite(pool.mu_on[pair]) else -1
 
 
@@ -79,13 +88,13 @@ class _LoadFit:
     def choose(self, pool: PairPool, now_s: float, time_s: float, deadline_s: float, initial: bool) -> int:
         if pool.opened == 0:
             return -1
-        fits = fits_mask(pool, now_s, time_s, deadline_s)
+        fits = fits_mask(pool, now_s, time_s, deadline_s, ignore_now=pool.authors_order)
         if not fits.any():
             return -1
         load = pool.load[: pool.opened]
         if self.largest:
-            return int(np.argmax(np.where(fits, load, -np.inf)))
-        return int(np.argmin(np.where(fits, load, np.inf)))
+            return pool.pick_max(np.where(fits, load, -np.inf))
+        return pool.pick_min(np.where(fits, load, np.inf))
 
 
 class _FirstFit:
@@ -105,8 +114,7 @@ class _FirstFit:
     def choose(self, pool: PairPool, now_s: float, time_s: float, deadline_s: float, initial: bool) -> int:
         if pool.opened == 0:
             return -1
-        fits = fits_mask(pool, now_s, time_s, deadline_s)
-        return int(np.argmax(fits)) if fits.any() else -1
+        return pool.pick_first(fits_mask(pool, now_s, time_s, deadline_s))
 
 
 class Bin:

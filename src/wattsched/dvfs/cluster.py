@@ -1,8 +1,22 @@
-"""The P2 cluster: servers of ``l`` CPU-GPU pairs, pair finish times, server on/off, and energy accounting.
+"""The P2 cluster: configuration, per-task schedules, and energy accounting (the pair pool is in ``pool``).
 
 Energy (CONTRACT §6, papers.md Eqs. 6–7): ``run = Σ P_i·t_i``; ``idle = P_idle·(l·Σ server on-time − Σ busy)``
 (every pair of an ON server that is not busy idles, including pairs that never get a task); ``overhead =
 turn_ons·l·Δ``. ``total = run + idle + overhead`` in both modes.
+
+Three rules on which P2's text and the authors' simulator (HKBU-HPML/GPU-DVFS-Job-Schedule) differ are
+options of :class:`ClusterConfig`; the defaults follow P2's text, except ``next_start``, where both codes
+start a queued task at the previous finish:
+
+* ``idle_accounting``: ``continuous`` (busy and on times as they are) or ``whole-slot`` (the authors' code:
+  offline every task's time rounded up to whole slots, a server on for its pairs' longest rounded sum;
+  online every stretch of back-to-back tasks on a pair counted from its start slot to the slot after its
+  last finish, as their per-slot loop does);
+* ``initial_placement`` (online, DVFS on): ``pack`` (Alg. 2 + 3 on the batch at T = 0) or ``one-per-pair``
+  (the authors' code: every T = 0 task whose setting meets its deadline gets a pair of its own, on servers
+  turned on for them, in task order; only the rest are packed);
+* ``next_start``: ``previous-finish`` (a task queued on a busy pair starts when the previous one ends) or
+  ``next-slot`` (P2's Alg. 4: it starts at the first slot boundary after that finish).
 """
 
 from __future__ import annotations
@@ -14,42 +28,74 @@ import numpy as np
 import numpy.typing as npt
 
 from wattsched.errors import ConfigError
-from wattsched.hardware.dvfs import ScalingInterval, default_dvfs_gpu
+from wattsched.hardware.dvfs import ClusterConstants, HkbuGrid, ScalingInterval, default_dvfs_gpu
 
 __all__ = [
     "GROUPINGS",
+    "IDLE_ACCOUNTINGS",
+    "INITIAL_PLACEMENTS",
     "MAX_PAIRS",
+    "NEXT_STARTS",
     "ClusterConfig",
     "DvfsConfig",
-    "PairPool",
     "RunResult",
     "Schedule",
     "account",
+    "ceil_slots",
 ]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 GROUPINGS: tuple[str, ...] = ("sorted", "on_demand")
+IDLE_ACCOUNTINGS: tuple[str, ...] = ("continuous", "whole-slot")
+INITIAL_PLACEMENTS: tuple[str, ...] = ("pack", "one-per-pair")
+NEXT_STARTS: tuple[str, ...] = ("previous-finish", "next-slot")
 #: Bounds of the cluster constants. Pair arrays are allocated for ``pairs`` pairs, so it is capped; the slot
 #: bounds keep slot counts of times up to ``model.MAX_TIME_S`` exact in float64 and int64.
 MAX_PAIRS = 1_000_000
 MIN_SLOT_S = 1e-3
 MAX_SLOT_S = 1e9
 MAX_DRS_SLOTS = 1_000_000_000
+#: Relative slack when rounding a time up to whole slots: float noise just above a boundary stays on it.
+_SLOT_RTOL = 1e-9
+
+
+def ceil_slots(time_s: npt.ArrayLike, slot_s: float) -> FloatArray:
+    """``time_s`` rounded up to a whole number of slots (s), ignoring float noise of ``1e-9`` slot."""
+    return np.asarray(np.ceil(np.asarray(time_s, dtype=float) / slot_s - _SLOT_RTOL) * slot_s, dtype=float)
+
+
+def _paper() -> ClusterConstants:
+    """The paper's cluster constants: the ``[cluster]`` table of the default DVFS GPU's catalogue entry (idle
+    37 W per pair, Δ = 90 W·slot per pair, 60 s slots, ρ = 2, 2048 pairs; CONTRACT §6)."""
+    return default_dvfs_gpu().cluster
 
 
 @dataclass(frozen=True)
 class ClusterConfig:
-    """Cluster constants (paper values by default; the authors' code used idle 85 and 200 per server)."""
+    """Cluster constants and the scheduling rules of the module docstring (P2's text by default).
 
-    pairs: int = 2048
+    The paper's constants are idle 37 W per pair and Δ = 90 W·slot per pair; the authors' code used 85 W and
+    200 W·slot per server (:func:`wattsched.dvfs.hkbu.hkbu_configs`). ``grouping`` is Alg. 3 (``sorted``)
+    or servers filled in opening order (``on_demand``, the authors' code). ``reproduce_hkbu`` adds the last
+    details of the authors' code that P2 leaves open: ties between pairs broken in their list order (ON
+    servers by index, then servers turned on in the current slot; best fit takes the last of equal loads),
+    online best/worst fit testing ``finish + t <= deadline`` without the current time, no round-off slack in
+    fit tests, and an online day ending when its last task ends (servers still ON stop counting idle then).
+    """
+
+    pairs: int = field(default_factory=lambda: _paper().pairs)
     pairs_per_server: int = 1
-    idle_power_w: float = 37.0
-    turn_on_j_per_pair: float = 90.0 * 60.0
-    slot_s: float = 60.0
-    drs_idle_slots: int = 2
+    idle_power_w: float = field(default_factory=lambda: _paper().idle_power_w)
+    turn_on_j_per_pair: float = field(default_factory=lambda: _paper().turn_on_j_per_pair)
+    slot_s: float = field(default_factory=lambda: _paper().slot_s)
+    drs_idle_slots: int = field(default_factory=lambda: _paper().drs_idle_slots)
     grouping: str = "sorted"
     allow_overflow: bool = True
+    idle_accounting: str = "continuous"
+    initial_placement: str = "pack"
+    next_start: str = "previous-finish"
+    reproduce_hkbu: bool = False
 
     def __post_init__(self) -> None:
         for name in ("pairs", "pairs_per_server", "drs_idle_slots"):
@@ -61,8 +107,14 @@ class ClusterConfig:
                 f"pairs and pairs_per_server must be in [1, {MAX_PAIRS:,}], got {self.pairs}, "
                 f"{self.pairs_per_server}"
             )
-        if self.grouping not in GROUPINGS:
-            raise ConfigError(f"unknown grouping '{self.grouping}'; valid: {', '.join(GROUPINGS)}")
+        for name, valid in (
+            ("grouping", GROUPINGS),
+            ("idle_accounting", IDLE_ACCOUNTINGS),
+            ("initial_placement", INITIAL_PLACEMENTS),
+            ("next_start", NEXT_STARTS),
+        ):
+            if getattr(self, name) not in valid:
+                raise ConfigError(f"unknown {name} '{getattr(self, name)}'; valid: {', '.join(valid)}")
         if not (math.isfinite(self.slot_s) and MIN_SLOT_S <= self.slot_s <= MAX_SLOT_S):
             raise ConfigError(f"slot_s must be in [{MIN_SLOT_S:g}, {MAX_SLOT_S:g}] s, got {self.slot_s!r}")
         for name in ("idle_power_w", "turn_on_j_per_pair"):
@@ -86,8 +138,11 @@ def _wide() -> ScalingInterval:
 class DvfsConfig:
     """DVFS on/off, θ-readjustment and Alg. 1 options.
 
-    ``reproduce_hkbu`` copies the authors' code: the initial solve ignores the deadline and uses the 16-point
-    grid (so a task may miss its deadline), and re-solves use the grid with ``T <= W``.
+    ``reproduce_hkbu`` copies the authors' Alg. 1 (:mod:`wattsched.dvfs.hkbu`): the initial solve ignores the
+    deadline and searches the voltages of ``hkbu_grid`` (16 to V = 1.25 for the 1080 Ti; their current code
+    has 13, to 1.1, for the 2070 SUPER), keeping the default setting unless a grid point uses less energy;
+    the θ re-solve searches 16 voltages to 1.25 for the least energy below the default's with ``T <= W``
+    and leaves the task unchanged when there is none; ``t_min`` is taken at V = 1.25.
     """
 
     enabled: bool = True
@@ -95,6 +150,7 @@ class DvfsConfig:
     interval: ScalingInterval = field(default_factory=_wide)
     method: str = "exact"
     reproduce_hkbu: bool = False
+    hkbu_grid: HkbuGrid = field(default_factory=HkbuGrid)
 
     def __post_init__(self) -> None:
         if not 0.0 < self.theta <= 1.0:
@@ -109,7 +165,8 @@ class DvfsConfig:
 
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """Per-task placement (arrays in task order) and server on-intervals ``(server, on_s, off_s)``."""
+    """Per-task placement (arrays in task order), server on-intervals ``(server, on_s, off_s)``, and whether
+    it is an offline schedule (every task at T = 0; whole-slot idle accounting differs by mode)."""
 
     pair: IntArray
     start_s: FloatArray
@@ -117,6 +174,7 @@ class Schedule:
     power_w: FloatArray
     server_of_pair: IntArray
     intervals: tuple[tuple[int, float, float], ...]
+    offline: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,14 +201,53 @@ class RunResult:
         return data
 
 
+def _whole_slot_busy_s(schedule: Schedule, slot_s: float) -> FloatArray:
+    """Per-task busy time in whole slots: offline each task's time rounded up; online each stretch of
+    back-to-back tasks on a pair, from the slot it starts in to the slot boundary after its last finish,
+    credited to the stretch's last task (the authors' per-slot loop counts a pair busy in exactly those)."""
+    start, end, pair = schedule.start_s, schedule.end_s, schedule.pair
+    if schedule.offline:
+        return ceil_slots(end - start, slot_s)
+    order = np.lexsort((start, pair))
+    p, s, e = pair[order], start[order], end[order]
+    first = np.ones(p.size, dtype=bool)
+    first[1:] = (p[1:] != p[:-1]) | (s[1:] != e[:-1])
+    last = np.ones(p.size, dtype=bool)
+    last[:-1] = first[1:]
+    stretch_start = np.maximum.accumulate(np.where(first, np.arange(p.size), 0))
+    busy = np.zeros(p.size)
+    span = ceil_slots(e[last], slot_s) - np.floor(s[stretch_start[last]] / slot_s + _SLOT_RTOL) * slot_s
+    busy[np.flatnonzero(last)] = span
+    out = np.zeros(p.size)
+    out[order] = busy
+    return out
+
+
+def _on_time_s(schedule: Schedule, busy_s: FloatArray, config: ClusterConfig) -> float:
+    """Total server on-time (s). Whole-slot offline: each server is on for its pairs' longest rounded sum."""
+    if config.idle_accounting == "whole-slot" and schedule.offline and schedule.pair.size:
+        per_pair = np.zeros(max(int(schedule.pair.max()) + 1, schedule.server_of_pair.size))
+        np.add.at(per_pair, schedule.pair, busy_s)
+        servers = per_pair.size // config.pairs_per_server + 1
+        per_server = np.zeros(servers)
+        np.maximum.at(per_server, np.arange(per_pair.size) // config.pairs_per_server, per_pair)
+        return float(per_server.sum())
+    return float(sum(off - on for _, on, off in schedule.intervals))
+
+
 def account(
     schedule: Schedule, deadline_s: FloatArray, config: ClusterConfig, readjustments: int, keep_schedule: bool
 ) -> RunResult:
-    """Energies and counts of a finished schedule."""
+    """Energies and counts of a finished schedule under ``config``'s constants and idle accounting.
+
+    A pure function of the schedule: the same schedule may be accounted under other constants (idle power,
+    turn-on energy) or the other ``idle_accounting`` without rescheduling (placement never depends on them).
+    """
     busy = schedule.end_s - schedule.start_s
     run = float(np.sum(schedule.power_w * busy))
-    on_time = sum(off - on for _, on, off in schedule.intervals)
-    idle = config.idle_power_w * max(config.pairs_per_server * on_time - float(busy.sum()), 0.0)
+    counted = _whole_slot_busy_s(schedule, config.slot_s) if config.idle_accounting == "whole-slot" else busy
+    on_time = _on_time_s(schedule, counted, config)
+    idle = config.idle_power_w * max(config.pairs_per_server * on_time - float(counted.sum()), 0.0)
     turn_ons = len(schedule.intervals)
     overhead = turn_ons * config.pairs_per_server * config.turn_on_j_per_pair
     misses = int(np.sum(schedule.end_s > deadline_s + 1e-9 * np.maximum(np.abs(deadline_s), 1.0)))
@@ -172,103 +269,3 @@ def account(
         float(end),
         schedule if keep_schedule else None,
     )
-
-
-class PairPool:
-    """Pairs with finish times ``mu``, BF/WF loads and server on/off state, as flat arrays.
-
-    ``server_mode=False`` (offline Alg. 2 before Alg. 3 grouping): every opened pair is its own unit and
-    stays on. ``server_mode=True``: pairs ``j·l .. j·l+l−1`` form server ``j``; opening turns on a whole
-    server (an OFF one of lowest index, or a new one) and DRS turns servers off.
-    """
-
-    def __init__(self, capacity_pairs: int, config: ClusterConfig, server_mode: bool) -> None:
-        l = config.pairs_per_server if server_mode else 1
-        capacity = math.ceil(max(capacity_pairs, 1) / l) * l
-        self.l = l
-        self.config = config
-        self.server_mode = server_mode
-        self.mu = np.zeros(capacity)
-        self.mu_on = np.full(capacity, np.inf)  # mu where the pair's server is on, else inf
-        self.load = np.zeros(capacity)
-        self.busy_ceil = np.zeros(capacity)
-        self.opened = 0  # pairs (or server slots x l) ever opened
-        servers = capacity // l
-        self.server_on = np.zeros(servers, dtype=bool)
-        self.server_on_s = np.zeros(servers)
-        self.server_finish = np.zeros(servers)
-        self.intervals: list[tuple[int, float, float]] = []
-        self.limit_pairs = config.pairs
-
-    def _grow(self) -> None:
-        extra = max(self.mu.size, self.l)
-        self.mu = np.concatenate([self.mu, np.zeros(extra)])
-        self.mu_on = np.concatenate([self.mu_on, np.full(extra, np.inf)])
-        self.load = np.concatenate([self.load, np.zeros(extra)])
-        self.busy_ceil = np.concatenate([self.busy_ceil, np.zeros(extra)])
-        add = extra // self.l
-        self.server_on = np.concatenate([self.server_on, np.zeros(add, dtype=bool)])
-        self.server_on_s = np.concatenate([self.server_on_s, np.zeros(add)])
-        self.server_finish = np.concatenate([self.server_finish, np.zeros(add)])
-
-    def can_open(self) -> bool:
-        if self.config.allow_overflow:
-            return True
-        off = np.flatnonzero(~self.server_on[: self.opened // self.l])
-        return bool(off.size) or self.opened + self.l <= self.limit_pairs
-
-    def open(self, now_s: float) -> int:
-        """Turn on a server (or open a pair) at ``now_s``; returns the first pair of it."""
-        known = self.opened // self.l
-        off = np.flatnonzero(~self.server_on[:known]) if self.server_mode else np.zeros(0, np.int64)
-        if off.size:
-            server = int(off[0])
-        else:
-            server = known
-            if (server + 1) * self.l > self.mu.size:
-                self._grow()
-            self.opened += self.l
-        first = server * self.l
-        self.server_on[server] = True
-        self.server_on_s[server] = now_s
-        self.server_finish[server] = max(self.server_finish[server], now_s)
-        self.mu_on[first : first + self.l] = self.mu[first : first + self.l]
-        return first
-
-    def assign(self, pair: int, start_s: float, time_s: float, deadline_s: float) -> None:
-        end = start_s + time_s
-        self.mu[pair] = end
-        self.mu_on[pair] = end
-        server = pair // self.l
-        if end > self.server_finish[server]:
-            self.server_finish[server] = end
-        slot = self.config.slot_s
-        self.busy_ceil[pair] += math.ceil(time_s / slot - 1e-9) * slot
-        if deadline_s > 0:
-            with np.errstate(over="ignore"):  # a subnormal deadline gives an infinite load: never chosen
-                self.load[pair] = max(self.load[pair], self.busy_ceil[pair] / deadline_s)
-
-    def turn_off_idle(self, now_slot: int) -> None:
-        """DRS at slot ``now_slot``: a server whose pairs all idled ρ slots goes off at ``ceil(F)+ρ``."""
-        slot = self.config.slot_s
-        known = self.opened // self.l
-        off_slot = np.ceil(self.server_finish[:known] / slot - 1e-9) + self.config.drs_idle_slots
-        due = np.flatnonzero(self.server_on[:known] & (off_slot <= now_slot))
-        for server in due:
-            self._close(int(server), float(off_slot[server]) * slot)
-
-    def _close(self, server: int, off_s: float) -> None:
-        self.intervals.append(
-            (server, float(self.server_on_s[server]), max(off_s, float(self.server_on_s[server])))
-        )
-        self.server_on[server] = False
-        first = server * self.l
-        self.mu_on[first : first + self.l] = np.inf
-
-    def close_all(self, drs: bool) -> None:
-        """End of the run: every ON server goes off (after ρ idle slots when ``drs``, else at its finish)."""
-        slot = self.config.slot_s
-        for server in np.flatnonzero(self.server_on[: self.opened // self.l]):
-            finish = float(self.server_finish[server])
-            off = (math.ceil(finish / slot - 1e-9) + self.config.drs_idle_slots) * slot if drs else finish
-            self._close(int(server), off)

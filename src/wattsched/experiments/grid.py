@@ -54,23 +54,35 @@ class ScaleIterations(_Strict):
 
 
 class GridConfig(_Strict):
-    """A policy × configuration × condition × iteration grid."""
+    """A policy × configuration × condition × iteration grid on one GPU.
+
+    ``configurations`` omitted: every configuration the GPU lists (``wattsched mig configs --gpu G``).
+    """
 
     name: str = Field(min_length=1)
     seed: int = Field(ge=0)
-    hours: float = Field(gt=0, le=24 * 365)
+    hours: float = Field(default=24.0, gt=0, le=24 * 365)
     policies: tuple[str, ...] = Field(min_length=1)
-    configurations: tuple[int | str, ...] = Field(min_length=1)
+    gpu: str = Field(default="a100-40gb", min_length=1)
+    configurations: tuple[int | str, ...] | None = Field(default=None, min_length=1)
     conditions: tuple[ConditionConfig, ...] = Field(min_length=1)
     iterations: ScaleIterations
     default_condition: str
 
     @field_validator("policies", "configurations")
     @classmethod
-    def _unique(cls, values: tuple[Any, ...]) -> tuple[Any, ...]:
-        if len(set(values)) != len(values):
+    def _unique(cls, values: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+        if values is not None and len(set(values)) != len(values):
             raise ValueError(f"duplicate entries in {list(values)}")
         return values
+
+    def configuration_ids(self) -> tuple[int | str, ...]:
+        """The grid's configurations: as given, or every configuration of :attr:`gpu`."""
+        if self.configurations is not None:
+            return self.configurations
+        from wattsched.hardware.catalogue import load_gpu
+
+        return load_gpu(self.gpu).configuration_ids
 
     @model_validator(mode="after")
     def _conditions_known(self) -> GridConfig:
@@ -164,7 +176,7 @@ def expand_grid(config: GridConfig, scale: str, iterations: int | None = None) -
         for iteration in range(count):
             seed = queue_seed(config.seed, condition.name, iteration)
             for policy in config.policies:
-                for configuration in config.configurations:
+                for configuration in config.configuration_ids():
                     points.append(GridPoint(condition.name, iteration, seed, policy, configuration))
     return points
 

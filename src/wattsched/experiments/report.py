@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,18 @@ if TYPE_CHECKING:
     from wattsched.experiments.runner import StudyRun
     from wattsched.experiments.study import Study
 
-__all__ = ["assemble_report", "dumps_json", "jsonable", "markdown_table", "merge_blocks", "write_outputs"]
+__all__ = [
+    "SECTION_ORDER",
+    "assemble_report",
+    "dumps_json",
+    "jsonable",
+    "markdown_table",
+    "merge_blocks",
+    "write_outputs",
+]
+
+#: Sections shown first, in this order; any other section follows by name.
+SECTION_ORDER: tuple[str, ...] = ("presets", "table2", "table3", "gpus", "real_workloads", "dvfs")
 
 
 def jsonable(value: Any) -> Any:
@@ -44,17 +55,39 @@ def dumps_json(value: Any) -> str:
 
 
 def merge_blocks(per_study: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """Merge the studies' summary blocks; two studies writing the same block name is an error."""
+    """Merge the studies' summary blocks. Blocks that are objects merge key by key (``presets.paper.table2``
+    from one study, ``presets.paper.table3`` from another); two studies writing the same value is an error."""
     merged: dict[str, Any] = {}
     owner: dict[str, str] = {}
-    for study in sorted(per_study):
-        for block, value in per_study[study].items():
-            if block in merged:
+
+    def merge(into: dict[str, Any], block: Mapping[str, Any], study: str, path: str) -> None:
+        for key, value in block.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key in into and isinstance(into[key], dict) and isinstance(value, Mapping):
+                merge(into[key], value, study, where)
+            elif key in into:
                 raise ConfigError(
-                    f"summary block '{block}' is written by both '{owner[block]}' and '{study}'"
+                    f"summary block '{where}' is written by both '{owner[where]}' and '{study}'"
                 )
-            merged[block], owner[block] = value, study
+            else:
+                into[key] = _copy(value)
+                for leaf in _paths(value, where):
+                    owner[leaf] = study
+
+    for study in sorted(per_study):
+        merge(merged, per_study[study], study, "")
     return merged
+
+
+def _copy(value: Any) -> Any:
+    return {k: _copy(v) for k, v in value.items()} if isinstance(value, Mapping) else value
+
+
+def _paths(value: Any, path: str) -> list[str]:
+    """``path`` and, for an object, the path of every nested key (to name the owner of any part)."""
+    if not isinstance(value, Mapping):
+        return [path]
+    return [path, *[p for k, v in value.items() for p in _paths(v, f"{path}.{k}")]]
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -70,23 +103,50 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def section_order(names: Iterable[str]) -> list[str]:
+    """``names`` in report order: :data:`SECTION_ORDER` first, then the others by name."""
+    present = set(names)
+    return [n for n in SECTION_ORDER if n in present] + sorted(present - set(SECTION_ORDER))
+
+
 def assemble_report(sections: Mapping[str, str], scales: Mapping[str, str]) -> str:
-    """``report.md``: a header, a table of contents and each study's section (by study name)."""
+    """``report.md``: a header, a table of contents and each section (study sections and summary sections)."""
+    order = section_order(sections)
     lines = [
         "# wattsched reproduction report",
         "",
         f"wattsched {package_version()}. Scales: "
-        + ", ".join(f"{name} = {scales[name]}" for name in sorted(sections))
+        + ", ".join(f"{name} = {scales[name]}" for name in order if name in scales)
         + ".",
         "Raw rows: `raw/<study>.parquet`; key figures: `summary.json`; wall times: `timings.json`.",
         "",
-        "Contents: " + ", ".join(f"[{name}](#{name.replace('_', '-')})" for name in sorted(sections)),
+        "Contents: " + ", ".join(f"[{name}](#{name.replace('_', '-')})" for name in order),
         "",
     ]
-    for name in sorted(sections):
+    for name in order:
         body = sections[name].strip()
         lines += [f'<a id="{name.replace("_", "-")}"></a>', "", body, ""]
     return "\n".join(lines)
+
+
+def _summary_sections(
+    summary: dict[str, Any], sections_dir: Path, figures_dir: Path, skip: set[str]
+) -> dict[str, str]:
+    """Render every registered summary section (``sections/<name>.md``; removed when it has nothing)."""
+    from wattsched.experiments.study import SUMMARY_SECTIONS
+
+    out = {}
+    for name in SUMMARY_SECTIONS.available():
+        if name in skip:
+            raise ConfigError(f"summary section '{name}' has the name of a study")
+        text = SUMMARY_SECTIONS.make(name).render(summary, figures_dir)
+        path = sections_dir / f"{name}.md"
+        if text:
+            atomic_write_text(path, text.rstrip() + "\n")
+            out[name] = text
+        else:
+            path.unlink(missing_ok=True)
+    return out
 
 
 def write_outputs(
@@ -118,6 +178,7 @@ def write_outputs(
         per_study[name], scales[name] = data["blocks"], data["scale"]
         sections[name] = markdown.read_text(encoding="utf-8")
     summary = merge_blocks(per_study)
+    sections.update(_summary_sections(summary, sections_dir, figures_dir, skip=set(sections)))
     atomic_write_text(out / "summary.json", dumps_json(summary))
     atomic_write_text(out / "report.md", assemble_report(sections, scales))
     timings_path = out / "timings.json"

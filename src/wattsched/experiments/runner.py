@@ -147,7 +147,8 @@ def reproduce(
     progress: bool | None = None,
     flush_every_s: float = 10.0,
 ) -> ReproduceResult:
-    """Run the registered studies (or ``only`` those) and write report.md, figures/, raw/ and summary.json."""
+    """Run the registered studies (or ``only`` those) and write report.md, figures/, raw/, summary.json and
+    index.html (the interactive page of :mod:`wattsched.viz.html`)."""
     if scale not in ("quick", "paper"):
         raise ConfigError(f"unknown scale '{scale}'; valid: paper, quick")
     load_studies()
@@ -174,4 +175,8 @@ def reproduce(
     summary = write_outputs(
         out, scale, list(zip(studies, runs, strict=True)), executor=runner.name, workers=runner.workers
     )
+    # Deferred: plotly and markdown are only needed once the results are in.
+    from wattsched.viz.html import write_html_report
+
+    write_html_report(out)
     return ReproduceResult(out, tuple(runs), summary)

@@ -86,14 +86,26 @@ def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
 
 
 def _arrow_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """Object columns mixing types (e.g. configuration 3 and "no-mig") become strings."""
+    """Object columns mixing scalar types (e.g. configuration 3 and "no-mig") become strings. Array columns
+    (lists, e.g. repartitions per hour) stay lists; rows without them (NaN after a concat) become nulls."""
     out = frame
     for column in frame.columns:
         values = frame[column]
-        if values.dtype == object and len({type(v) for v in values if v is not None}) > 1:
+        if values.dtype != object:
+            continue
+        present = [v for v in values if not _missing(v)]
+        if present and all(isinstance(v, list | tuple | np.ndarray) for v in present):
+            if len(present) < len(values):
+                out = out if out is not frame else frame.copy()
+                out[column] = values.map(lambda v: None if _missing(v) else v)
+        elif len({type(v) for v in present}) > 1:
             out = out if out is not frame else frame.copy()
-            out[column] = values.map(lambda v: None if v is None else str(v))
+            out[column] = values.map(lambda v: None if _missing(v) else str(v))
     return out
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
 
 
 class StudyStore:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from wattsched.registry import Registry
 
-__all__ = ["STUDIES", "Row", "Scale", "Study", "StudyCell"]
+__all__ = ["STUDIES", "SUMMARY_SECTIONS", "Row", "Scale", "Study", "StudyCell", "SummarySection"]
 
 Scale = Literal["quick", "paper"]
 #: One result row: flat scalars only (str, int, float, bool), so it maps to a Parquet column each.
@@ -55,3 +55,18 @@ class Study(Protocol):
 
 #: Registry of study factories (zero-argument callables returning a :class:`Study`).
 STUDIES: Registry[Study] = Registry("study")
+
+
+class SummarySection(Protocol):
+    """A report section drawn from the merged ``summary.json`` of every study (no rows, no simulation), for
+    comparisons that span studies (e.g. Table II and Table III per GPU)."""
+
+    name: str
+
+    def render(self, summary: dict[str, Any], figures_dir: Path) -> str | None:
+        """Markdown, or ``None`` when the summary lacks the blocks it needs (the section is then left out)."""
+        ...
+
+
+#: Registry of summary-section factories (zero-argument callables returning a :class:`SummarySection`).
+SUMMARY_SECTIONS: Registry[SummarySection] = Registry("summary section")

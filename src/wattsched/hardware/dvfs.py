@@ -113,13 +113,18 @@ class HkbuGrid:
 
 @dataclass(frozen=True)
 class ClusterConstants:
-    """P2 cluster constants in contract units. ``turn_on_j_per_pair`` = Δ (90 W·slot = 5400 J at 60 s)."""
+    """P2 cluster constants in contract units, from the GPU's catalogue entry (``[cluster]``).
 
-    idle_power_w: float = 37.0
-    turn_on_j_per_pair: float = 90.0 * 60.0
-    slot_s: float = 60.0
-    drs_idle_slots: int = 2
-    pairs: int = 2048
+    ``turn_on_j_per_pair`` = Δ (P2: 90 W·slot = 5400 J at 60 s). ``hkbu_*``: the constants written in the
+    authors' simulator (idle W per pair, W·slot per server turn-on), used by its reproduction mode."""
+
+    idle_power_w: float
+    turn_on_j_per_pair: float
+    slot_s: float
+    drs_idle_slots: int
+    pairs: int
+    hkbu_idle_power_w: float
+    hkbu_turn_on_w_slot_per_server: float
 
     def __post_init__(self) -> None:
         if self.idle_power_w < 0 or self.turn_on_j_per_pair < 0:
@@ -184,6 +189,8 @@ def parse_dvfs(data: dict[str, Any], where: str) -> DvfsGpu:
             "drs_idle_slots",
             "pairs",
             "pairs_per_server",
+            "hkbu_idle_power_w",
+            "hkbu_turn_on_w_slot_per_server",
             "source",
         )
     )
@@ -197,6 +204,8 @@ def parse_dvfs(data: dict[str, Any], where: str) -> DvfsGpu:
             slot_s=slot_s,
             drs_idle_slots=clus.integer("drs_idle_slots", low=0),
             pairs=clus.integer("pairs", low=1),
+            hkbu_idle_power_w=clus.number("hkbu_idle_power_w", low=0.0),
+            hkbu_turn_on_w_slot_per_server=clus.number("hkbu_turn_on_w_slot_per_server", low=0.0),
         )
         return DvfsGpu(
             name=gpu.string("name"),

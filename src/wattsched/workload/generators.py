@@ -2,6 +2,17 @@
 
 ``generate_jobs(spec, seed)`` is a pure function of ``(spec, seed)``: arrivals and job attributes come from
 two independent child streams of ``SeedSequence(seed)``, and every attribute is drawn as one vector.
+
+Deadline rules (``WorkloadSpec.deadline_rule``), both soft deadlines ``d = a + s·dur_ref`` with the slack
+``s ~ U(deadline_slack)`` (default U(1, 1.5)):
+
+* ``"p1"`` (default): ``dur_ref = dur_7g``, the rule of the P1 group's code and of SMART-MIG (papers.md
+  §A.3.6). Since ``dur_1g >= 2·dur_7g`` for every scaling family, no job can meet its deadline on a 1g slice.
+* ``"slice-aware"`` (a sensitivity of ours, not in P1): ``dur_ref = dur_g`` for a compute size ``g`` drawn
+  uniformly from the generated sizes (1, 2, 3, 4, 7), so about a fifth of the jobs can meet their deadline on
+  a 1g slice and EDF-SS's "slowest slice that meets the deadline" has small slices to choose, as P1 §V-B
+  describes. The size is drawn after every other attribute, so a day under either rule has the same
+  arrivals, kinds, curves, durations and slack draws (common random numbers across rules).
 """
 
 from __future__ import annotations
@@ -24,7 +35,10 @@ from wattsched.workload.scaling import (
     linear_curve,
 )
 
-__all__ = ["WorkloadSpec", "generate_jobs", "job_id"]
+__all__ = ["DEADLINE_RULES", "WorkloadSpec", "generate_jobs", "job_id"]
+
+#: Deadline rules of :class:`WorkloadSpec` (see the module docstring).
+DEADLINE_RULES: tuple[str, ...] = ("p1", "slice-aware")
 
 # Floor on a drawn 1g duration: an Exponential draw can be exactly 0, and traces need durations > 0.
 _MIN_DURATION_S = 1e-6
@@ -41,6 +55,8 @@ class WorkloadSpec:
     Exactly one of ``rate_per_min`` (homogeneous Poisson) and ``profile`` (a name in ``PROFILES``) is set.
     ``scaling_weights`` weigh the types (linear, sublinear, capped). When ``curves`` is given, each job draws
     its curve uniformly from it instead of the paper mix and is labelled with the curve's ``kind``.
+    ``deadline_rule`` is ``"p1"`` (``a + U(slack)·dur_7g``, default) or ``"slice-aware"``
+    (``a + U(slack)·dur_g`` for a uniformly drawn compute size ``g``); see the module docstring.
     """
 
     rate_per_min: float | None = None
@@ -56,6 +72,7 @@ class WorkloadSpec:
     capped_limits: tuple[int, ...] = CAPPED_LIMITS
     sublinear_curves: tuple[ScalingCurve, ...] = SUBLINEAR_CURVES
     full_gpu_speedup: float = DEFAULT_FULL_GPU_SPEEDUP
+    deadline_rule: str = "p1"
 
     def __post_init__(self) -> None:
         if (self.rate_per_min is None) == (self.profile is None):
@@ -92,6 +109,10 @@ class WorkloadSpec:
             raise ConfigError("curves must not be empty when given")
         if not (_finite(self.full_gpu_speedup) and self.full_gpu_speedup > 0):
             raise ConfigError(f"full_gpu_speedup must be > 0, got {self.full_gpu_speedup!r}")
+        if self.deadline_rule not in DEADLINE_RULES:
+            raise ConfigError(
+                f"unknown deadline rule {self.deadline_rule!r}; valid: {', '.join(DEADLINE_RULES)}"
+            )
 
     @staticmethod
     def _pair(name: str, pair: tuple[float, float]) -> tuple[float, float]:
@@ -146,6 +167,15 @@ def _curve_choice(
     return table, index
 
 
+def _deadline_reference(spec: WorkloadSpec, durations: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The run time each job's slack multiplies: ``dur_7g`` (rule "p1") or ``dur_g`` for a uniformly drawn
+    size ``g`` (rule "slice-aware"; drawn last, so the other attributes do not depend on the rule)."""
+    if spec.deadline_rule == "p1":
+        return durations[:, -1]
+    column = rng.integers(0, durations.shape[1], size=durations.shape[0])
+    return durations[np.arange(durations.shape[0]), column]
+
+
 def generate_jobs(spec: WorkloadSpec, seed: int | np.random.SeedSequence) -> list[Job]:
     """A job queue drawn from ``spec``: P1's mix over the spec's arrival process, sorted by arrival."""
     arrival_rng, attribute_rng = _child_generators(seed, 2)
@@ -164,7 +194,7 @@ def generate_jobs(spec: WorkloadSpec, seed: int | np.random.SeedSequence) -> lis
     dur_7g = durations[:, -1]
     linear = np.asarray([c.kind == Scaling.LINEAR for c in table])[curve_index]
     full = np.where(linear, dur_7g / spec.full_gpu_speedup, dur_7g)
-    deadlines = arrivals + slack * dur_7g
+    deadlines = arrivals + slack * _deadline_reference(spec, durations, rng)
 
     kinds = np.where(inference, 0, 1).tolist()
     chosen = curve_index.tolist()

@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wattsched.errors import ConfigError
+from wattsched.errors import ConfigError, UnknownNameError
 from wattsched.experiments.executors import LocalExecutor
 from wattsched.experiments.runner import run_study
 from wattsched.experiments.studies.table2 import BUSY_COLUMNS, Table2Study, run_queue
@@ -15,8 +15,8 @@ POLICIES = ["edf-fs", "edf-ss", "edf-ss-restricted", "llf", "lalf"]
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Table2Study, pd.DataFrame]:
-    """All 4 conditions × 5 policies × 12 configurations on one 1-hour queue per condition."""
-    study = Table2Study(iterations=1, hours=1.0)
+    """The paper preset: all 4 conditions × 5 policies × 12 configurations on one 1-hour queue each."""
+    study = Table2Study(iterations=1, hours=1.0, variants=["paper"])
     out = tmp_path_factory.mktemp("table2")
     run = run_study(study, "quick", out, LocalExecutor(workers=2), progress=False)
     return study, run.rows
@@ -25,11 +25,29 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Table2Study, pd.Data
 def test_cells_share_one_queue_per_condition_and_iteration() -> None:
     study = Table2Study(iterations=3)
     cells = study.cells("paper")
-    assert len(cells) == 4 * 3
-    assert [c.key for c in cells[:3]] == ["default/i0000", "default/i0001", "default/i0002"]
-    assert len({c.seed for c in cells}) == 12
-    assert cells[0].policies == tuple(POLICIES) and cells[0].configurations == tuple(range(1, 13))
+    # paper and literal on 4 conditions; slice-aware (both presets) and the H200 on the default condition
+    assert len(cells) == (4 + 4 + 1 + 1 + 1) * 3
+    assert [c.key for c in cells[:3]] == ["paper/default/i0000", "paper/default/i0001", "paper/default/i0002"]
+    paper = [c for c in cells if c.variant == "paper"]
+    assert len({c.seed for c in paper}) == 12
+    assert paper[0].policies == tuple(POLICIES) and paper[0].configurations == tuple(range(1, 13))
     assert Table2Study().cells("paper")[0] == cells[0]  # the paper scale only adds iterations
+    # presets fix the queue length (CONTRACT §4); every variant draws the same queue seeds
+    hours = {c.variant: c.hours for c in cells}
+    assert hours == {
+        "paper": 8.0,
+        "literal": 24.0,
+        "paper+slice-aware": 8.0,
+        "literal+slice-aware": 24.0,
+        "paper+h200-141gb": 8.0,
+    }
+    seeds = {(c.variant, c.condition, c.iteration): c.seed for c in cells}
+    for (_, condition, iteration), seed in seeds.items():
+        assert seed == seeds[("paper", condition, iteration)]
+    rules = {c.variant: c.deadline_rule for c in cells}
+    assert rules["paper+slice-aware"] == "slice-aware" and rules["paper"] == "p1"
+    h200 = [c for c in cells if c.gpu == "h200-141gb"]
+    assert {c.condition for c in h200} == {"default"} and len(h200[0].configurations) == 12
 
 
 def test_options_are_validated() -> None:
@@ -39,14 +57,21 @@ def test_options_are_validated() -> None:
         Table2Study(hours=-1.0)
     with pytest.raises(ConfigError, match="unknown table2 conditions"):
         Table2Study(conditions=["rate-9"])
-    assert [c.condition for c in Table2Study(conditions=["rate-0.1"], iterations=1).cells("quick")] == [
-        "rate-0.1"
-    ]
+    with pytest.raises(ConfigError, match="unknown table2 variants"):
+        Table2Study(variants=["paper+x"])
+    with pytest.raises(UnknownNameError, match="unknown preset 'bogus'"):
+        Table2Study(preset="bogus")
+    only = Table2Study(conditions=["rate-0.1"], iterations=1, variants=["paper"]).cells("quick")
+    assert [c.condition for c in only] == ["rate-0.1"]
+    # a variant limited to conditions that were left out contributes no cells
+    left_out = Table2Study(conditions=["rate-0.1"], iterations=1, variants=["paper+slice-aware"])
+    assert left_out.cells("quick") == []
 
 
 def test_rows_of_the_tiny_study(tiny: tuple[Table2Study, pd.DataFrame]) -> None:
     _, rows = tiny
     assert len(rows) == 4 * 5 * 12
+    assert set(rows["variant"]) == {"paper"} and set(rows["gpu"]) == {"a100-40gb"}
     for _, cell in rows.groupby("cell"):
         assert cell["jobs"].nunique() == 1 and cell["seed"].nunique() == 1  # every run saw the same queue
     # busy-time levels cover the whole run: they sum to end_s
@@ -71,6 +96,10 @@ def synthetic_rows() -> pd.DataFrame:
     rows = []
     for policy in POLICIES:
         row = {
+            "variant": "paper",
+            "preset": "paper",
+            "deadline_rule": "p1",
+            "gpu": "a100-40gb",
             "condition": "default",
             "iteration": 0,
             "seed": 1,
@@ -87,7 +116,7 @@ def synthetic_rows() -> pd.DataFrame:
         }
         row.update({c: (10.0 if c == "busy_time_u0_s" else 0.0) for c in BUSY_COLUMNS})
         rows.append(row)
-    return pd.DataFrame(rows).assign(cell="default/i0000")
+    return pd.DataFrame(rows).assign(cell="paper/default/i0000")
 
 
 def test_summary_pools_the_four_paper_algorithms() -> None:
@@ -124,7 +153,7 @@ def test_summary_and_report_of_the_tiny_study(tiny: tuple[Table2Study, pd.DataFr
     assert set(blocks["table2_conditions"]) == {"default", "rate-0.1", "rate-0.75", "inference-20"}
     assert len(blocks["table2_per_config"]["default"]) == 12
     assert {c["ok"] for c in blocks["table2_checks"].values()} <= {True, False}  # all measurable here
-    assert "cfg 1 EDF gap 0.0%" in blocks["table2_checks"]["ties_cfg_1_5"]["measured"]
+    assert "cfg 1 EDF gap 0.0%" in blocks["table2_checks"]["ties_uniform_cfgs"]["measured"]
     text = study.report(rows, tmp_path)
     assert "Table II" in text and "| edf-ss |" in text and ("✔" in text or "✗" in text)
     assert "agrees with P1's Table II" in text or "disagrees with P1's Table II" in text
@@ -139,3 +168,35 @@ def test_summary_and_report_of_the_tiny_study(tiny: tuple[Table2Study, pd.DataFr
     ]
     for name in names:
         assert f"figures/{name}" in text and (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_variants_fill_the_preset_rule_and_gpu_blocks(tmp_path: Path) -> None:
+    """Every default variant on one 30-minute default-condition queue, two configurations."""
+    study = Table2Study(iterations=1, hours=0.5, conditions=["default"], configurations=[1, 3])
+    run = run_study(study, "quick", tmp_path, LocalExecutor(workers=1), progress=False)
+    rows = run.rows
+    blocks = study.summarize(rows)
+    assert set(blocks["presets"]) == {"paper", "literal"}
+    assert set(blocks["deadline_rules"]) == {"p1", "slice-aware"}
+    assert set(blocks["gpus"]) == {"a100-40gb", "h200-141gb"}
+    assert blocks["table2"] == blocks["presets"]["paper"]["table2"]  # the default preset fills the top level
+    assert blocks["table2_meta"]["preset"] == "paper"
+    literal = Table2Study(
+        iterations=1, hours=0.5, conditions=["default"], configurations=[1, 3], preset="literal"
+    )
+    assert literal.summarize(rows)["table2"] == blocks["presets"]["literal"]["table2"]
+    # restricted EDF-SS's ET cost, by hand from the table
+    entry = blocks["deadline_rules"]["slice-aware"]["paper"]
+    assert entry["restricted_cost"] == pytest.approx(
+        entry["table2"]["edf-ss-restricted"] / entry["table2"]["edf-ss"] - 1
+    )
+    # with hours overridden, both presets ran the same queue: identical tables; the rules differ
+    assert blocks["presets"]["paper"]["table2"] == blocks["presets"]["literal"]["table2"]
+    assert entry["table2"] != blocks["deadline_rules"]["p1"]["paper"]["table2"]
+    # same jobs on both GPUs and a slice's speed depends on its compute size only: same tardiness
+    a100 = rows[rows["variant"] == "paper"].set_index(["policy", "config"]).sort_index()
+    h200 = rows[rows["variant"] == "paper+h200-141gb"].set_index(["policy", "config"]).sort_index()
+    assert a100["avg_tardiness_s"].tolist() == pytest.approx(h200["avg_tardiness_s"].tolist())
+    assert (h200["energy_j"] > a100["energy_j"]).all()  # 84 W idle and up to 700 W vs 40 / 250 W
+    text = study.report(rows, tmp_path / "figures")
+    assert "Both presets side by side" in text and "Deadline rule" in text

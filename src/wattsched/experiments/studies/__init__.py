@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["STUDY_MODULES"]
+__all__ = ["SECTION_MODULES", "STUDY_MODULES"]
 
 #: Study modules, imported in this order; a module that does not exist (yet) is skipped.
-STUDY_MODULES: tuple[str, ...] = ("table2", "table3", "dvfs", "real_workloads")
+STUDY_MODULES: tuple[str, ...] = ("table2", "table3", "dvfs", "real_workloads", "cluster")
+#: Report sections drawn from the merged summary (registered in ``SUMMARY_SECTIONS``).
+SECTION_MODULES: tuple[str, ...] = ("presets_section", "gpus_section")
 
-for _name in STUDY_MODULES:
+for _name in (*STUDY_MODULES, *SECTION_MODULES):
     _module = f"{__name__}.{_name}"
     try:
         importlib.import_module(_module)

@@ -3,14 +3,22 @@ pairs used, Alg. 1's theoretical bound, and the model fit on the real GPU measur
 
 A cell is one task set and one ``l``: ``(mode, U, l, replicate)``. Its tasks come from a seed that depends
 only on (study seed, mode, U, replicate), so every ``l``, algorithm, θ and DVFS setting sees the same tasks
-(common random numbers). Each cell returns one row per (algorithm, θ, DVFS on/off, grouping). Two extra
-cells: ``bound`` (Alg. 1's mean single-task saving on the synthetic library) and ``fit`` (per-application
-fits of the measurements in ``../shared/data/dvfs-measurements`` when that folder exists; no rows
-otherwise).
+(common random numbers). Each cell schedules one run per (algorithm, θ, DVFS on/off, grouping, rules):
+``rules = "p2"`` is P2's text (exact Alg. 1, the T = 0 batch packed, Alg. 3 or opening-order grouping),
+``rules = "hkbu"`` every rule of the authors' code (:func:`wattsched.dvfs.hkbu.hkbu_configs`: their Alg. 1,
+opening order, one pair per task at T = 0, their tie order). Placement depends on neither the idle power nor
+the turn-on cost, so each schedule is accounted several times, one row each: under the paper's constants
+(``constants = "paper"``: 37 W idle per pair, 90 W·slot per pair turn-on) and the authors' code's (``"code"``:
+85 W, 200 W·slot per server), with ``idle_accounting`` continuous, and for the authors' rules also whole-slot
+(their accounting). Two extra cells: ``bound`` (Alg. 1's mean single-task saving on the synthetic library)
+and ``fit`` (per-application fits of the measurements in ``../shared/data/dvfs-measurements`` when that
+folder exists; no rows otherwise).
 
-Savings are fractions (0–1): ``1 − E_total(DVFS on) / E_total(same algorithm and grouping, DVFS off)``, the
-mean over task sets. ``summary.json["dvfs"]``: ``offline_saving_l1`` (EDL, θ = 1, Alg. 3 grouping, mean over
-U), ``online_saving_u16_l16`` (EDL, θ = 1, U = 1.6, l = 16), plus per-l and per-θ tables.
+Savings are fractions (0–1): ``1 − E_total(DVFS on) / E_total(same algorithm, grouping, rules, constants and
+accounting, DVFS off)``, the mean over task sets. ``summary.json["dvfs"]`` keeps its keys, all from P2's rules
+under the paper's constants: ``offline_saving_l1`` (EDL, θ = 1, Alg. 3 grouping, mean over U),
+``online_saving_u16_l16`` (EDL, θ = 1, U = 1.6, l = 16), per-l and per-θ tables; ``like_for_like`` adds
+the same per-l tables for every (rules, grouping, constants, accounting) variant.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +36,7 @@ import pandas as pd
 
 from wattsched.experiments.study import STUDIES, Row, Scale
 
-__all__ = ["ROW_DEFAULTS", "DvfsCell", "DvfsStudy", "dvfs_savings"]
+__all__ = ["ACCOUNTINGS", "CONSTANTS", "ROW_DEFAULTS", "DvfsCell", "DvfsStudy", "dvfs_savings"]
 
 #: Every row carries every column (typed defaults), so rows of all cells stack into one Parquet table.
 ROW_DEFAULTS: dict[str, Any] = {
@@ -41,6 +49,9 @@ ROW_DEFAULTS: dict[str, Any] = {
     "theta": math.nan,
     "dvfs": False,
     "grouping": "",
+    "rules": "",
+    "constants": "",
+    "idle_accounting": "",
     "energy_total_j": math.nan,
     "energy_run_j": math.nan,
     "energy_idle_j": math.nan,
@@ -60,6 +71,15 @@ ROW_DEFAULTS: dict[str, Any] = {
     "saving_narrow": math.nan,
 }
 _MODE_CODE = {"offline": 1, "online": 2, "bound": 3, "fit": 4}
+#: Idle power (W per pair) and turn-on energy (W·slot; per pair, or per server) of each constants set.
+CONSTANTS: dict[str, tuple[float, float, bool]] = {"paper": (37.0, 90.0, False), "code": (85.0, 200.0, True)}
+#: How each rules' schedules are accounted: (constants, idle accounting) per row.
+ACCOUNTINGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "p2": (("paper", "continuous"), ("code", "continuous")),
+    "hkbu": tuple((c, a) for a in ("whole-slot", "continuous") for c in ("paper", "code")),
+}
+#: A run of a cell: (algorithm, θ, DVFS on, grouping, rules).
+Run = tuple[str, float, bool, str, str]
 
 
 @dataclass(frozen=True)
@@ -72,7 +92,7 @@ class DvfsCell:
     replicate: int
     seed: int
     pairs: int
-    runs: tuple[tuple[str, float, bool, str], ...]  # (algo, theta, dvfs, grouping)
+    runs: tuple[Run, ...]
 
     @property
     def key(self) -> str:
@@ -80,14 +100,17 @@ class DvfsCell:
 
 
 def _runs(
-    algos: Sequence[str], thetas: Sequence[float], groupings: Sequence[str]
-) -> tuple[tuple[str, float, bool, str], ...]:
-    runs: list[tuple[str, float, bool, str]] = []
-    for grouping in groupings:
-        for algo in algos:
-            runs.append((algo, 1.0, False, grouping))
+    algos: Sequence[str], thetas: Sequence[float], groupings: Sequence[str], hkbu_algos: Sequence[str] = ()
+) -> tuple[Run, ...]:
+    """P2's rules for each grouping and algorithm, then the authors' rules (opening order) for ``hkbu_algos``;
+    DVFS off at θ = 1 and on at every θ for EDL (θ = 1 for the baselines)."""
+    runs: list[Run] = []
+    variants = [(grouping, "p2", algos) for grouping in groupings] + [("on_demand", "hkbu", hkbu_algos)]
+    for grouping, rules, names in variants:
+        for algo in names:
+            runs.append((algo, 1.0, False, grouping, rules))
             for theta in thetas if algo == "edl" else (1.0,):
-                runs.append((algo, theta, True, grouping))
+                runs.append((algo, theta, True, grouping, rules))
     return tuple(runs)
 
 
@@ -99,8 +122,19 @@ def _shared_measurements() -> Path | None:
     return next((c for c in candidates if (c / "gtx1080ti.csv").is_file()), None)
 
 
-def _schedule_rows(cell: DvfsCell) -> list[Row]:
+def _configs(cell: DvfsCell, run: Run) -> tuple[Any, Any]:
     from wattsched.dvfs.cluster import ClusterConfig, DvfsConfig
+    from wattsched.dvfs.hkbu import hkbu_configs
+
+    _, theta, dvfs_on, grouping, rules = run
+    if rules == "hkbu":
+        return hkbu_configs(cell.pairs, cell.l, enabled=dvfs_on, theta=theta)
+    cluster = ClusterConfig(pairs=cell.pairs, pairs_per_server=cell.l, grouping=grouping)
+    return cluster, DvfsConfig(enabled=dvfs_on, theta=theta)
+
+
+def _schedule_rows(cell: DvfsCell) -> list[Row]:
+    from wattsched.dvfs.cluster import account
     from wattsched.dvfs.offline import initial_settings, run_offline
     from wattsched.dvfs.online import arrival_slots, run_online
     from wattsched.dvfs.tasks import generate_offline, generate_online
@@ -110,33 +144,45 @@ def _schedule_rows(cell: DvfsCell) -> list[Row]:
     tasks = (generate_offline if offline else generate_online)(cell.util, cell.pairs, seed)
     runner = run_offline if offline else run_online
     window = tasks.window_s if offline else tasks.deadline_s - arrival_slots(tasks, 60.0) * 60.0
-    cached: dict[bool, Any] = {}
+    cached: dict[tuple[bool, str], Any] = {}
     rows: list[Row] = []
-    for algo, theta, dvfs_on, grouping in cell.runs:
-        dvfs = DvfsConfig(enabled=dvfs_on, theta=theta)
-        if dvfs_on not in cached:
-            cached[dvfs_on] = initial_settings(tasks, window, dvfs)
-        cluster = ClusterConfig(pairs=cell.pairs, pairs_per_server=cell.l, grouping=grouping)
+    for run in cell.runs:
+        algo, theta, dvfs_on, grouping, rules = run
+        cluster, dvfs = _configs(cell, run)
+        if (dvfs_on, rules) not in cached:
+            cached[dvfs_on, rules] = initial_settings(tasks, window, dvfs)
         start = time.perf_counter()
-        result = runner(tasks, algo, cluster, dvfs, settings=cached[dvfs_on])
-        rows.append(
-            {
-                **ROW_DEFAULTS,
-                "key": cell.key,
-                "mode": cell.mode,
-                "util": cell.util,
-                "l": cell.l,
-                "replicate": cell.replicate,
-                "algo": algo,
-                "theta": theta,
-                "dvfs": dvfs_on,
-                "grouping": grouping,
-                **result.to_dict(),
-                "wall_s": time.perf_counter() - start,
-            }
-        )
-        for drop in ("capacity_exceeded", "end_s"):
-            rows[-1].pop(drop, None)
+        result = runner(tasks, algo, cluster, dvfs, settings=cached[dvfs_on, rules], keep_schedule=True)
+        wall_s = time.perf_counter() - start
+        for constants, accounting in ACCOUNTINGS[rules]:
+            idle_w, turn_on_w_slot, per_server = CONSTANTS[constants]
+            per_pair_j = turn_on_w_slot * cluster.slot_s / (cluster.pairs_per_server if per_server else 1)
+            priced = replace(
+                cluster, idle_power_w=idle_w, turn_on_j_per_pair=per_pair_j, idle_accounting=accounting
+            )
+            assert result.schedule is not None
+            energy = account(result.schedule, tasks.deadline_s, priced, result.readjustments, False).to_dict()
+            for drop in ("capacity_exceeded", "end_s"):
+                energy.pop(drop, None)
+            rows.append(
+                {
+                    **ROW_DEFAULTS,
+                    "key": cell.key,
+                    "mode": cell.mode,
+                    "util": cell.util,
+                    "l": cell.l,
+                    "replicate": cell.replicate,
+                    "algo": algo,
+                    "theta": theta,
+                    "dvfs": dvfs_on,
+                    "grouping": grouping,
+                    "rules": rules,
+                    "constants": constants,
+                    "idle_accounting": accounting,
+                    **energy,
+                    "wall_s": wall_s,
+                }
+            )
     return rows
 
 
@@ -193,16 +239,24 @@ def _fit_rows(cell: DvfsCell) -> list[Row]:
     return rows
 
 
+#: Every column that identifies a schedule's accounting apart from DVFS on/off.
+_PAIR_KEYS = ["mode", "util", "l", "replicate", "algo", "grouping", "rules", "constants", "idle_accounting"]
+
+
 def dvfs_savings(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per task set: ``saving = 1 − E_on / E_off`` of the same (mode, U, l, replicate, algo, grouping)."""
+    """Per task set: ``saving = 1 − E_on / E_off`` of the same (mode, U, l, replicate, algo, grouping, rules,
+    constants, idle accounting); a ``variant`` column names the rules (``p2_sorted``, ``p2_on_demand``,
+    ``hkbu`` with whole-slot idle, ``hkbu_continuous``)."""
+    from wattsched.dvfs.report_tables import variant_names
+
     sched = rows[rows["mode"].isin(["offline", "online"])]
-    keys = ["mode", "util", "l", "replicate", "algo", "grouping"]
-    off = sched[~sched["dvfs"].astype(bool)][[*keys, "energy_total_j"]].rename(
+    off = sched[~sched["dvfs"].astype(bool)][[*_PAIR_KEYS, "energy_total_j"]].rename(
         columns={"energy_total_j": "off_j"}
     )
     on = sched[sched["dvfs"].astype(bool)]
-    merged = on.merge(off, on=keys, how="inner")
+    merged = on.merge(off, on=_PAIR_KEYS, how="inner")
     merged["saving"] = 1.0 - merged["energy_total_j"] / merged["off_j"]
+    merged["variant"] = variant_names(merged)
     return merged
 
 
@@ -243,9 +297,11 @@ class DvfsStudy:
         for util in utils:
             for l in ls:
                 algos = offline_algos if (l in (1, 16) or scale == "paper") else ("edl",)
-                runs = _runs(algos, thetas, ("sorted", "on_demand"))
+                # the authors' rules for every algorithm at l = 1 (pairs used), EDL elsewhere (savings)
+                hkbu_algos = offline_algos if l == 1 else ("edl",)
+                runs = _runs(algos, thetas, ("sorted", "on_demand"), hkbu_algos=hkbu_algos)
                 cells += [DvfsCell("offline", util, l, r, self.seed, self.pairs, runs) for r in range(reps)]
-        online_runs = _runs(online_algos, thetas, ("sorted",))
+        online_runs = _runs(online_algos, thetas, ("sorted",), hkbu_algos=("edl", "bin"))
         cells += [
             DvfsCell("online", 1.6, l, r, self.seed, self.pairs, online_runs)
             for l in ls
@@ -261,7 +317,9 @@ class DvfsStudy:
         return _schedule_rows(cell)
 
     def summarize(self, rows: pd.DataFrame) -> dict[str, Any]:
-        savings = dvfs_savings(rows) if len(rows) else pd.DataFrame(columns=["saving"])
+        every = dvfs_savings(rows) if len(rows) else pd.DataFrame(columns=["saving", "variant", "constants"])
+        # the existing keys: P2's rules under the paper's constants
+        savings = every[(every["rules"] == "p2") & (every["constants"] == "paper")] if len(every) else every
         off = savings[savings["mode"] == "offline"] if len(savings) else savings
         onl = savings[savings["mode"] == "online"] if len(savings) else savings
         block: dict[str, Any] = {
@@ -284,6 +342,7 @@ class DvfsStudy:
         block["online_saving_u16_l16_best_theta"] = max(
             (_mean(onl, algo="edl", theta=t, util=1.6, l=16) for t in thetas), default=math.nan
         )
+        block["like_for_like"] = _like_for_like(every, ls, thetas)
         bound = rows[rows["mode"] == "bound"] if len(rows) else rows
         if len(bound):
             block["single_task_bound_wide"] = float(bound["saving_wide"].mean())
@@ -301,7 +360,32 @@ class DvfsStudy:
     def report(self, rows: pd.DataFrame, figures_dir: Path) -> str:
         from wattsched.dvfs.report import write_report
 
-        return write_report(rows, dvfs_savings(rows), self.summarize(rows)["dvfs"], figures_dir)
+        savings = dvfs_savings(rows) if len(rows) else pd.DataFrame(columns=["saving"])
+        return write_report(rows, savings, self.summarize(rows)["dvfs"], figures_dir)
+
+
+def _like_for_like(every: pd.DataFrame, ls: list[int], thetas: list[float]) -> dict[str, Any]:
+    """EDL savings per variant, constants, l and θ: offline (mean over U) and online at U = 1.6."""
+    out: dict[str, Any] = {}
+    for mode, name, extra in (("offline", "offline", {}), ("online", "online_u16", {"util": 1.6})):
+        part = every[every["mode"] == mode] if len(every) else every
+        variants = sorted(part["variant"].unique()) if len(part) else []
+        out[name] = {
+            variant: {
+                constants: {
+                    str(l): {
+                        f"theta_{t:g}": _mean(
+                            part, algo="edl", variant=variant, constants=constants, theta=t, l=l, **extra
+                        )
+                        for t in thetas
+                    }
+                    for l in ls
+                }
+                for constants in CONSTANTS
+            }
+            for variant in variants
+        }
+    return out
 
 
 def _clean(value: Any) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from wattsched.hardware.catalogue import load_gpu
 from wattsched.metrics import et_coefficient, et_values
 
 __all__ = ["kendall_tau", "report", "summarize"]
@@ -272,8 +273,10 @@ def report(
     reps = block["repartitioning"]
     if reps:
         methods = sorted({m for w in reps for m in reps[w]})
+        gpu = load_gpu(None)
+        roles = f"Static = cfg {gpu.role('static')}, Day-Night = {gpu.role('day')}/{gpu.role('night')}"
         lines += [
-            "### Repartitioning (No-MIG, Static cfg 3, Day-Night 6/2; ET per workload)",
+            f"### Repartitioning (No-MIG, {roles} on the {gpu.name}; ET per workload)",
             "",
             markdown_table(
                 ["workload", *methods, *[f"{m} avg tardiness min" for m in methods]],

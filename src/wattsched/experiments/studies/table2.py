@@ -1,8 +1,13 @@
-"""P1's in-configuration study: Table II and Figs. 4, 6-10 (papers.md §A.7.1).
+"""P1's in-configuration study: Table II and Figs. 4, 6-10 (papers.md §A.7.1), per preset, rule and GPU.
 
-A cell is one (condition, iteration): its job queue is generated once, from a seed that depends only on
-(study seed, condition, iteration), and every policy runs on every configuration with that same queue
-(common random numbers). A cell returns one row per (policy, configuration).
+The grid (``studies/table2.toml``: policies, conditions, iterations) runs once per :class:`Table2Variant`: a
+preset (CONTRACT §4: ``paper`` queues of 8 h, ``literal`` of 24 h at λ = 0.5/min), a deadline rule (``p1``
+or ``slice-aware``, :mod:`wattsched.workload.generators`) and a GPU (every configuration it lists).
+
+A cell is one (variant, condition, iteration): its job queue is generated once, from a seed that depends only
+on (study seed, condition, iteration), and every policy runs on every configuration with that same queue
+(common random numbers; variants of the same queue length share the jobs too, up to the deadline rule). A
+cell returns one row per (policy, configuration).
 """
 
 from __future__ import annotations
@@ -15,12 +20,52 @@ import pandas as pd
 
 from wattsched.errors import ConfigError
 from wattsched.experiments.grid import GridConfig, load_grid_config, queue_seed, validate_grid_config
+from wattsched.experiments.presets import DEFAULT_PRESET, get_preset
 from wattsched.experiments.study import STUDIES, Row, Scale
+from wattsched.workload.generators import DEADLINE_RULES
 
-__all__ = ["BUSY_COLUMNS", "Table2Cell", "Table2Study", "run_queue"]
+__all__ = ["BUSY_COLUMNS", "DEFAULT_VARIANTS", "Table2Cell", "Table2Study", "Table2Variant", "run_queue"]
 
 #: Seconds spent with u = 0..7 busy compute units, one column per level.
 BUSY_COLUMNS: tuple[str, ...] = tuple(f"busy_time_u{u}_s" for u in range(8))
+DEFAULT_GPU = "a100-40gb"
+
+
+@dataclass(frozen=True)
+class Table2Variant:
+    """One Table II: preset × deadline rule × GPU, on ``conditions`` (``None``: every grid condition)."""
+
+    preset: str = DEFAULT_PRESET
+    deadline_rule: str = "p1"
+    gpu: str = DEFAULT_GPU
+    conditions: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        get_preset(self.preset)
+        if self.deadline_rule not in DEADLINE_RULES:
+            raise ConfigError(
+                f"unknown deadline rule '{self.deadline_rule}'; valid: {', '.join(DEADLINE_RULES)}"
+            )
+
+    @property
+    def name(self) -> str:
+        """``paper``, ``literal``, ``paper+slice-aware``, ``paper+h200-141gb`` ..."""
+        parts = [self.preset]
+        if self.deadline_rule != "p1":
+            parts.append(self.deadline_rule)
+        if self.gpu != DEFAULT_GPU:
+            parts.append(self.gpu)
+        return "+".join(parts)
+
+
+#: Both presets on every condition; the slice-aware rule and the H200 on the default condition only.
+DEFAULT_VARIANTS: tuple[Table2Variant, ...] = (
+    Table2Variant("paper"),
+    Table2Variant("literal"),
+    Table2Variant("paper", deadline_rule="slice-aware", conditions=("default",)),
+    Table2Variant("literal", deadline_rule="slice-aware", conditions=("default",)),
+    Table2Variant("paper", gpu="h200-141gb", conditions=("default",)),
+)
 
 
 @dataclass(frozen=True)
@@ -35,31 +80,48 @@ class Table2Cell:
     seed: int
     policies: tuple[str, ...]
     configurations: tuple[int | str, ...]
+    variant: str = DEFAULT_PRESET
+    preset: str = DEFAULT_PRESET
+    deadline_rule: str = "p1"
+    gpu: str = DEFAULT_GPU
 
     @property
     def key(self) -> str:
-        return f"{self.condition}/i{self.iteration:04d}"
+        return f"{self.variant}/{self.condition}/i{self.iteration:04d}"
 
 
 def run_queue(cell: Table2Cell) -> list[Row]:
     """Simulate the cell's queue under each policy × configuration (pure function of the cell)."""
+    from wattsched.hardware.catalogue import load_gpu
     from wattsched.mig.simulator import simulate
     from wattsched.workload.generators import WorkloadSpec, generate_jobs
     from wattsched.workload.job import JobKind
 
     spec = WorkloadSpec(
-        rate_per_min=cell.rate_per_min, hours=cell.hours, inference_share=cell.inference_share
+        rate_per_min=cell.rate_per_min,
+        hours=cell.hours,
+        inference_share=cell.inference_share,
+        deadline_rule=cell.deadline_rule,
     )
+    gpu = load_gpu(cell.gpu)
     jobs = generate_jobs(spec, cell.seed)
     inference_jobs = sum(1 for job in jobs if job.kind == JobKind.INFERENCE)
+    common: Row = {
+        "variant": cell.variant,
+        "preset": cell.preset,
+        "deadline_rule": cell.deadline_rule,
+        "gpu": cell.gpu,
+        "hours": float(cell.hours),
+        "condition": cell.condition,
+        "iteration": cell.iteration,
+        "seed": cell.seed,
+    }
     rows: list[Row] = []
     for policy in cell.policies:
         for configuration in cell.configurations:
-            result = simulate(jobs, configuration, policy, horizon_s=spec.horizon_s)
+            result = simulate(jobs, configuration, policy, horizon_s=spec.horizon_s, gpu=gpu)
             row: Row = {
-                "condition": cell.condition,
-                "iteration": cell.iteration,
-                "seed": cell.seed,
+                **common,
                 "policy": policy,
                 "config": str(configuration),
                 "energy_j": float(result.energy_j),
@@ -81,8 +143,11 @@ def run_queue(cell: Table2Cell) -> list[Row]:
 class Table2Study:
     """The in-configuration study, configured by ``studies/table2.toml`` (or a given :class:`GridConfig`).
 
-    Options (also ``wattsched reproduce --study-option table2.KEY=VALUE``): ``iterations`` (per condition,
-    overrides the scale), ``hours``, ``policies``, ``configurations``, ``conditions`` (names to keep).
+    Options (also ``wattsched reproduce --study-option table2.KEY=VALUE``): ``preset`` (the preset of the
+    top-level summary keys, default ``paper``), ``variants`` (names of :data:`DEFAULT_VARIANTS` to run),
+    ``iterations`` (per condition, overrides the scale), ``hours`` (overrides every preset's queue length),
+    ``policies``, ``configurations`` (ids, default every configuration of each variant's GPU), ``conditions``
+    (names to keep).
     """
 
     name = "table2"
@@ -91,6 +156,8 @@ class Table2Study:
         self,
         config: GridConfig | None = None,
         *,
+        preset: str = DEFAULT_PRESET,
+        variants: list[str] | None = None,
         iterations: int | None = None,
         hours: float | None = None,
         policies: list[str] | None = None,
@@ -113,42 +180,74 @@ class Table2Study:
             if base.default_condition not in conditions:
                 data["default_condition"] = conditions[0]
         self.config = validate_grid_config(data, "table2 options")
+        self.hours = hours
         self.iterations = iterations
+        self.preset = get_preset(preset).name
+        known = {v.name: v for v in DEFAULT_VARIANTS}
+        wanted = list(known) if variants is None else list(variants)
+        unknown_variants = [n for n in wanted if n not in known]
+        if unknown_variants:
+            raise ConfigError(f"unknown table2 variants {unknown_variants}; valid: {', '.join(known)}")
+        self.variants = tuple(known[n] for n in wanted)
         from wattsched.mig.policies import POLICIES
 
         for policy in self.config.policies:
             if policy not in POLICIES:
                 raise ConfigError(f"unknown policy '{policy}'; valid: {', '.join(POLICIES.available())}")
 
+    def variant_config(self, variant: Table2Variant) -> GridConfig:
+        """One variant's grid: its preset's queue hours (unless ``hours`` was given), GPU and conditions."""
+        data = self.config.model_dump()
+        data["gpu"] = variant.gpu
+        if self.hours is None:
+            data["hours"] = get_preset(variant.preset).table2_hours
+        if variant.conditions is not None:
+            kept = [c for c in data["conditions"] if c["name"] in variant.conditions]
+            if not kept:
+                return self.config.model_copy(update={"conditions": ()})  # nothing of this variant is kept
+            data["conditions"] = kept
+            if data["default_condition"] not in variant.conditions:
+                data["default_condition"] = kept[0]["name"]
+        return validate_grid_config(data, f"table2 variant {variant.name}")
+
     def cells(self, scale: Scale) -> list[Table2Cell]:
         count = self.config.iterations_for(scale, self.iterations)
-        return [
-            Table2Cell(
-                condition=condition.name,
-                rate_per_min=condition.rate_per_min,
-                inference_share=condition.inference_share,
-                hours=self.config.hours,
-                iteration=iteration,
-                seed=queue_seed(self.config.seed, condition.name, iteration),
-                policies=self.config.policies,
-                configurations=self.config.configurations,
-            )
-            for condition in self.config.conditions
-            for iteration in range(count)
-        ]
+        cells = []
+        for variant in self.variants:
+            config = self.variant_config(variant)
+            configurations = config.configuration_ids()
+            cells += [
+                Table2Cell(
+                    condition=condition.name,
+                    rate_per_min=condition.rate_per_min,
+                    inference_share=condition.inference_share,
+                    hours=config.hours,
+                    iteration=iteration,
+                    seed=queue_seed(self.config.seed, condition.name, iteration),
+                    policies=config.policies,
+                    configurations=configurations,
+                    variant=variant.name,
+                    preset=variant.preset,
+                    deadline_rule=variant.deadline_rule,
+                    gpu=variant.gpu,
+                )
+                for condition in config.conditions
+                for iteration in range(count)
+            ]
+        return cells
 
     def run_cell(self, cell: Table2Cell) -> list[Row]:
         return run_queue(cell)
 
     def summarize(self, rows: pd.DataFrame) -> dict[str, Any]:
-        from wattsched.experiments.studies.table2_analysis import summarize
+        from wattsched.experiments.studies.table2_variants import summarize_variants
 
-        return summarize(rows, self.config)
+        return summarize_variants(rows, self)
 
     def report(self, rows: pd.DataFrame, figures_dir: Path) -> str:
-        from wattsched.experiments.studies.table2_report import report
+        from wattsched.experiments.studies.table2_variants import report_variants
 
-        return report(rows, self.config, figures_dir)
+        return report_variants(rows, self, figures_dir)
 
 
 STUDIES.register("table2")(Table2Study)

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from wattsched.experiments.grid import GridConfig
+from wattsched.experiments.studies.p1_findings import paper_findings, uniform_configurations
 from wattsched.metrics import et_coefficient, et_values
 
 __all__ = [
@@ -39,6 +40,10 @@ ET_FIGURE = {"rate-0.1": 7, "rate-0.75": 8, "inference-20": 9, "default": 10}
 LOW_LEVELS = (1, 2, 3)  # busy but below 4/7 of the GPU
 
 
+def _cfgs(ids: tuple[str, ...] | list[str]) -> str:
+    return "cfgs " + ", ".join(ids)
+
+
 def _policies(rows: pd.DataFrame, config: GridConfig) -> list[str]:
     present = set(rows["policy"])
     return [p for p in config.policies if p in present]
@@ -46,7 +51,7 @@ def _policies(rows: pd.DataFrame, config: GridConfig) -> list[str]:
 
 def _configs(rows: pd.DataFrame, config: GridConfig) -> list[str]:
     present = set(rows["config"])
-    return [str(c) for c in config.configurations if str(c) in present]
+    return [str(c) for c in config.configuration_ids() if str(c) in present]
 
 
 def _with_et(frame: pd.DataFrame) -> tuple[pd.DataFrame, float]:
@@ -237,7 +242,7 @@ def _check_ties(frames: Any, config: GridConfig) -> tuple[bool, str]:
     frame = _default(frames, config)
     table = _per_config(frame, "et", list(PAPER_POLICIES), _configs(frame, config))
     gaps = []
-    for cfg in ("1", "5"):
+    for cfg in uniform_configurations():
         if cfg not in table.index:
             raise KeyError(f"configuration {cfg}")
         row = {str(k): float(v) for k, v in table.loc[cfg].to_dict().items()}
@@ -258,11 +263,15 @@ def _check_llf_short_late(frames: Any, config: GridConfig) -> tuple[bool, str]:
 def _check_low_utilisation(frames: Any, config: GridConfig) -> tuple[bool, str]:
     frame = _default(frames, config)
     overall = _low_share(frame)
-    cfg4 = _low_share(frame[frame["config"] == "4"])
-    ok = overall["edf-ss"] > overall["edf-fs"] and cfg4["edf-ss"] > cfg4["edf-fs"]
+    example = paper_findings()["utilisation_example"]
+    part = frame[frame["config"].astype(str) == example]
+    if part.empty:
+        raise KeyError(f"configuration {example}")
+    low = _low_share(part)
+    ok = overall["edf-ss"] > overall["edf-fs"] and low["edf-ss"] > low["edf-fs"]
     return ok, (
         f"time at 1-3/7 busy: all cfgs edf-ss {overall['edf-ss']:.1%} vs edf-fs {overall['edf-fs']:.1%}; "
-        f"cfg 4 {cfg4['edf-ss']:.1%} vs {cfg4['edf-fs']:.1%}"
+        f"P1's example {example}: {low['edf-ss']:.1%} vs {low['edf-fs']:.1%}"
     )
 
 
@@ -336,24 +345,32 @@ def _check_ss_vs_llf_preemptions(frames: Any, config: GridConfig) -> tuple[bool,
     return ok, "preemptions/run: " + ", ".join(f"{p} {v:.0f}" for p, v in pre.items())
 
 
+_SS_BEST = tuple(paper_findings()["edf_ss_best"])
+_FS_BEST = tuple(paper_findings()["edf_fs_best"])
+
 _CHECKS: tuple[tuple[str, str, Callable[[Any, GridConfig], tuple[bool, str]]], ...] = (
     ("ranking", "Table II ranking EDF-SS < EDF-FS < LLF < LALF", _check_ranking),
     (
         "edf_ss_best_cfgs",
-        "EDF-SS matches or beats the others on cfgs 1, 2, 5, 8, 9, 10, 11",
-        _best_on("edf-ss", ("1", "2", "5", "8", "9", "10", "11"), TIE),
+        f"EDF-SS matches or beats the others on {_cfgs(_SS_BEST)}",
+        _best_on("edf-ss", _SS_BEST, TIE),
     ),
-    ("edf_fs_best_cfgs", "EDF-FS is best on cfgs 3, 4, 6, 7", _best_on("edf-fs", ("3", "4", "6", "7"), 0.0)),
+    ("edf_fs_best_cfgs", f"EDF-FS is best on {_cfgs(_FS_BEST)}", _best_on("edf-fs", _FS_BEST, 0.0)),
     (
         "edf_fs_lowest_tardiness_cfgs",
-        "… owing to the lowest average tardiness on cfgs 3, 4, 6, 7",
-        _best_on("edf-fs", ("3", "4", "6", "7"), 0.0, "avg_tardiness_s"),
+        f"… owing to the lowest average tardiness on {_cfgs(_FS_BEST)}",
+        _best_on("edf-fs", _FS_BEST, 0.0, "avg_tardiness_s"),
     ),
-    ("ties_cfg_1_5", "On cfgs 1 and 5 the EDF variants tie, as do the LLF variants", _check_ties),
+    (
+        "ties_uniform_cfgs",
+        f"On {_cfgs(uniform_configurations())} (one slice size) the EDF variants tie, as do the LLF variants",
+        _check_ties,
+    ),
     ("llf_short_jobs_late", "LLF pushes more short (inference) jobs late", _check_llf_short_late),
     (
         "edf_ss_low_utilisation",
-        "EDF-SS spends more time at low utilisation (< 4/7), e.g. cfg 4",
+        f"EDF-SS spends more time at low utilisation (< 4/7), e.g. on P1's example "
+        f"{paper_findings()['utilisation_example']}",
         _check_low_utilisation,
     ),
     ("rate_0_1", "λ 0.5 → 0.1: EDF-SS improves relative to the others", _check_low_rate),

@@ -10,6 +10,7 @@ import pandas as pd
 from wattsched.experiments.grid import GridConfig
 from wattsched.experiments.plots import grouped_bar_panels
 from wattsched.experiments.report import markdown_table
+from wattsched.experiments.studies.p1_findings import paper_findings
 from wattsched.experiments.studies.table2_analysis import (
     ET_FIGURE,
     PAPER_POLICIES,
@@ -47,9 +48,10 @@ def _figures(rows: pd.DataFrame, config: GridConfig, frames: dict[str, Any], fig
             )
             lines.append("![Fig. 4](figures/table2_fig4_preemptions.png)")
         panels = []
+        example = paper_findings()["utilisation_example"]
         for title, part in (
             ("all configurations", frame),
-            ("configuration 4", frame[frame["config"] == "4"]),
+            (f"configuration {example} (P1's example)", frame[frame["config"] == example]),
         ):
             if len(part):
                 shares = pd.DataFrame(

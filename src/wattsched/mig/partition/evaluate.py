@@ -1,14 +1,22 @@
-"""Evaluate repartitioning policies on common held-out days and score them with ET (Table III machinery).
+"""Evaluate repartitioning policies on common days and score them with ET (the mechanics of Table III).
 
-Every method sees the same generated days (common random numbers). A day's result becomes one flat row:
-energy, tardiness, repartitions, repartitions per hour of day (``rep_h00``..``rep_h23``) and seconds spent
-in each
-configuration per 4-hour interval (``cfg_b<interval>_c<config>``, Fig. 11).
+* **Day streams** — one seed scheme for every day any caller draws: ``day_seed(seed, stream, index)``.
+  Held-out days are :func:`~wattsched.mig.partition.runner.held_out_day`; training, pilot, static-selection
+  and validation days are disjoint ranges of the training stream
+  (:func:`~wattsched.mig.partition.runner.training_day`), so the DQN's episodes never touch them.
+* **A typed day result** — :class:`DayResult`: the run's metrics plus two array columns, repartitions per hour
+  of day (24) and seconds in each configuration per 4-hour interval (6 × configurations, P1 Fig. 11).
+* **The pilot ET coefficient** — ``a`` pooled over pilot runs of the benchmark methods, and P1's static
+  selection (the configuration with the lowest ET on selection days).
+
+:mod:`wattsched.experiments.protocol` builds the typed method specs and the studies on top of this module.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -35,37 +43,147 @@ if TYPE_CHECKING:
 __all__ = [
     "FIG11_INTERVALS",
     "PILOT_DAY_OFFSET",
+    "DayResult",
+    "DayStream",
     "day_row",
+    "day_seed",
     "et_by_method",
+    "evaluate_days",
     "evaluate_policy",
     "pilot_et_coefficient",
     "select_static",
 ]
 
 FIG11_INTERVALS = 6
-#: Pilot and static-selection days are training days from this index on (the DQN trains on days 0, 1, ...
-#: of its own seed; the offset keeps the pilot days out of its first million episodes).
+#: Pilot days are training days from this index on (the DQN trains on days 0, 1, ... of its own seed; the
+#: offset keeps the pilot days out of its first million episodes).
 PILOT_DAY_OFFSET = 1_000_000
 
 
+class DayStream(enum.Enum):
+    """The independent day sequences of one seed."""
+
+    TRAINING = "training"  # DQN episodes (wattsched.rl.env)
+    HELD_OUT = "held-out"  # evaluation days, the same for every method
+    PILOT = "pilot"  # ET coefficient from the benchmark methods
+    SELECTION = "selection"  # P1's static choice (best configuration by ET)
+    VALIDATION = "validation"  # the DQN's best-weights check (wattsched.rl.dqn)
+
+
+#: First training-stream index of each stream drawn from the training stream.
+_TRAINING_OFFSETS = {
+    DayStream.TRAINING: 0,
+    DayStream.PILOT: PILOT_DAY_OFFSET,
+    DayStream.SELECTION: PILOT_DAY_OFFSET + 1_000,
+    DayStream.VALIDATION: 2_000_000,
+}
+
+
+def day_seed(seed: int, stream: DayStream, index: int) -> np.random.SeedSequence:
+    """The seed of day ``index`` of ``stream`` under the study seed ``seed`` (pure, stable across runs)."""
+    if index < 0:
+        raise ValueError(f"day index must be >= 0, got {index}")
+    if stream is DayStream.HELD_OUT:
+        return held_out_day(seed, index)
+    return training_day(seed, _TRAINING_OFFSETS[stream] + index)
+
+
+@dataclass(frozen=True, eq=False)
+class DayResult:
+    """One method on one day. Energy in J, times in s; the two arrays are Fig. 11 and the per-hour counts."""
+
+    method: str
+    day: int
+    energy_j: float
+    avg_tardiness_s: float
+    max_tardiness_s: float
+    jobs: int
+    late_jobs: int
+    preemptions: int
+    repartitions: int
+    decisions: int
+    end_s: float
+    #: Share of ``[0, end_s]`` with no busy compute unit (repartition blackouts included).
+    idle_share: float
+    #: Repartitions started in each hour of the day, shape (24,).
+    repartitions_per_hour: np.ndarray = field(repr=False)
+    #: Seconds in each configuration per 4-hour interval, shape (6, len(configurations)).
+    configuration_time_s: np.ndarray = field(repr=False)
+    #: The GPU's configuration ids (as text), the columns of :attr:`configuration_time_s`.
+    configurations: tuple[str, ...] = ()
+
+    #: Scalar columns of :meth:`row`, in order.
+    SCALARS = (
+        "energy_j",
+        "avg_tardiness_s",
+        "max_tardiness_s",
+        "jobs",
+        "late_jobs",
+        "preemptions",
+        "repartitions",
+        "decisions",
+        "end_s",
+        "idle_share",
+    )
+
+    @classmethod
+    def from_run(cls, method: str, day: int, run: DayRun, gpu: MigGpu) -> DayResult:
+        result: Any = run.result
+        ids = gpu.configuration_ids
+        busy = tuple(result.busy_time_s)
+        end_s = float(result.end_s)
+        return cls(
+            method,
+            day,
+            **result.metrics(),
+            decisions=len(run.decisions),
+            end_s=end_s,
+            idle_share=float(busy[0] / end_s) if busy and end_s > 0 else 0.0,
+            repartitions_per_hour=repartitions_per_hour(run),
+            configuration_time_s=configuration_time_s(run, ids),
+            configurations=tuple(str(c) for c in ids),
+        )
+
+    def row(self) -> dict[str, Any]:
+        """A result-store row: scalars, then the arrays as (nested) lists and the configuration ids."""
+        return {
+            "method": self.method,
+            "day": self.day,
+            **{name: getattr(self, name) for name in self.SCALARS},
+            "repartitions_per_hour": [int(v) for v in self.repartitions_per_hour],
+            "configuration_time_s": [[float(v) for v in block] for block in self.configuration_time_s],
+            "configurations": list(self.configurations),
+        }
+
+
 def day_row(method: str, day: int, run: DayRun, gpu: MigGpu | None = None) -> dict[str, Any]:
-    """One flat row per (method, day); configuration columns for every configuration of ``gpu`` (default the
-    A100-40GB)."""
-    configurations = load_gpu(gpu).configuration_ids
-    result: Any = run.result
-    row: dict[str, Any] = {
-        "method": method,
-        "day": day,
-        **result.metrics(),
-        "decisions": len(run.decisions),
-    }
-    for hour, count in enumerate(repartitions_per_hour(run)):
-        row[f"rep_h{hour:02d}"] = int(count)
-    table = configuration_time_s(run, configurations)
-    for block in range(FIG11_INTERVALS):
-        for column, config in enumerate(configurations):
-            row[f"cfg_b{block}_c{config:02d}"] = float(table[block, column])
-    return row
+    """:meth:`DayResult.row` of one run on ``gpu`` (default the A100-40GB)."""
+    return DayResult.from_run(method, day, run, load_gpu(gpu)).row()
+
+
+def evaluate_days(
+    method: str,
+    policy: RepartitionPolicy,
+    days: Iterable[int],
+    seed: int,
+    spec: WorkloadSpec | None = None,
+    *,
+    stream: DayStream = DayStream.HELD_OUT,
+    repartition_mode: RepartitionMode = "blackout",
+    gpu: MigGpu | str | None = None,
+) -> list[DayResult]:
+    """``policy`` on days ``days`` of ``stream`` (default: held-out) of ``seed``; ``spec`` defaults to the
+    Fig. 5 profile at multiplier 1, ``gpu`` to the A100-40GB."""
+    spec = spec or WorkloadSpec(profile="alibaba-day")
+    resolved = load_gpu(gpu)
+    results = []
+    for day in days:
+        jobs = generate_jobs(spec, day_seed(seed, stream, day))
+        run = run_day(
+            jobs, policy, horizon_s=spec.horizon_s, repartition_mode=repartition_mode, seed=day, gpu=resolved
+        )
+        results.append(DayResult.from_run(method, day, run, resolved))
+    return results
 
 
 def evaluate_policy(
@@ -79,29 +197,26 @@ def evaluate_policy(
     repartition_mode: RepartitionMode = "blackout",
     gpu: MigGpu | str | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows of ``policy`` on held-out (or training) days ``days`` of ``seed`` on ``gpu``."""
-    spec = spec or WorkloadSpec(profile="alibaba-day")
-    resolved = load_gpu(gpu)
-    rows = []
-    for day in days:
-        day_seed = held_out_day(seed, day) if held_out else training_day(seed, day)
-        jobs = generate_jobs(spec, day_seed)
-        run = run_day(
-            jobs, policy, horizon_s=spec.horizon_s, repartition_mode=repartition_mode, seed=day, gpu=resolved
-        )
-        rows.append(day_row(method, day, run, resolved))
-    return rows
+    """Rows (:meth:`DayResult.row`) of ``policy`` on held-out (or training-stream) days ``days``."""
+    stream = DayStream.HELD_OUT if held_out else DayStream.TRAINING
+    results = evaluate_days(
+        method, policy, days, seed, spec, stream=stream, repartition_mode=repartition_mode, gpu=gpu
+    )
+    return [r.row() for r in results]
 
 
 def et_by_method(
-    rows: Sequence[dict[str, Any]], pool: Sequence[str], a: float | None = None
+    rows: Sequence[dict[str, Any] | DayResult], pool: Sequence[str], a: float | None = None
 ) -> tuple[dict[str, float], float]:
-    """Mean ET per method with ``a`` pooled over the methods in ``pool`` (CONTRACT §2), and that ``a``."""
+    """Mean ET per method with ``a`` pooled over the methods in ``pool`` (CONTRACT §2) unless given."""
     from wattsched.metrics import et_coefficient, et_values
 
-    energy = np.asarray([r["energy_j"] for r in rows], dtype=np.float64)
-    tardiness = np.asarray([r["avg_tardiness_s"] for r in rows], dtype=np.float64)
-    methods = np.asarray([r["method"] for r in rows])
+    def get(row: dict[str, Any] | DayResult, key: str) -> Any:
+        return getattr(row, key) if isinstance(row, DayResult) else row[key]
+
+    energy = np.asarray([get(r, "energy_j") for r in rows], dtype=np.float64)
+    tardiness = np.asarray([get(r, "avg_tardiness_s") for r in rows], dtype=np.float64)
+    methods = np.asarray([get(r, "method") for r in rows])
     if a is None:
         mask = np.isin(methods, list(pool))
         a = float(et_coefficient(energy[mask], tardiness[mask]))
@@ -109,45 +224,46 @@ def et_by_method(
     return {m: float(values[methods == m].mean()) for m in dict.fromkeys(methods.tolist())}, a
 
 
+#: The methods whose pilot runs set ET's ``a``: the benchmarks, in the GPU's roles.
+PILOT_METHODS = ("no-mig", "static", "day-night")
+
+
 @cache
 def pilot_et_coefficient(
     seed: int, days: int = 8, spec: WorkloadSpec | None = None, gpu: MigGpu | str | None = None
 ) -> float:
-    """ET's ``a`` from pilot runs of the benchmark methods (no-mig, static and day-night in the GPU's roles:
-    P1's cfg 3 and 6/2 on the A100-40GB) on training days."""
-    pilot_days = range(PILOT_DAY_OFFSET, PILOT_DAY_OFFSET + days)
-    rows: list[dict[str, Any]] = []
+    """ET's ``a`` per joule pooled over pilot runs of no-mig, static and day-night (the GPU's "static",
+    "day" and "night" roles) on ``days`` pilot days of ``spec`` (default: Fig. 5 profile at multiplier 1)."""
+    pilot = range(days)
+    results: list[DayResult] = []
     for name, policy in (
         ("no-mig", NoMigPartitioner()),
         ("static", StaticPartitioner()),
         ("day-night", DayNightPartitioner()),
     ):
-        rows += evaluate_policy(name, policy, pilot_days, seed, spec, held_out=False, gpu=gpu)
-    return et_by_method(rows, ("no-mig", "static", "day-night"))[1]
+        results += evaluate_days(name, policy, pilot, seed, spec, stream=DayStream.PILOT, gpu=gpu)
+    return et_by_method(results, PILOT_METHODS)[1]
 
 
 @cache
 def select_static(
     seed: int, days: int, spec: WorkloadSpec | None = None, gpu: MigGpu | str | None = None
 ) -> tuple[int | str, tuple[float, ...]]:
-    """P1's static choice: the configuration with the lowest ET over ``days`` training days (pooled ``a``).
-
-    Returns the chosen configuration and the ET of each of the GPU's configurations (in their order).
-    """
+    """P1's static choice: the configuration with the lowest ET (``a`` pooled over all of them) on ``days``
+    selection days. Returns the chosen id and the ET of each of the GPU's configurations, in their order."""
     resolved = load_gpu(gpu)
     configurations = resolved.configuration_ids
-    selection_days = range(PILOT_DAY_OFFSET + 1000, PILOT_DAY_OFFSET + 1000 + days)
-    rows: list[dict[str, Any]] = []
+    results: list[DayResult] = []
     for config in configurations:
-        rows += evaluate_policy(
-            f"cfg{config}",
+        results += evaluate_days(
+            str(config),
             StaticPartitioner(config),
-            selection_days,
+            range(days),
             seed,
             spec,
-            held_out=False,
+            stream=DayStream.SELECTION,
             gpu=resolved,
         )
-    ets, _ = et_by_method(rows, [f"cfg{c}" for c in configurations])
-    values = tuple(ets[f"cfg{c}"] for c in configurations)
+    ets, _ = et_by_method(results, [str(c) for c in configurations])
+    values = tuple(ets[str(c)] for c in configurations)
     return configurations[int(np.argmin(values))], values

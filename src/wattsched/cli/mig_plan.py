@@ -1,0 +1,163 @@
+"""`wattsched mig plan | export | import-config`: repartition plans, NVIDIA's mig-parted YAML (CONTRACT §8).
+
+``--gpu NAME|FILE.toml`` is a catalogue GPU; ``--from``/``--to`` take its configuration ids (as
+``wattsched mig configs --gpu G`` lists them), ``empty`` (no instance), or an explicit layout
+``PROFILE@START,...`` (starts in memory slots, as NVML places instances). ``plan`` is a dry run unless
+``--apply``, which changes the GPU of ``--backend`` only behind the guards of
+:mod:`wattsched.hardware.gpu.apply`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from wattsched.cli._output import check_suffix, write_text
+from wattsched.cli._parsing import add_gpu_option, int_at_least, resolve_gpu
+from wattsched.cli.gpu import add_backend_option, opened
+from wattsched.errors import ConfigError, InputError
+from wattsched.hardware.mig_plan import (
+    NO_MIG,
+    GpuLayouts,
+    Layout,
+    layout_text,
+)
+
+__all__ = ["add_parsers", "gpu_layouts"]
+
+
+def gpu_layouts(args: argparse.Namespace) -> GpuLayouts:
+    """The catalogue GPU of ``--gpu`` as the planner sees it."""
+    return GpuLayouts.from_catalogue(resolve_gpu(args))
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """Register ``plan``, ``export`` and ``import-config`` under ``wattsched mig``."""
+    plan = commands.add_parser("plan", help="steps that repartition a MIG GPU (dry run unless --apply)")
+    add_gpu_option(plan)
+    plan.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="C1",
+        help="configuration id, empty, or PROFILE@START,...",
+    )
+    plan.add_argument("--to", dest="target", required=True, metavar="C2", help="as --from")
+    plan.add_argument("--json", action="store_true", help="print one JSON object")
+    plan.add_argument("--apply", action="store_true", help="carry the plan out on the GPU (root, MIG on)")
+    plan.add_argument("--index", type=int_at_least(0), default=0, help="GPU index for --apply (default 0)")
+    add_backend_option(plan)
+    plan.set_defaults(func=_plan)
+
+    export = commands.add_parser("export", help="write configurations as NVIDIA mig-parted YAML")
+    add_gpu_option(export)
+    export.add_argument(
+        "--configs", nargs="+", metavar="ID", help="configuration ids (default: all, no-mig too)"
+    )
+    export.add_argument("-o", "--output", required=True, metavar="FILE.yaml")
+    export.set_defaults(func=_export)
+
+    read = commands.add_parser("import-config", help="read a mig-parted YAML into configurations of a GPU")
+    read.add_argument("file", metavar="FILE.yaml")
+    add_gpu_option(read)
+    read.add_argument("--config", metavar="NAME", help="only this mig-parted config (default: all)")
+    read.add_argument("--json", action="store_true", help="print one JSON object")
+    read.set_defaults(func=_import)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from wattsched.hardware.mig_plan import plan_repartition
+
+    gpu = gpu_layouts(args)
+    source_id, source = gpu.layout(args.source, "--from")
+    target_id, target = gpu.layout(args.target, "--to")
+    steps = plan_repartition(gpu.geometry, source, target)
+    summary: dict[str, Any] = {
+        "gpu": gpu.name,
+        "from": args.source if source_id is None else source_id,
+        "to": args.target if target_id is None else target_id,
+        "from_layout": layout_text(source),
+        "to_layout": layout_text(target),
+        "steps": [step.to_dict() for step in steps],
+        "kept": [str(i) for i in sorted(set(source) & set(target))],
+        "applied": False,
+    }
+    if args.apply:
+        from wattsched.hardware.gpu.apply import apply_plan
+
+        backend = opened(args)
+        try:
+            done = apply_plan(backend, args.index, source, steps)
+        finally:
+            backend.close()
+        summary.update(applied=True, instance_ids=[d.instance_id for d in done])
+    if args.json:
+        sys.stdout.write(json.dumps(summary) + "\n")
+        return 0
+    lines = [
+        f"{gpu.name}: {summary['from_layout']} -> {summary['to_layout']} "
+        f"({len(steps)} step(s), {len(summary['kept'])} instance(s) kept"
+        f"{', applied' if args.apply else ', dry run: add --apply to change the GPU'})"
+    ]
+    lines += [
+        f"  {number}. {step.op:<7} {step.instance.profile} at {step.instance.start} "
+        f"(size {step.instance.size})"
+        for number, step in enumerate(steps, start=1)
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from wattsched.hardware.mig_parted import dump_document, export_document
+
+    check_suffix(args.output, (".yaml", ".yml"))
+    gpu = gpu_layouts(args)
+    chosen: list[tuple[int | str, Layout | None]] = []
+    for text in args.configs or [str(ident) for ident, _ in gpu.configurations] + [NO_MIG]:
+        if text == NO_MIG:
+            chosen.append((NO_MIG, None))
+            continue
+        ident, layout = gpu.layout(text, "--configs")
+        if ident is None:
+            raise ConfigError(f"--configs takes configuration ids of {gpu.name}, got '{text}'")
+        chosen.append((ident, layout))
+    write_text(args.output, dump_document(export_document(gpu.name, chosen)))
+    print(f"wrote {len(chosen)} mig-parted config(s) to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from wattsched.hardware.mig_parted import import_layouts, parse_document
+
+    try:
+        text = Path(args.file).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", path=args.file) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", path=args.file) from None
+    gpu = gpu_layouts(args)
+    imported = import_layouts(parse_document(text, args.file), gpu.geometry, only=args.config)
+    rows = [
+        {
+            "name": item.name,
+            "devices": item.devices if item.devices == "all" else list(item.devices),
+            "mig_enabled": item.layout is not None,
+            "layout": None if item.layout is None else layout_text(item.layout),
+            "configuration": NO_MIG if item.layout is None else gpu.ident_of(item.layout),
+        }
+        for item in imported
+    ]
+    if args.json:
+        sys.stdout.write(json.dumps({"gpu": gpu.name, "file": args.file, "configs": rows}) + "\n")
+        return 0
+    lines = [f"{gpu.name}: {len(rows)} config(s) from {args.file}"]
+    for row in rows:
+        match = row["configuration"]
+        label = f"configuration {match}" if match is not None else "no configuration of the catalogue"
+        lines.append(f"  {row['name']}: {row['layout'] or 'MIG disabled'} ({label})")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
