@@ -17,7 +17,11 @@ Ablation: each change of the paper config switched off in turn (one at a time, a
 ``--ablation-days`` held-out days, the first of the same days), one training per row.
 
     .venv/bin/python benchmarks/bench_dqn.py [--days 100] [--steps N] [--ablation-steps N]
-        [--ablation-days 30] [--no-ablation] [--seed 0] [--out benchmarks/out/dqn]
+        [--ablation-days 30] [--no-ablation | --ablation-only] [--seed 0] [--out benchmarks/out/dqn]
+
+``--ablation-only`` runs just the ablation against a finished run in ``--out`` (its ``days.csv``,
+``summary.json`` and saved model config), so the main run and the ablation can be measured one after the
+other.
 
 Writes ``<out>/days.csv`` (one row per method and day), ``<out>/ablation.csv``, ``<out>/summary.json`` and the
 model (``<out>/model/dqn_model.zip``); prints tables and, last, one JSON line.
@@ -339,6 +343,47 @@ def _other_seeds(
     return out
 
 
+def _read_days(path: Path) -> list[dict[str, Any]]:
+    """``days.csv`` back as rows (method and day typed, the rest floats)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [
+            {k: (v if k == "method" else int(v) if k == "day" else float(v)) for k, v in row.items()}
+            for row in csv.DictReader(handle)
+        ]
+
+
+def _ablation_only(args: argparse.Namespace) -> int:
+    """The ablation against the finished run in ``args.out``; adds it to ``summary.json``."""
+    from wattsched.rl.dqn import load_config
+
+    summary = json.loads((args.out / "summary.json").read_text(encoding="utf-8"))
+    rows = _read_days(args.out / "days.csv")
+    config = load_config(args.out / "model" / "dqn_model.zip")
+    args.ablation_steps = args.ablation_steps or config.timesteps
+    a = summary["summary"]["pool4"]["a_per_j"]
+    ablation = _run_ablation(args, config, rows, a, summary["train_wall_s"])
+    summary["ablation"] = ablation
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    print(json.dumps({k: v for k, v in summary.items() if k != "summary"}))
+    return 0
+
+
+def _run_ablation(
+    args: argparse.Namespace, config: DQNConfig, rows: Sequence[dict[str, Any]], a: float, wall_s: float
+) -> list[dict[str, Any]]:
+    print(
+        f"\nablation: {args.ablation_steps} steps each, first {args.ablation_days} held-out days, "
+        f"a = {a:.3e}/J (pool4 of the main run)"
+    )
+    print(
+        f"{'variant':<22} {'ET':>7} {'vs stat':>8} {'vs D-N':>8} {'vs noMIG':>8} {'rep/day':>9} "
+        f"{'train s':>8}"
+    )
+    ablation = _ablation(args, config, rows, a, wall_s)
+    _write_csv(args.out / "ablation.csv", ablation)
+    return ablation
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=100, help="held-out days (default 100)")
@@ -348,6 +393,9 @@ def main() -> int:
     )
     parser.add_argument("--ablation-days", type=int, default=30)
     parser.add_argument("--no-ablation", action="store_true")
+    parser.add_argument(
+        "--ablation-only", action="store_true", help="only the ablation, against the finished run in --out"
+    )
     parser.add_argument("--selection-days", type=int, default=20, help="days to pick the best static")
     parser.add_argument("--seed", type=int, default=0, help="held-out days and main training seed")
     parser.add_argument(
@@ -364,6 +412,8 @@ def main() -> int:
     from wattsched.rl.dqn import paper_config
     from wattsched.workload.generators import WorkloadSpec
 
+    if args.ablation_only:
+        return _ablation_only(args)
     args.out.mkdir(parents=True, exist_ok=True)
     spec = WorkloadSpec(profile="alibaba-day", rate_multiplier=RATE_MULTIPLIER)
     a_pilot = pilot_et_coefficient(args.seed, 8, spec)
@@ -387,16 +437,7 @@ def main() -> int:
     seeds = _other_seeds(args, config, rows, summary["pool4"]["a_per_j"])
     ablation: list[dict[str, Any]] = []
     if not args.no_ablation:
-        print(
-            f"\nablation: {args.ablation_steps} steps each, first {args.ablation_days} held-out days, "
-            f"a = {summary['pool4']['a_per_j']:.3e}/J (pool4 of the main run)"
-        )
-        print(
-            f"{'variant':<22} {'ET':>7} {'vs stat':>8} {'vs D-N':>8} {'vs noMIG':>8} {'rep/day':>9} "
-            f"{'train s':>8}"
-        )
-        ablation = _ablation(args, config, rows, summary["pool4"]["a_per_j"], training["wall_s"])
-        _write_csv(args.out / "ablation.csv", ablation)
+        ablation = _run_ablation(args, config, rows, summary["pool4"]["a_per_j"], training["wall_s"])
     gains = summary["pool4"]["dynamic_gain"]
     met = {m: gains[m]["gain"] >= t for m, t in TARGETS}
     result = {
