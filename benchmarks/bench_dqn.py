@@ -17,11 +17,12 @@ Ablation: each change of the paper config switched off in turn (one at a time, a
 ``--ablation-days`` held-out days, the first of the same days), one training per row.
 
     .venv/bin/python benchmarks/bench_dqn.py [--days 100] [--steps N] [--ablation-steps N]
-        [--ablation-days 30] [--no-ablation | --ablation-only] [--seed 0] [--out benchmarks/out/dqn]
+        [--ablation-days 30] [--no-ablation] [--extra-seeds S ...] [--reuse] [--seed 0]
+        [--out benchmarks/out/dqn]
 
-``--ablation-only`` runs just the ablation against a finished run in ``--out`` (its ``days.csv``,
-``summary.json`` and saved model config), so the main run and the ablation can be measured one after the
-other.
+``--reuse`` skips the main run and runs ``--extra-seeds`` and the ablation (unless ``--no-ablation``) against
+the finished run in ``--out`` (its ``days.csv``, ``summary.json`` and saved model config), so the parts can
+be measured one after the other.
 
 Writes ``<out>/days.csv`` (one row per method and day), ``<out>/ablation.csv``, ``<out>/summary.json`` and the
 model (``<out>/model/dqn_model.zip``); prints tables and, last, one JSON line.
@@ -352,8 +353,9 @@ def _read_days(path: Path) -> list[dict[str, Any]]:
         ]
 
 
-def _ablation_only(args: argparse.Namespace) -> int:
-    """The ablation against the finished run in ``args.out``; adds it to ``summary.json``."""
+def _reuse(args: argparse.Namespace) -> int:
+    """Other seeds and/or the ablation against the finished run in ``args.out``; adds them to
+    ``summary.json`` (the main run's rows, ``a`` and model config are read back, nothing is retrained)."""
     from wattsched.rl.dqn import load_config
 
     summary = json.loads((args.out / "summary.json").read_text(encoding="utf-8"))
@@ -361,8 +363,10 @@ def _ablation_only(args: argparse.Namespace) -> int:
     config = load_config(args.out / "model" / "dqn_model.zip")
     args.ablation_steps = args.ablation_steps or config.timesteps
     a = summary["summary"]["pool4"]["a_per_j"]
-    ablation = _run_ablation(args, config, rows, a, summary["train_wall_s"])
-    summary["ablation"] = ablation
+    if args.extra_seeds:
+        summary["other_seeds"] = _other_seeds(args, config, rows, a)
+    if not args.no_ablation:
+        summary["ablation"] = _run_ablation(args, config, rows, a, summary["train_wall_s"])
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     print(json.dumps({k: v for k, v in summary.items() if k != "summary"}))
     return 0
@@ -394,7 +398,9 @@ def main() -> int:
     parser.add_argument("--ablation-days", type=int, default=30)
     parser.add_argument("--no-ablation", action="store_true")
     parser.add_argument(
-        "--ablation-only", action="store_true", help="only the ablation, against the finished run in --out"
+        "--reuse",
+        action="store_true",
+        help="no main run: --extra-seeds and the ablation against the finished run in --out",
     )
     parser.add_argument("--selection-days", type=int, default=20, help="days to pick the best static")
     parser.add_argument("--seed", type=int, default=0, help="held-out days and main training seed")
@@ -412,8 +418,8 @@ def main() -> int:
     from wattsched.rl.dqn import paper_config
     from wattsched.workload.generators import WorkloadSpec
 
-    if args.ablation_only:
-        return _ablation_only(args)
+    if args.reuse:
+        return _reuse(args)
     args.out.mkdir(parents=True, exist_ok=True)
     spec = WorkloadSpec(profile="alibaba-day", rate_multiplier=RATE_MULTIPLIER)
     a_pilot = pilot_et_coefficient(args.seed, 8, spec)
