@@ -72,6 +72,7 @@ def _run(args: argparse.Namespace) -> int:
         f"sweep: {len(result.runs)} runs ({result.executed} ran, {result.reused} reused) in "
         f"{result.wall_s:.1f} s",
         file=sys.stderr,
+        flush=True,
     )
     for name in ("runs.parquet", "runs.csv", "sweep.json"):
         if (result.out_dir / name).is_file() and (name != "runs.csv" or args.csv):

@@ -194,7 +194,10 @@ def _dvfs_row(cell: DvfsRunCell) -> dict[str, Any]:
     runner = run_offline if cell.mode == "offline" else run_online
     result = runner(tasks, cell.algo, cluster, dvfs, keep_schedule=True)
     assert result.schedule is not None
-    lateness_s = np.maximum(result.schedule.end_s - tasks.deadline_s, 0.0)
+    # Late by more than float noise, with the tolerance the run's deadline_misses count uses.
+    deadline_s = tasks.deadline_s
+    late = result.schedule.end_s > deadline_s + 1e-9 * np.maximum(np.abs(deadline_s), 1.0)
+    lateness_s = np.where(late, result.schedule.end_s - deadline_s, 0.0)
     return {
         "part": "dvfs",
         "gpu": cell.gpu,

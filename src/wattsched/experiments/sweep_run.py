@@ -14,7 +14,8 @@ Output under ``DIR``:
 ET (CONTRACT §2): ``a = t̄ / (2·s̄)`` over the sweep's whole pool of MIG runs (energy in J, average
 tardiness in minutes) and ``et = (a·x + y) / (a + 1)`` per run. DVFS runs (P2) form their own pool: their
 energies are of a whole cluster, so pooling them with single-GPU days would let one part set the other's
-scale.
+scale. A pool without tardiness (DVFS runs that meet every deadline) has ``a = 0``: every ``et`` is then 0
+and energy alone tells the runs apart.
 """
 
 from __future__ import annotations
