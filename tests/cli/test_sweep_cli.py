@@ -25,8 +25,17 @@ def test_policies_example_gives_24_rows_and_report_and_plot_read_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_dir = tmp_path / "policies"
-    paths, err = _sweep(capsys, str(EXAMPLES / "policies.toml"), "--out", str(out_dir), "--hours", "1",
-                        "--csv", "--workers", "2")
+    paths, err = _sweep(
+        capsys,
+        str(EXAMPLES / "policies.toml"),
+        "--out",
+        str(out_dir),
+        "--hours",
+        "1",
+        "--csv",
+        "--workers",
+        "2",
+    )
     assert paths == [str(out_dir / name) for name in ("runs.parquet", "runs.csv", "sweep.json")]
     assert "sweep: 24 runs (24 ran, 0 reused)" in err
     runs = pd.read_parquet(out_dir / "runs.parquet")
@@ -61,7 +70,11 @@ def test_partitioners_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     # 2 fixed configurations + 4 partitioners, x 2 rate multipliers x 3 seeds
     assert len(runs) == 36
     assert runs.partitioner.value_counts().to_dict() == {
-        "none": 12, "no-mig": 6, "static": 6, "day-night": 6, "lookahead": 6,
+        "none": 12,
+        "no-mig": 6,
+        "static": 6,
+        "day-night": 6,
+        "lookahead": 6,
     }
     assert set(runs.rate_multiplier) == {1.0, 2.5}
     static = runs[runs.partitioner == "static"]

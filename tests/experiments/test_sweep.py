@@ -1,4 +1,5 @@
-"""Sweeps (CONTRACT §9): rows equal the single-run commands, ET over the whole pool, resume, stale code, Ray."""
+"""Sweeps (CONTRACT §9): rows equal the single-run commands, ET over the whole pool, resume, stale code,
+Ray."""
 
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ SMALL = {
 }
 
 
-def _sweep(tmp_path: Path, data: dict[str, object], name: str = "out", **options: object) -> sweep_run.SweepResult:
+def _sweep(
+    tmp_path: Path, data: dict[str, object], name: str = "out", **options: object
+) -> sweep_run.SweepResult:
     spec = validate_sweep(data, "small.toml")
     return run_sweep(spec, tmp_path, tmp_path / name, where="small.toml", progress=False, **options)  # type: ignore[arg-type]
 
@@ -48,17 +51,36 @@ def test_rows_equal_mig_run_and_et_uses_the_whole_pool(
     # A fixed cell is `mig run` with the same options (the sweep's preset default is literal, as mig run's).
     row = runs[(runs.configuration == "3") & (runs.policy == "edf-fs") & (runs.seed == 2)].iloc[0]
     single = _cli_json(
-        ["mig", "run", "--config", "3", "--policy", "edf-fs", "--profile", "alibaba-day", "--hours", "1",
-         "--rate-multiplier", "2.5", "--seed", "2", "--json"],
+        [
+            "mig",
+            "run",
+            "--config",
+            "3",
+            "--policy",
+            "edf-fs",
+            "--profile",
+            "alibaba-day",
+            "--hours",
+            "1",
+            "--rate-multiplier",
+            "2.5",
+            "--seed",
+            "2",
+            "--json",
+        ],
         capsys,
     )
     for key in ("energy_j", "avg_tardiness_s", "max_tardiness_s", "jobs", "late_jobs", "preemptions"):
         assert row[key] == pytest.approx(single[key], rel=1e-12), key
-    # The static partitioner's day is configuration 3 under restricted EDF-SS; no-mig's is no-mig under EDF-FS.
-    for partitioner, configuration, policy in (("static", "3", "edf-ss-restricted"), ("no-mig", "no-mig", "edf-fs")):
+    # The static partitioner's day is configuration 3 under restricted EDF-SS; no-mig's is no-mig, EDF-FS.
+    for partitioner, configuration, policy in (
+        ("static", "3", "edf-ss-restricted"),
+        ("no-mig", "no-mig", "edf-fs"),
+    ):
         day = runs[runs.partitioner == partitioner].set_index("seed")
-        fixed = runs[(runs.partitioner == "none") & (runs.configuration == configuration)
-                     & (runs.policy == policy)].set_index("seed")
+        fixed = runs[
+            (runs.partitioner == "none") & (runs.configuration == configuration) & (runs.policy == policy)
+        ].set_index("seed")
         assert list(day.configuration) == [configuration] * 2 and list(day.policy) == [policy] * 2
         np.testing.assert_allclose(day.energy_j, fixed.energy_j, rtol=1e-12)
     # Common random numbers: every run of a seed sees the same jobs.
@@ -70,20 +92,48 @@ def test_rows_equal_mig_run_and_et_uses_the_whole_pool(
     pool = json.loads((tmp_path / "out" / "sweep.json").read_text())
     assert pool["et_pool"]["mig"]["runs"] == 12
     assert pool["et_pool"]["mig"]["a_per_j"] == pytest.approx(a, rel=1e-12)
-    assert pool["spec"]["configurations"] == [3, "no-mig"] and pool["code_digest"] == store_module.code_digest()
+    assert (
+        pool["spec"]["configurations"] == [3, "no-mig"] and pool["code_digest"] == store_module.code_digest()
+    )
     stored = pd.read_parquet(tmp_path / "out" / "runs.parquet")
     pd.testing.assert_frame_equal(stored, runs, check_dtype=False)
 
 
 def test_dvfs_rows_equal_dvfs_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = {"seeds": [3], "dvfs": {"util": [1.2], "pairs": [64], "pairs_per_server": [4],
-                                    "algos": ["edl"], "dvfs": [True, False], "mode": ["offline", "online"]}}
+    data = {
+        "seeds": [3],
+        "dvfs": {
+            "util": [1.2],
+            "pairs": [64],
+            "pairs_per_server": [4],
+            "algos": ["edl"],
+            "dvfs": [True, False],
+            "mode": ["offline", "online"],
+        },
+    }
     runs = _sweep(tmp_path, data, workers=1).runs
     assert len(runs) == 4 and set(runs.part) == {"dvfs"}
     for _, row in runs.iterrows():
         single = _cli_json(
-            ["dvfs", "run", "--mode", row["mode"], "--util", "1.2", "--pairs", "64", "--pairs-per-server", "4",
-             "--algo", "edl", "--dvfs", row["dvfs"], "--seed", "3", "--json"],
+            [
+                "dvfs",
+                "run",
+                "--mode",
+                row["mode"],
+                "--util",
+                "1.2",
+                "--pairs",
+                "64",
+                "--pairs-per-server",
+                "4",
+                "--algo",
+                "edl",
+                "--dvfs",
+                row["dvfs"],
+                "--seed",
+                "3",
+                "--json",
+            ],
             capsys,
         )
         assert row["energy_j"] == pytest.approx(single["energy_total_j"], rel=1e-12)
@@ -162,7 +212,9 @@ def test_code_digest_covers_sources_and_data_only(tmp_path: Path, monkeypatch: p
 
 def test_cell_count_limit_and_expansion_order(tmp_path: Path) -> None:
     spec = validate_sweep({**SMALL, "seeds": list(range(200))}, "big.toml")
-    with pytest.raises(ConfigError, match=r"big.toml: the cross product has 1,200 cells, more than the limit of 1,000"):
+    with pytest.raises(
+        ConfigError, match=r"big.toml: the cross product has 1,200 cells, more than the limit of 1,000"
+    ):
         expand_sweep(spec, tmp_path, "big.toml", max_cells=1000)
     cells = expand_sweep(spec, tmp_path, "big.toml", max_cells=1000, confirm=True)
     assert len(cells) == 1200
@@ -181,8 +233,13 @@ def test_trace_workload_and_gpu_file_paths_are_relative_to_the_sweep_file(tmp_pa
     from wattsched.workload.traces import write_trace
 
     write_trace(generate_jobs(WorkloadSpec(rate_per_min=0.5, hours=1), 4), tmp_path / "jobs.csv")
-    data = {"gpus": ["a100-40gb"], "configurations": [1, 3], "policies": ["edf-ss"], "seeds": [0],
-            "workload": {"trace": "jobs.csv"}}
+    data = {
+        "gpus": ["a100-40gb"],
+        "configurations": [1, 3],
+        "policies": ["edf-ss"],
+        "seeds": [0],
+        "workload": {"trace": "jobs.csv"},
+    }
     runs = _sweep(tmp_path, data).runs
     assert list(runs.workload) == ["jobs.csv"] * 2 and "rate_multiplier" not in runs.columns
     # An edited trace is a new cell: its digest is part of the cell.
@@ -203,4 +260,6 @@ def test_ray_gives_the_same_rows_as_local(tmp_path: Path) -> None:
     local_runs = _sweep(tmp_path, data, name="local", executor="local", workers=2).runs
     assert len(ray_runs) == 5
     pd.testing.assert_frame_equal(ray_runs, local_runs)
-    assert (tmp_path / "ray" / "runs.parquet").read_bytes() == (tmp_path / "local" / "runs.parquet").read_bytes()
+    assert (tmp_path / "ray" / "runs.parquet").read_bytes() == (
+        tmp_path / "local" / "runs.parquet"
+    ).read_bytes()

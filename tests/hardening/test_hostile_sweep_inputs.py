@@ -26,8 +26,10 @@ def _replace(old: str, new: str) -> str:
 @pytest.mark.parametrize(
     ("content", "pieces"),
     [
-        (_replace('policies = ["edf-fs"]', 'polices = ["edf-fs"]'),
-         ["unknown key 'polices'", "did you mean 'policies'"]),
+        (
+            _replace('policies = ["edf-fs"]', 'polices = ["edf-fs"]'),
+            ["unknown key 'polices'", "did you mean 'policies'"],
+        ),
         (GOOD + "rate_multiplyer = 2\n", ["unknown key 'workload.rate_multiplyer'", "'rate_multiplier'"]),
         (GOOD + "[dvfs]\nutil = [1.0]\nalgo = ['edl']\n", ["unknown key 'dvfs.algo'", "'algos'"]),
         (_replace("seeds = [1]", "seeds = []"), ["key 'seeds'", "at least 1 item"]),
@@ -35,34 +37,51 @@ def _replace(old: str, new: str) -> str:
         (_replace("seeds = [1]", ""), ["key 'seeds' is required"]),
         (_replace("seeds = [1]", "seeds = [1, 1]"), ["key 'seeds'", "duplicate"]),
         (_replace("seeds = [1]", "seeds = [-1]"), ["key 'seeds'", "[0, 2**32)", "[-1]"]),
-        (_replace("configurations = [3]", "configurations = [13]"),
-         ["key 'configurations'", "GPU 'a100-40gb' has no configuration 13", "valid: 1, 2"]),
-        (_replace('gpus = ["a100-40gb"]', 'gpus = ["a100-40gb", "h200-141gb"]').replace("[3]", "[5, 13]"),
-         ["key 'configurations'", "no configuration 13"]),
+        (
+            _replace("configurations = [3]", "configurations = [13]"),
+            ["key 'configurations'", "GPU 'a100-40gb' has no configuration 13", "valid: 1, 2"],
+        ),
+        (
+            _replace('gpus = ["a100-40gb"]', 'gpus = ["a100-40gb", "h200-141gb"]').replace("[3]", "[5, 13]"),
+            ["key 'configurations'", "no configuration 13"],
+        ),
         (_replace('gpus = ["a100-40gb"]', 'gpus = ["b200"]'), ["key 'gpus'", "b200"]),
-        (_replace('gpus = ["a100-40gb"]', 'gpus = ["mine.toml"]'), ["key 'gpus'", "no such file 'mine.toml'"]),
+        (
+            _replace('gpus = ["a100-40gb"]', 'gpus = ["mine.toml"]'),
+            ["key 'gpus'", "no such file 'mine.toml'"],
+        ),
         (_replace('policies = ["edf-fs"]', 'policies = ["edf-fz"]'), ["key 'policies'", "edf-fz"]),
-        (GOOD.replace("[workload]", 'partitioners = ["dynamic"]\n[workload]'),
-         ["key 'partitioners'", "unknown partitioner 'dynamic'", "valid: no-mig, static"]),
-        (_replace('profile = "alibaba-day"', 'profile = "alibaba-dya"'),
-         ["key 'workload.profile'", "did you mean 'alibaba-day'"]),
+        (
+            GOOD.replace("[workload]", 'partitioners = ["dynamic"]\n[workload]'),
+            ["key 'partitioners'", "unknown partitioner 'dynamic'", "valid: no-mig, static"],
+        ),
+        (
+            _replace('profile = "alibaba-day"', 'profile = "alibaba-dya"'),
+            ["key 'workload.profile'", "did you mean 'alibaba-day'"],
+        ),
         (_replace('profile = "alibaba-day"', 'trace = "jobs.csv"'), ["key 'workload.hours'", "generated"]),
-        (_replace("hours = 1", 'rate_per_min = 0.5'), ["key 'workload'", "exactly one of"]),
+        (_replace("hours = 1", "rate_per_min = 0.5"), ["key 'workload'", "exactly one of"]),
         (_replace("hours = 1", "hours = -1"), ["key 'workload.hours'", "greater than 0"]),
         (_replace("hours = 1", "rate_multiplier = []"), ["key 'workload.rate_multiplier'", "at least 1"]),
         (_replace('policies = ["edf-fs"]', ""), ["key 'policies' is required (or give 'partitioners')"]),
-        (_replace('policies = ["edf-fs"]', 'partitioners = ["static"]'),
-         ["key 'configurations' needs key 'policies'"]),
+        (
+            _replace('policies = ["edf-fs"]', 'partitioners = ["static"]'),
+            ["key 'configurations' needs key 'policies'"],
+        ),
         (_replace('gpus = ["a100-40gb"]', ""), ["key 'gpus' is required"]),
         ("seeds = [1]\n", ["nothing to run"]),
-        ("seeds = [1]\n[dvfs]\nutil = [1.0]\npairs = [10]\npairs_per_server = [4]\n",
-         ["key 'dvfs.pairs_per_server'", "4 does not divide pairs = 10"]),
+        (
+            "seeds = [1]\n[dvfs]\nutil = [1.0]\npairs = [10]\npairs_per_server = [4]\n",
+            ["key 'dvfs.pairs_per_server'", "4 does not divide pairs = 10"],
+        ),
         ("seeds = [1]\n[dvfs]\nutil = [0]\n", ["key 'dvfs.util'", "> 0, got 0"]),
         ("seeds = [1]\n[dvfs]\nutil = [1.0]\ntheta = [1.5]\n", ["key 'dvfs.theta'", "(0, 1]"]),
         ("seeds = [1]\n[dvfs]\nutil = [1.0]\nalgos = ['fifo']\n", ["key 'dvfs.algos'", "'edl'"]),
         ("seeds = [1\n", ["invalid TOML"]),
-        (_replace("seeds = [1]", "seeds = [" + ", ".join(map(str, range(10_001))) + "]"),
-         ["10,001 cells, more than the limit of 10,000", "--yes"]),
+        (
+            _replace("seeds = [1]", "seeds = [" + ", ".join(map(str, range(10_001))) + "]"),
+            ["10,001 cells, more than the limit of 10,000", "--yes"],
+        ),
     ],
 )
 def test_bad_sweep_files(
@@ -89,7 +108,9 @@ def test_bad_paths_and_options(tmp_path: Path, capsys: pytest.CaptureFixture[str
         tmp_path, ["sweep", str(sweep), "--out", str(tmp_path / "out"), "--ray-address", "127.0.0.1:1"]
     )
     assert_one_line_error(capsys, code, "--ray-address needs --executor ray")
-    traced = write(tmp_path / "traced.toml", _replace('profile = "alibaba-day"\nhours = 1', 'trace = "t.csv"'))
+    traced = write(
+        tmp_path / "traced.toml", _replace('profile = "alibaba-day"\nhours = 1', 'trace = "t.csv"')
+    )
     write(tmp_path / "t.csv", "job_id\n")
     code = run_in(tmp_path, ["sweep", str(traced), "--out", str(tmp_path / "out"), "--hours", "1"])
     assert_one_line_error(capsys, code, "--hours applies to generated workloads")

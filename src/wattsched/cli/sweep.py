@@ -1,7 +1,8 @@
 """`wattsched sweep FILE.toml --out DIR`: the cross product of a sweep file's lists into one tidy table.
 
 CONTRACT §9. The file's keys are documented in :mod:`wattsched.experiments.sweep`, the outputs
-(``runs.parquet``, ``runs.csv``, ``sweep.json``, the ``cache/`` store) in :mod:`wattsched.experiments.sweep_run`.
+(``runs.parquet``, ``runs.csv``, ``sweep.json``, the ``cache/`` store) in
+:mod:`wattsched.experiments.sweep_run`.
 Heavy modules (pandas, pyarrow, pydantic, Ray) are imported when the command runs, not at start-up.
 """
 
@@ -28,24 +29,35 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.add_argument("file", metavar="FILE.toml", type=Path, help="the sweep file")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     parser.add_argument(
-        "--executor", choices=("local", "ray"), default="local",
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
         help="local process pool or Ray (default: local)",
     )
     parser.add_argument(
-        "--ray-address", default=None, metavar="ADDR",
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
         help="address of a running Ray cluster (default: start a local one)",
     )
     parser.add_argument(
-        "--workers", type=int_at_least(1), default=None, metavar="N",
+        "--workers",
+        type=int_at_least(1),
+        default=None,
+        metavar="N",
         help="worker processes / Ray CPUs (default: all cores)",
     )
     parser.add_argument("--csv", action="store_true", help="also write DIR/runs.csv (default: off)")
     parser.add_argument(
-        "--yes", action="store_true",
+        "--yes",
+        action="store_true",
         help="run a cross product larger than the limit of 10,000 cells (default: refuse)",
     )
     parser.add_argument(
-        "--hours", type=positive_finite_float, default=None, metavar="H",
+        "--hours",
+        type=positive_finite_float,
+        default=None,
+        metavar="H",
         help="override the arrival window of generated workloads, in hours (default: the file's)",
     )
     parser.set_defaults(func=_run)

@@ -76,7 +76,8 @@ def code_digest() -> str:
 
 def _source_file(path: Path, root: Path) -> bool:
     parts = path.relative_to(root).parts
-    return "__pycache__" not in parts and path.suffix not in (".pyc", ".pyo") and not path.name.startswith(".")
+    compiled = path.suffix in (".pyc", ".pyo")
+    return "__pycache__" not in parts and not compiled and not path.name.startswith(".")
 
 
 def cell_fingerprint(cell: Any, version: str | None = None, code: str | None = None) -> str:

@@ -49,6 +49,7 @@ MAX_CELLS = 10_000
 #: Partitioners a sweep can run (``dynamic`` needs a trained model and is left to ``mig evaluate``).
 PARTITIONER_CHOICES = ("no-mig", "static", "day-night", "lookahead")
 
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -297,8 +298,11 @@ def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> 
             for seed in spec.seeds:
                 for configuration in configurations:
                     for policy in spec.policies or []:
-                        cells.append(MigRunCell(name, reference, digest, str(configuration), policy, "none",
-                                                workload, seed))
+                        cells.append(
+                            MigRunCell(
+                                name, reference, digest, str(configuration), policy, "none", workload, seed
+                            )
+                        )
                 for partitioner in spec.partitioners or []:
                     cells.append(MigRunCell(name, reference, digest, "", "", partitioner, workload, seed))
     return cells
@@ -343,8 +347,21 @@ def _dvfs_cells(spec: SweepSpec, base: Path, where: str) -> list[DvfsRunCell]:
                         for algo in grid.algos:
                             for theta in grid.theta:
                                 for on in grid.dvfs:
-                                    cells.append(DvfsRunCell(grid.gpu, reference, digest, mode, float(util),
-                                                             pairs, l, algo, float(theta), on, seed))
+                                    cells.append(
+                                        DvfsRunCell(
+                                            grid.gpu,
+                                            reference,
+                                            digest,
+                                            mode,
+                                            float(util),
+                                            pairs,
+                                            l,
+                                            algo,
+                                            float(theta),
+                                            on,
+                                            seed,
+                                        )
+                                    )
     return cells
 
 
@@ -369,7 +386,10 @@ def expand_sweep(
             f"{where}: the cross product has {count:,} cells, more than the limit of {max_cells:,}; "
             "shorten a list or pass --yes"
         )
-    cells: list[MigRunCell | DvfsRunCell] = [*_mig_cells(spec, base, where, hours), *_dvfs_cells(spec, base, where)]
+    cells: list[MigRunCell | DvfsRunCell] = [
+        *_mig_cells(spec, base, where, hours),
+        *_dvfs_cells(spec, base, where),
+    ]
     keys = [c.key for c in cells]
     if len(set(keys)) != len(keys):
         raise ConfigError(f"{where}: two entries name the same run (e.g. a GPU listed by name and by file)")

@@ -139,6 +139,7 @@ def _mig_row(cell: MigRunCell) -> dict[str, Any]:
 
     gpu = load_gpu(cell.gpu_ref)
     jobs, horizon_s = _jobs(cell, gpu)
+    result: Any  # a SimResult either way
     if cell.partitioner == "none":
         from wattsched.mig.simulator import simulate
 
@@ -152,7 +153,7 @@ def _mig_row(cell: MigRunCell) -> dict[str, Any]:
         setting = Setting(seed=cell.seed, workload=cell.workload.spec(), gpu=cell.gpu_ref)
         partitioner = build_policy(Method(cell.partitioner), setting)
         day = run_day(jobs, partitioner, horizon_s=horizon_s, gpu=gpu, seed=cell.seed)
-        result: Any = day.result
+        result = day.result
         configuration, policy = str(day.initial_configuration), partitioner.scheduler
     return {
         "part": "mig",

@@ -1,4 +1,4 @@
-"""Run a sweep (CONTRACT §9): cells on the local or Ray executor through the result store, then one tidy table.
+"""Run a sweep (CONTRACT §9): cells on the local or Ray executor through the result store, one tidy table.
 
 Output under ``DIR``:
 
@@ -34,7 +34,7 @@ from wattsched.experiments.sweep_cells import DvfsRunCell, MigRunCell, run_sweep
 if TYPE_CHECKING:
     import pandas as pd
 
-    from wattsched.experiments.study import Scale
+    from wattsched.experiments.study import Scale, Study
 
 __all__ = ["CONTRACT_COLUMNS", "ET_DEFINITION", "SweepResult", "run_sweep"]
 
@@ -42,14 +42,30 @@ log = logging.getLogger(__name__)
 
 #: The columns CONTRACT §9 requires, first in ``runs.parquet``.
 CONTRACT_COLUMNS = (
-    "gpu", "configuration", "policy", "seed", "energy_j", "avg_tardiness_s", "late_jobs", "preemptions", "et",
+    "gpu",
+    "configuration",
+    "policy",
+    "seed",
+    "energy_j",
+    "avg_tardiness_s",
+    "late_jobs",
+    "preemptions",
+    "et",
 )
 _MORE_COLUMNS = (
-    "partitioner", "workload", "rate_multiplier", "hours", "part", "jobs", "max_tardiness_s", "repartitions",
+    "partitioner",
+    "workload",
+    "rate_multiplier",
+    "hours",
+    "part",
+    "jobs",
+    "max_tardiness_s",
+    "repartitions",
     "end_s",
 )
 ET_DEFINITION = (
-    "et = (a*x + y)/(a + 1) per run, x = energy_j (J), y = avg_tardiness_s / 60 (min), a = mean(y)/(2*mean(x)) "
+    "et = (a*x + y)/(a + 1) per run, x = energy_j (J), y = avg_tardiness_s / 60 (min), "
+    "a = mean(y)/(2*mean(x)) "
     "over the pool (CONTRACT §2, P1 §IV-A)"
 )
 RUNS_FILE, CSV_FILE, POOL_FILE, STORE_DIR = "runs.parquet", "runs.csv", "sweep.json", "cache"
@@ -114,7 +130,7 @@ def run_sweep(
     try:
         out.mkdir(parents=True, exist_ok=True)
         run = run_study(
-            _SweepStudy(cells),
+            cast("Study", _SweepStudy(cells)),  # runs cells only: the sweep writes its own outputs
             cast("Scale", "sweep"),
             out,
             runner,
