@@ -99,6 +99,39 @@ def test_rows_equal_mig_run_and_et_uses_the_whole_pool(
     pd.testing.assert_frame_equal(stored, runs, check_dtype=False)
 
 
+def test_partitioner_rows_equal_mig_day(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = {
+        "gpus": ["h200-141gb"],
+        "partitioners": ["day-night"],
+        "seeds": [1],
+        "workload": {"profile": "alibaba-day", "rate_multiplier": 2.5, "hours": 1},
+    }
+    row = _sweep(tmp_path, data).runs.iloc[0]
+    day = _cli_json(
+        [
+            "mig",
+            "day",
+            "--partitioner",
+            "day-night",
+            "--gpu",
+            "h200-141gb",
+            "--profile",
+            "alibaba-day",
+            "--hours",
+            "1",
+            "--rate-multiplier",
+            "2.5",
+            "--seed",
+            "1",
+            "--json",
+        ],
+        capsys,
+    )
+    assert row["configuration"] == str(day["initial_configuration"])
+    for key in ("energy_j", "avg_tardiness_s", "jobs", "late_jobs", "preemptions", "repartitions", "end_s"):
+        assert row[key] == pytest.approx(day[key], rel=1e-12), key
+
+
 def test_dvfs_rows_equal_dvfs_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = {
         "seeds": [3],
