@@ -132,6 +132,50 @@ def test_partitioner_rows_equal_mig_day(tmp_path: Path, capsys: pytest.CaptureFi
         assert row[key] == pytest.approx(day[key], rel=1e-12), key
 
 
+def test_several_workloads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = {
+        "gpus": ["a100-40gb"],
+        "configurations": [2],
+        "policies": ["llf"],
+        "seeds": [7],
+        "workloads": [
+            {"profile": "alibaba-day", "rate_multiplier": [1.0, 2.5], "hours": 1},
+            {"rate_per_min": 0.5, "hours": 1, "deadline_rule": "slice-aware", "inference_share": 0.5},
+        ],
+    }
+    runs = _sweep(tmp_path, data).runs
+    assert list(runs.workload) == [
+        "alibaba-day",
+        "alibaba-day",
+        "poisson-0.5/min inference=0.5 slice-aware",
+    ]
+    assert list(runs.rate_multiplier) == [1.0, 2.5, 1.0]
+    single = _cli_json(
+        [
+            "mig",
+            "run",
+            "--config",
+            "2",
+            "--policy",
+            "llf",
+            "--rate",
+            "0.5",
+            "--hours",
+            "1",
+            "--seed",
+            "7",
+            "--deadline-rule",
+            "slice-aware",
+            "--inference-share",
+            "0.5",
+            "--json",
+        ],
+        capsys,
+    )
+    assert runs.energy_j.iloc[2] == pytest.approx(single["energy_j"], rel=1e-12)
+    assert runs.late_jobs.iloc[2] == single["late_jobs"]
+
+
 def test_dvfs_rows_equal_dvfs_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = {
         "seeds": [3],

@@ -76,8 +76,18 @@ def _replace(old: str, new: str) -> str:
         ),
         ("seeds = [1]\n[dvfs]\nutil = [0]\n", ["key 'dvfs.util'", "> 0, got 0"]),
         ("seeds = [1]\n[dvfs]\nutil = [1.0]\ntheta = [1.5]\n", ["key 'dvfs.theta'", "(0, 1]"]),
-        ("seeds = [1]\n[dvfs]\nutil = [1.0]\nalgos = ['fifo']\n", ["key 'dvfs.algos'", "'edl'"]),
+        ("seeds = [1]\n[dvfs]\nutil = [1.0]\nalgos = ['fifo']\n", ["key 'dvfs.algos[0]'", "'edl'"]),
         ("seeds = [1\n", ["invalid TOML"]),
+        (GOOD + "[[workloads]]\nprofile = 'alibaba-day'\n", ["key 'workload'", "[[workloads]] tables"]),
+        (
+            GOOD.replace("[workload]", "[[workloads]]") + "[[workloads]]\nrate_per_min = 0.5\nhour = 2\n",
+            ["unknown key 'workloads[1].hour'", "did you mean 'hours'"],
+        ),
+        (
+            GOOD.replace("[workload]", "[[workloads]]")
+            + "[[workloads]]\nprofile = 'alibaba-day'\nhours = 1\n",
+            ["two entries name the same run"],
+        ),
         (
             _replace("seeds = [1]", "seeds = [" + ", ".join(map(str, range(10_001))) + "]"),
             ["10,001 cells, more than the limit of 10,000", "--yes"],

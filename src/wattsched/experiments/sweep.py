@@ -13,7 +13,7 @@ A sweep file names lists; the sweep is their cross product. Its MIG part::
     preset = "paper"                       # paper | literal (default literal, as `mig run`)
     hours = 24                             # arrival window; default 24 (profile) or the preset's queue length
 
-MIG cells are ``gpus × configurations × policies × workloads × seeds`` plus ``gpus × partitioners ×
+Several workloads are an array of tables, ``[[workloads]]``, each with the keys of ``[workload]``. MIG cells are ``gpus × configurations × policies × workloads × seeds`` plus ``gpus × partitioners ×
 workloads × seeds``; a partitioner chooses its own configurations (the GPU's roles) and scheduler. The DVFS
 part (P2) is a ``[dvfs]`` table of lists — ``mode``, ``util``, ``pairs``, ``pairs_per_server``, ``algos``,
 ``theta``, ``dvfs`` (true/false) — crossed with ``seeds``. Relative file paths are taken from the sweep file's
@@ -110,7 +110,12 @@ class SweepSpec(_Strict):
     partitioners: list[str] | None = Field(default=None, min_length=1)
     seeds: list[int] = Field(min_length=1)
     workload: WorkloadTable | None = None
+    workloads: list[WorkloadTable] | None = Field(default=None, min_length=1)
     dvfs: DvfsGrid | None = None
+
+    def workload_tables(self) -> list[WorkloadTable]:
+        """``[workload]`` or the ``[[workloads]]`` tables (empty without a MIG part)."""
+        return [self.workload] if self.workload is not None else list(self.workloads or [])
 
     @field_validator("gpus", "configurations", "policies", "partitioners", "seeds")
     @classmethod
@@ -128,15 +133,15 @@ class SweepSpec(_Strict):
 
 
 def _known_keys(model: type[BaseModel], location: tuple[Any, ...]) -> list[str]:
-    if location and location[0] in ("workload", "dvfs"):
-        model = WorkloadTable if location[0] == "workload" else DvfsGrid
+    if location and location[0] in ("workload", "workloads", "dvfs"):
+        model = DvfsGrid if location[0] == "dvfs" else WorkloadTable
     return list(model.model_fields)
 
 
 def _one_line(error: ValidationError, where: str) -> ConfigError:
     item = error.errors()[0]
     location = tuple(item["loc"])
-    key = ".".join(str(p) for p in location if not isinstance(p, int)) or "(top level)"
+    key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in location).lstrip(".") or "(top level)"
     if item["type"] == "extra_forbidden":
         name = str(location[-1])
         close = difflib.get_close_matches(name, _known_keys(SweepSpec, location[:-1]), n=1)
@@ -155,13 +160,18 @@ def validate_sweep(data: dict[str, Any], where: str = "<sweep>") -> SweepSpec:
         spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
         raise _one_line(exc, where) from None
-    mig_keys = [k for k in ("gpus", "configurations", "policies", "partitioners", "workload") if k in data]
+    mig_keys = [
+        k
+        for k in ("gpus", "configurations", "policies", "partitioners", "workload", "workloads")
+        if k in data
+    ]
     if not mig_keys and spec.dvfs is None:
         raise ConfigError(f"{where}: nothing to run: give the MIG keys (gpus, ...) and/or a [dvfs] table")
     if mig_keys:
-        for key in ("gpus", "workload"):
-            if getattr(spec, key) is None:
-                raise ConfigError(f"{where}: key '{key}' is required for the MIG part")
+        if spec.gpus is None:
+            raise ConfigError(f"{where}: key 'gpus' is required for the MIG part")
+        if (spec.workload is None) == (spec.workloads is None):
+            raise ConfigError(f"{where}: key 'workload': give one [workload] table or [[workloads]] tables")
         if spec.partitioners is None and (spec.configurations is None or spec.policies is None):
             missing = "configurations" if spec.configurations is None else "policies"
             raise ConfigError(f"{where}: key '{missing}' is required (or give 'partitioners')")
@@ -212,29 +222,40 @@ def _gpu_reference(name: str, base: Path, where: str) -> tuple[str, str]:
 
 
 def _workloads(spec: SweepSpec, base: Path, where: str, hours: float | None) -> list[WorkloadCell]:
+    """The workload cells of every table, in file order (a rate-multiplier list expands in place)."""
+    tables = spec.workload_tables()
+    names = ["workload"] if spec.workload is not None else [f"workloads[{i}]" for i in range(len(tables))]
+    return [
+        cell
+        for table, name in zip(tables, names, strict=True)
+        for cell in _table_workloads(table, name, base, where, hours)
+    ]
+
+
+def _table_workloads(
+    table: WorkloadTable, name: str, base: Path, where: str, hours: float | None
+) -> list[WorkloadCell]:
     from wattsched.experiments.presets import get_preset
     from wattsched.workload.arrivals import PROFILES
 
-    table = spec.workload
-    assert table is not None
     sources = [k for k in ("profile", "rate_per_min", "trace") if getattr(table, k) is not None]
     if len(sources) != 1:
-        raise ConfigError(f"{where}: key 'workload': give exactly one of profile, rate_per_min, trace")
+        raise ConfigError(f"{where}: key '{name}': give exactly one of profile, rate_per_min, trace")
     preset = get_preset(table.preset)
     if table.trace is not None:
         if hours is not None:
             raise ConfigError(f"{where}: --hours applies to generated workloads, not to a trace")
         stray = [k for k in ("rate_multiplier", "hours") if getattr(table, k) is not None]
         if stray:
-            raise ConfigError(f"{where}: key 'workload.{stray[0]}' only applies to generated workloads")
-        path = _resolve_file(table.trace, base, where, "workload.trace")
+            raise ConfigError(f"{where}: key '{name}.{stray[0]}' only applies to generated workloads")
+        path = _resolve_file(table.trace, base, where, f"{name}.trace")
         return [WorkloadCell(trace=str(path), trace_digest=_file_digest(path), horizon_s=table.horizon_s)]
     if table.horizon_s is not None:
-        raise ConfigError(f"{where}: key 'workload.horizon_s' only applies to a trace (generated: hours)")
+        raise ConfigError(f"{where}: key '{name}.horizon_s' only applies to a trace (generated: hours)")
     if table.profile is not None and table.profile not in PROFILES:
         close = difflib.get_close_matches(table.profile, PROFILES.available(), n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else f"; valid: {', '.join(PROFILES.available())}"
-        raise ConfigError(f"{where}: key 'workload.profile': unknown profile '{table.profile}'{hint}")
+        raise ConfigError(f"{where}: key '{name}.profile': unknown profile '{table.profile}'{hint}")
     default_multiplier = preset.rate_multiplier if table.profile is not None else 1.0
     multipliers = table.rate_multiplier if table.rate_multiplier is not None else default_multiplier
     default_hours = preset.day_hours if table.profile is not None else preset.table2_hours
@@ -272,7 +293,7 @@ def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> 
                 f"valid: {', '.join(PARTITIONER_CHOICES)}"
             )
     workloads = _workloads(spec, base, where, hours)
-    if "lookahead" in (spec.partitioners or []) and workloads[0].trace is not None:
+    if "lookahead" in (spec.partitioners or []) and any(w.trace is not None for w in workloads):
         raise ConfigError(
             f"{where}: key 'partitioners': lookahead needs a generated workload (its pilot days are drawn "
             "from it), not a trace"
@@ -399,9 +420,11 @@ def expand_sweep(
 def _count(spec: SweepSpec) -> int:
     """The number of cells, from the list lengths alone."""
     total = 0
-    if spec.gpus is not None and spec.workload is not None:
-        multiplier = spec.workload.rate_multiplier
-        workloads = len(multiplier) if isinstance(multiplier, list) else 1
+    if spec.gpus is not None:
+        workloads = sum(
+            len(t.rate_multiplier) if isinstance(t.rate_multiplier, list) else 1
+            for t in spec.workload_tables()
+        )
         fixed = len(spec.configurations or []) * len(spec.policies or [])
         total += len(spec.gpus) * workloads * len(spec.seeds) * (fixed + len(spec.partitioners or []))
     if spec.dvfs is not None:

@@ -37,12 +37,14 @@ class WorkloadCell:
 
     @property
     def label(self) -> str:
-        """The ``workload`` column: the profile name, ``poisson-<rate>/min`` or the trace's file name."""
+        """The ``workload`` column: the trace's file name, or the profile name / ``poisson-<rate>/min`` with
+        the inference share and deadline rule when they are not the defaults (0.8, p1)."""
         if self.trace is not None:
             return Path(self.trace).name
-        if self.profile is not None:
-            return self.profile
-        return f"poisson-{self.rate_per_min:g}/min"
+        name = self.profile if self.profile is not None else f"poisson-{self.rate_per_min:g}/min"
+        if self.inference_share != 0.8:
+            name += f" inference={self.inference_share:g}"
+        return name if self.deadline_rule == "p1" else f"{name} {self.deadline_rule}"
 
     def spec(self) -> Any:
         from wattsched.workload.generators import WorkloadSpec
