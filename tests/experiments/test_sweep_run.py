@@ -15,7 +15,8 @@ from wattsched.errors import ConfigError
 from wattsched.experiments import store as store_module
 from wattsched.experiments import sweep_run
 from wattsched.experiments.executors import CellFailedError
-from wattsched.experiments.sweep import expand_sweep, validate_sweep
+from wattsched.experiments.sweep import validate_sweep
+from wattsched.experiments.sweep_expand import expand_sweep
 from wattsched.experiments.sweep_run import CONTRACT_COLUMNS, run_sweep
 
 #: 1 GPU x 2 configurations x 2 policies x 2 seeds = 8 runs, plus 2 partitioners x 2 seeds = 4 days.

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from wattsched.errors import ConfigError
-from wattsched.experiments.sweep import SweepSpec, expand_sweep
+from wattsched.experiments.sweep import SweepSpec
 from wattsched.experiments.sweep_cells import DvfsRunCell, MigRunCell, run_sweep_cell
+from wattsched.experiments.sweep_expand import expand_sweep
 
 if TYPE_CHECKING:
     import pandas as pd
