@@ -224,6 +224,26 @@ def test_dvfs_rows_equal_dvfs_run(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "rate_multiplier" not in runs.columns  # no MIG run fills it
 
 
+def test_mig_and_dvfs_parts_have_separate_et_pools(tmp_path: Path) -> None:
+    data = {
+        **SMALL,
+        "partitioners": None,
+        "dvfs": {"util": [1.0], "pairs": [32], "algos": ["edl", "bin"]},
+    }
+    result = _sweep(tmp_path, data, workers=2)
+    runs, pools = result.runs, result.summary["et_pool"]
+    assert runs.part.value_counts().to_dict() == {"mig": 8, "dvfs": 8}  # DVFS: 2 algos x on/off x 2 seeds
+    assert list(runs.part) == ["mig"] * 8 + ["dvfs"] * 8  # file order: the MIG part first
+    mig = runs[runs.part == "mig"]
+    x, y = mig.energy_j.to_numpy(), mig.avg_tardiness_s.to_numpy() / 60.0
+    assert pools["mig"]["a_per_j"] == pytest.approx(y.mean() / (2 * x.mean()), rel=1e-12)
+    dvfs = runs[runs.part == "dvfs"]
+    # Every DVFS task meets its deadline here: the pool has no tardiness, a = 0 and every et is 0.
+    assert (dvfs.late_jobs == 0).all() and (dvfs.avg_tardiness_s == 0).all()
+    assert pools["dvfs"]["a_per_j"] == 0 and (dvfs.et == 0).all()
+    assert mig["mode"].isna().all() and dvfs["rate_multiplier"].isna().all()
+
+
 def test_rerun_reuses_every_row_and_an_interrupted_sweep_picks_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
