@@ -95,3 +95,27 @@ def test_dvfs_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     pool = json.loads((tmp_path / "sweep.json").read_text())
     assert set(pool["et_pool"]) == {"dvfs"}
     assert main(["report", str(tmp_path)]) == 0
+
+
+def test_yes_runs_a_sweep_over_the_limit_and_a_gpu_file_is_a_gpu(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wattsched.experiments import sweep_expand
+
+    catalogue = Path(sweep_expand.__file__).parents[1] / "hardware" / "data" / "gpus" / "a100-40gb.toml"
+    (tmp_path / "mine.toml").write_text(catalogue.read_text())
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(
+        'gpus = ["a100-40gb", "mine.toml"]\nconfigurations = [3]\npolicies = ["edf-fs"]\nseeds = [1, 2]\n'
+        '[workload]\nprofile = "alibaba-day"\nhours = 1\n'
+    )
+    monkeypatch.setattr(sweep_expand, "MAX_CELLS", 3)
+    capsys.readouterr()
+    assert main(["sweep", str(sweep), "--out", str(tmp_path / "out")]) == 2
+    assert "4 cells, more than the limit of 3" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    _sweep(capsys, str(sweep), "--out", str(tmp_path / "out"), "--yes")
+    runs = pd.read_parquet(tmp_path / "out" / "runs.parquet")
+    assert list(runs.gpu) == ["a100-40gb", "a100-40gb", "mine.toml", "mine.toml"]
+    by_gpu = runs.set_index(["gpu", "seed"]).energy_j
+    assert by_gpu["mine.toml"].tolist() == by_gpu["a100-40gb"].tolist()  # the same GPU, read from a file

@@ -212,18 +212,19 @@ def expand_sweep(
     *,
     hours: float | None = None,
     confirm: bool = False,
-    max_cells: int = MAX_CELLS,
+    max_cells: int | None = None,
 ) -> list[MigRunCell | DvfsRunCell]:
     """Every cell of the sweep, in file order (GPU, workload, seed, configuration, policy; then DVFS).
 
     ``hours`` overrides the arrival window of generated workloads (a short sweep for a quick look). More
-    than ``max_cells`` cells raise a ConfigError unless ``confirm``; the count is checked before any
-    cell is built.
+    than ``max_cells`` cells (default :data:`~wattsched.experiments.sweep.MAX_CELLS`, 10,000) raise a
+    ConfigError unless ``confirm``; the count is checked before any cell is built.
     """
     count = cell_count(spec)
-    if count > max_cells and not confirm:
+    limit = MAX_CELLS if max_cells is None else max_cells
+    if count > limit and not confirm:
         raise ConfigError(
-            f"{where}: the cross product has {count:,} cells, more than the limit of {max_cells:,}; "
+            f"{where}: the cross product has {count:,} cells, more than the limit of {limit:,}; "
             "shorten a list or pass --yes"
         )
     cells: list[MigRunCell | DvfsRunCell] = [
