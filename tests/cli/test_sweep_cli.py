@@ -62,6 +62,7 @@ def test_policies_example_gives_24_rows_and_report_and_plot_read_it(
     # A re-run reuses every row.
     _, err = _sweep(capsys, str(EXAMPLES / "policies.toml"), "--out", str(out_dir), "--hours", "1")
     assert "sweep: 24 runs (0 ran, 24 reused)" in err
+    assert not (out_dir / "runs.csv").exists()  # not asked for this time: no stale copy left behind
 
 
 def test_partitioners_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

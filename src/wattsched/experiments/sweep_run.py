@@ -6,7 +6,7 @@ Output under ``DIR``:
   late_jobs, preemptions, et`` first, then ``partitioner, workload, rate_multiplier, hours, part, jobs,
   max_tardiness_s, repartitions, end_s`` (and the DVFS columns when the sweep has a DVFS part) and ``cell``
   (the run's key). Rows follow the sweep file's order.
-* ``runs.csv`` — the same table, on request.
+* ``runs.csv`` — the same table, on request (an earlier one is removed otherwise, so it never goes stale).
 * ``sweep.json`` — the ET pool(s), the validated spec, the package version and the code digest.
 * ``cache/`` — the result store (Parquet parts and a manifest): a re-run reuses every stored row whose
   fingerprint (cell fields, package version, digest of the package source) matches; a killed sweep resumes.
@@ -203,4 +203,6 @@ def _write(out: Path, runs: pd.DataFrame, summary: dict[str, Any], csv: bool) ->
     atomic_write_bytes(out / RUNS_FILE, sink.getvalue().to_pybytes())
     if csv:
         atomic_write_text(out / CSV_FILE, runs.to_csv(index=False))
+    elif (out / CSV_FILE).is_file():  # a CSV of an earlier run would no longer match runs.parquet
+        (out / CSV_FILE).unlink()
     atomic_write_text(out / POOL_FILE, json.dumps(summary, indent=1, allow_nan=False) + "\n")
