@@ -37,7 +37,7 @@ def test_policies_example_gives_24_rows_and_report_and_plot_read_it(
         "2",
     )
     assert paths == [str(out_dir / name) for name in ("runs.parquet", "runs.csv", "sweep.json")]
-    assert "sweep: 24 runs (24 ran, 0 reused)" in err
+    assert "sweep: 24 runs (24 ran, 0 reused)" in err and "et over the whole pool (mig 24 runs, a = " in err
     runs = pd.read_parquet(out_dir / "runs.parquet")
     assert len(runs) == 24  # 2 GPUs x 3 configurations x 2 policies x 2 seeds
     assert list(runs.columns[: len(CONTRACT_COLUMNS)]) == list(CONTRACT_COLUMNS)

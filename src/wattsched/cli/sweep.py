@@ -80,9 +80,13 @@ def _run(args: argparse.Namespace) -> int:
         hours=args.hours,
         confirm=args.yes,
     )
+    pools = "; ".join(
+        f"{part} {pool['runs']} runs, a = {pool['a_per_j']:.4g}/J"
+        for part, pool in result.summary["et_pool"].items()
+    )
     print(
         f"sweep: {len(result.runs)} runs ({result.executed} ran, {result.reused} reused) in "
-        f"{result.wall_s:.1f} s",
+        f"{result.wall_s:.1f} s; et over the whole pool ({pools})",
         file=sys.stderr,
         flush=True,
     )
