@@ -18,7 +18,7 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from wattsched.cli import cluster, dvfs, gpu, measure, mig, plot, report, reproduce
+    from wattsched.cli import cluster, dvfs, gpu, measure, mig, plot, report, reproduce, sweep
 
     parser = OneLineErrorParser(
         prog="wattsched", description="Energy-aware scheduling of AI/ML work on GPUs."
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     gpu.add_parser(groups)
     measure.add_parser(groups)
     cluster.add_parser(groups)
+    sweep.add_parser(groups)
     return parser
 
 
