@@ -11,6 +11,11 @@ one's best, so that drift of the machine hits both alike. The baseline is checke
 worktree and run in a subprocess with its own ``src`` on ``PYTHONPATH``.
 
 Run: ``python benchmarks/bench_simulator.py [--traces N] [--rounds R] [--baseline COMMIT | --no-baseline]``.
+
+``--backlog``: cost per job under a growing backlog instead. One overloaded GPU (4 jobs/min on configuration
+3, far beyond what it serves) for 48 / 96 / 192 h (11.5k / 23k / 46k jobs; ``--backlog-hours`` to change),
+EDF-FS and LLF, CPU seconds and µs per job for both trees, and the growth of the cost per job at each
+doubling (1.0: O(1) per job; the baseline's sorted-list inserts and deletes grow with the queue).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RATE_PER_MIN = 0.5
@@ -63,12 +69,50 @@ def worker(traces: int, configurations: list[int]) -> dict[str, dict[str, float]
     return out
 
 
-def run_tree(src: Path, traces: int, configurations: list[int]) -> dict[str, dict[str, float]]:
+BACKLOG_RATE_PER_MIN = 4.0
+BACKLOG_POLICIES = ("edf-fs", "llf")
+
+
+def backlog_worker(hours: list[float]) -> dict[str, dict[str, list[float]]]:
+    """Per policy and length: ``[jobs, CPU seconds]`` of one overloaded GPU (configuration 3)."""
+    from wattsched.mig import simulate
+    from wattsched.workload.generators import WorkloadSpec, generate_jobs
+
+    out: dict[str, dict[str, list[float]]] = {policy: {} for policy in BACKLOG_POLICIES}
+    for length in hours:
+        jobs = generate_jobs(WorkloadSpec(rate_per_min=BACKLOG_RATE_PER_MIN, hours=length), 1)
+        for policy in BACKLOG_POLICIES:
+            start = time.process_time()
+            simulate(jobs, 3, policy)
+            out[policy][str(length)] = [len(jobs), time.process_time() - start]
+    return out
+
+
+def run_tree(src: Path, traces: int, configurations: list[int], backlog: list[float] | None = None) -> Any:
     env = {**os.environ, "PYTHONPATH": str(src)}
     command = [sys.executable, __file__, "--worker", "--traces", str(traces),
                "--configurations", ",".join(map(str, configurations))]
+    if backlog is not None:
+        command += ["--backlog", "--backlog-hours", ",".join(map(str, backlog))]
     result = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     return json.loads(result.stdout)
+
+
+def print_backlog(results: dict[str, dict[str, dict[str, list[float]]]], hours: list[float]) -> None:
+    print(f"One overloaded GPU: {BACKLOG_RATE_PER_MIN} jobs/min on configuration 3 (CPU seconds; µs per job; "
+          "growth of the cost per job at each doubling)")
+    print(f"{'policy':<8}{'tree':<20}" + "".join(f"{f'{h:g} h':>26}" for h in hours))
+    for policy in BACKLOG_POLICIES:
+        for name, result in results.items():
+            cells = []
+            previous = None
+            for h in hours:
+                jobs, seconds = result[policy][str(h)]
+                per_job = seconds / jobs
+                growth = f" x{per_job / previous:.2f}" if previous else ""
+                cells.append(f"{int(jobs):,} {seconds:.2f} s {per_job * 1e6:.0f} µs{growth}")
+                previous = per_job
+            print(f"{policy:<8}{name:<20}" + "".join(f"{c:>26}" for c in cells))
 
 
 def best(samples: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
@@ -83,10 +127,16 @@ def main() -> int:
     parser.add_argument("--no-baseline", action="store_true", help="measure this tree only")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--configurations", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--backlog", action="store_true", help="cost per job under a growing backlog")
+    parser.add_argument("--backlog-hours", default="48,96,192", help="lengths in hours (default 48,96,192)")
     args = parser.parse_args()
     configurations = [int(c) for c in args.configurations.split(",") if c] or list(range(1, 13))
+    backlog = [float(h) for h in args.backlog_hours.split(",")] if args.backlog else None
     if args.worker:
-        print(json.dumps(worker(args.traces, configurations)))
+        if backlog is not None:
+            print(json.dumps(backlog_worker(backlog)))
+        else:
+            print(json.dumps(worker(args.traces, configurations)))
         return 0
     trees = {"this tree": ROOT / "src"}
     with tempfile.TemporaryDirectory() as scratch:
@@ -97,6 +147,9 @@ def main() -> int:
             trees[f"baseline {args.baseline}"] = folder / "src"
         try:
             samples: dict[str, list[dict[str, dict[str, float]]]] = {name: [] for name in trees}
+            if backlog is not None:
+                print_backlog({name: run_tree(src, 0, [], backlog) for name, src in trees.items()}, backlog)
+                return 0
             for _ in range(args.rounds):
                 for name, src in trees.items():
                     samples[name].append(run_tree(src, args.traces, configurations))

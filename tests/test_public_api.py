@@ -56,6 +56,11 @@ PUBLIC_API: dict[str, set[str]] = {
         "group_summary", "power_figure", "power_series", "read_sweep", "read_timeline", "render",
         "timeline_frame",
     },
+    "wattsched.cluster": {
+        "PLACEMENTS", "PRESETS", "ClockModel", "ClockSchedule", "ClusterJobRecord", "ClusterOptions",
+        "ClusterResult", "ClusterSimulation", "ClusterSpec", "GpuPool", "PlacementPolicy", "PowerStates",
+        "ServerSpec", "clock_schedule", "cluster_spec", "preset_spec", "simulate_cluster", "stream_jobs",
+    },
     "wattsched.workload.adapters": {
         "ADAPTERS", "ImportOptions", "ImportReport", "ParsedTrace", "TraceParser", "import_trace",
     },

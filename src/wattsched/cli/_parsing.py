@@ -102,8 +102,13 @@ class OneLineErrorParser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
-        #: The parser of the command the command line names (set by :func:`add_commands`).
-        self.chosen: OneLineErrorParser | None = None
+        self._parsed: list[str] = []
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._parsed = list(args) if args is not None else []
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"wattsched: error: {self.prog}: {message}{self._suggestion(message)}\n")
@@ -115,68 +120,47 @@ class OneLineErrorParser(argparse.ArgumentParser):
         if message.startswith("unrecognized arguments: "):
             first = message.removeprefix("unrecognized arguments: ").split(" ")[0]
             if first.startswith("-"):
-                leaf = self._leaf()
-                options = [o for a in leaf._actions for o in a.option_strings if o.startswith("--")]
+                options = [o for a in self._leaf()._actions for o in a.option_strings if o.startswith("--")]
                 return did_you_mean(first.split("=")[0], options)
         return ""
 
-    def _leaf(self) -> OneLineErrorParser:
-        parser = self
-        while parser.chosen is not None:
-            parser = parser.chosen
+    def _leaf(self) -> argparse.ArgumentParser:
+        """The parser of the (sub-)command the parsed command line names."""
+        parser: argparse.ArgumentParser = self
+        for token in self._parsed:
+            groups = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            if groups and token in groups[0].choices:
+                parser = groups[0].choices[token]
         return parser
 
 
 @dataclass(frozen=True)
 class Command:
-    """One command of a table: its name, one-line help, and ``target``, ``"module:attribute"`` naming either a
-    function that adds the command's options to its parser or a tuple of sub-:class:`Command` (a group)."""
+    """One top-level command: its name, one-line help, and the module whose ``add_parser(subparsers)``
+    builds it."""
 
     name: str
     help: str
-    target: str
-    description: str = ""
-
-
-def _resolve(target: str) -> Any:
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    module: str
 
 
 def add_commands(
-    parser: OneLineErrorParser,
-    commands: Sequence[Command],
-    argv: Sequence[str] | None,
-    *,
-    dest: str = "command",
+    parser: argparse.ArgumentParser, commands: Sequence[Command], argv: Sequence[str] | None
 ) -> None:
     """Add ``commands`` as sub-commands of ``parser``.
 
-    ``argv`` is the rest of the command line after ``parser``'s own name: only the command it names is
-    built in full (its module imported); the others get their name and help only. ``argv=None`` builds
-    every command (tests and documentation walk the whole tree).
+    ``argv`` is the command line (global flags removed): only the command it names is built in full (its
+    module imported); the others get their name and help line only. ``argv=None`` builds every command.
     """
     groups = parser.add_subparsers(
-        dest=dest, metavar="COMMAND", required=True, parser_class=OneLineErrorParser
+        dest="command", metavar="COMMAND", required=True, parser_class=OneLineErrorParser
     )
-    chosen = None
-    rest: Sequence[str] | None = None
-    if argv is not None:
-        positions = [i for i, token in enumerate(argv) if not token.startswith("-")]
-        if positions:
-            chosen, rest = argv[positions[0]], argv[positions[0] + 1 :]
+    chosen = next((token for token in argv or () if not token.startswith("-")), None)
     for command in commands:
-        sub = groups.add_parser(
-            command.name, help=command.help, description=command.description or command.help
-        )
-        if argv is not None and command.name != chosen:
-            continue
-        parser.chosen = sub if argv is not None else None
-        target = _resolve(command.target)
-        if isinstance(target, tuple):
-            add_commands(sub, target, rest, dest=f"{command.name.replace('-', '_')}_command")
+        if argv is None or command.name == chosen:
+            importlib.import_module(command.module).add_parser(groups)
         else:
-            target(sub)
+            groups.add_parser(command.name, help=command.help)
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:

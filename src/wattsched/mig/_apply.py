@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from wattsched.mig._state import DONE, STOPPED, WAITING
 from wattsched.mig.policies.base import PolicyError
 from wattsched.mig.view import Assignment
+from wattsched.sim.sorted_list import SMALL
 
 if TYPE_CHECKING:
     from wattsched.mig.simulator import MigSimulation
@@ -130,7 +131,10 @@ def _start_moved(sim: MigSimulation, decision: Assignment, old: list[int], now: 
         if j >= 0 and j != old[s]:
             code = slice_of[j]
             if code == WAITING:
-                del waiting[bisect_left(waiting, (wkey[j], j))]
+                if isinstance(waiting, list):
+                    del waiting[bisect_left(waiting, (wkey[j], j))]
+                else:  # a long queue (wattsched.sim.sorted_list); back to a list below when short again
+                    waiting.remove((wkey[j], j))
                 timer[j] = -1.0  # a stopped job ran, so its timer is already cleared
             elif code != STOPPED:
                 raise PolicyError(f"job rank {j} assigned to slice {s} is not waiting or running once "
@@ -147,4 +151,6 @@ def _start_moved(sim: MigSimulation, decision: Assignment, old: list[int], now: 
         elif j < -1:
             raise PolicyError(f"bad job index {j} for slice {s}")
         s += 1  # noqa: SIM113 - see above
+    if not isinstance(waiting, list) and len(waiting) < SMALL:
+        st.waiting = list(waiting)
     return busy

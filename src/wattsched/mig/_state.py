@@ -3,16 +3,43 @@
 Only the engine (:mod:`wattsched.mig.simulator`, :mod:`wattsched.mig._apply`) writes it. Policies read it as
 a :class:`~wattsched.mig.view.SchedulerView` (this class satisfies that Protocol without copies). Internally a
 job's place is a code in ``slice_of``: a slice index (running) or one of the negative sentinels below.
+
+The waiting queue is a sorted ``list`` of ``(key, job)`` while it is short and a
+:class:`~wattsched.sim.sorted_list.BlockedSortedList` (O(log n) insert and delete) once it grows past
+:data:`~wattsched.sim.sorted_list.LARGE` entries; :func:`add_waiting` / :func:`remove_waiting` hide the
+difference. A waiting job's key never changes while it waits, so the order is the same in both.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections.abc import Sequence
 
 from wattsched.mig.view import JobState
+from wattsched.sim.sorted_list import LARGE, SMALL, BlockedSortedList
 
-__all__ = ["DONE", "NOT_ARRIVED", "STOPPED", "WAITING", "EngineState"]
+__all__ = [
+    "ARRIVAL",
+    "BLACKOUT_END",
+    "COMPLETION",
+    "DONE",
+    "NOT_ARRIVED",
+    "PER_JOB",
+    "STOPPED",
+    "TIMER",
+    "WAITING",
+    "EngineState",
+    "WaitingQueue",
+    "add_waiting",
+    "remove_waiting",
+]
+
+#: The waiting queue: ``(rank key, job)`` sorted, best first.
+WaitingQueue = list[tuple[float, int]] | BlockedSortedList[tuple[float, int]]
+
+#: Event kinds of the engine's queue (the kernel's priority: lower first among simultaneous events).
+COMPLETION, BLACKOUT_END, ARRIVAL, TIMER = 0, 1, 2, 3
 
 WAITING = -1
 DONE = -2
@@ -26,6 +53,46 @@ _STATES = {
     NOT_ARRIVED: JobState.NOT_ARRIVED,
     STOPPED: JobState.WAITING,
 }
+
+
+#: Per-job lists of :class:`EngineState` (indexed by job rank); :func:`wattsched.mig._dynamic.add_job` appends
+#: to each of them.
+PER_JOB: tuple[str, ...] = (
+    "deadline_s",
+    "durations_s",
+    "remaining",
+    "slice_of",
+    "finish_s",
+    "run_start_s",
+    "seg_start_s",
+    "completed_at_s",
+    "preemptions",
+    "crit_count",
+    "timer_s",
+    "wkey",
+)
+
+
+def add_waiting(state: EngineState, item: tuple[float, int]) -> None:
+    """Insert ``(key, job)`` into the waiting queue (a list while short, then the blocked layout)."""
+    waiting = state.waiting
+    if isinstance(waiting, list):
+        insort(waiting, item)
+        if len(waiting) > LARGE:
+            state.waiting = BlockedSortedList(waiting)
+    else:
+        waiting.add(item)
+
+
+def remove_waiting(state: EngineState, item: tuple[float, int]) -> None:
+    """Delete ``(key, job)`` from the waiting queue (back to a list once it is short again)."""
+    waiting = state.waiting
+    if isinstance(waiting, list):
+        del waiting[bisect_left(waiting, item)]
+    else:
+        waiting.remove(item)
+        if len(waiting) < SMALL:
+            state.waiting = list(waiting)
 
 
 class EngineState:
@@ -74,7 +141,7 @@ class EngineState:
         self.history: list[list[tuple[float, float, int | str, int]]] | None = (
             [[] for _ in range(n)] if record else None
         )
-        self.waiting: list[tuple[float, int]] = []
+        self.waiting: WaitingQueue = []
         self.slice_compute: list[int] = []
         self.slice_duration_index: list[int] = []
         self.slice_start: list[int] = []
@@ -94,6 +161,21 @@ class EngineState:
         self.running = [-1] * len(slices)
         self.job_reference_s = []
 
+    def keep_jobs(self, keep: Sequence[int], new_index: Sequence[int]) -> None:
+        """Keep only jobs ``keep`` (ascending ranks), renumbered ``0..len(keep)-1`` in the same order
+        (``new_index[old]`` is the new rank, -1 for a dropped job); slices and the waiting queue follow."""
+        for name in PER_JOB:
+            values = getattr(self, name)
+            setattr(self, name, [values[j] for j in keep])
+        if self.history is not None:
+            self.history = [self.history[j] for j in keep]
+        if self.job_reference_s:
+            reference = self.job_reference_s
+            self.job_reference_s = [reference[j] for j in keep]
+        self.running = [new_index[j] if j >= 0 else -1 for j in self.running]
+        entries = [(key, new_index[j]) for key, j in self.waiting]  # a monotone renumbering keeps the order
+        self.waiting = entries if len(entries) <= LARGE else BlockedSortedList(entries)
+
     def state(self, job: int) -> JobState:
         code = self.slice_of[job]
         return JobState.RUNNING if code >= 0 else _STATES[code]
@@ -111,7 +193,7 @@ class EngineState:
         other = EngineState.__new__(EngineState)
         for name in EngineState.__slots__:
             value = getattr(self, name)
-            setattr(other, name, value.copy() if isinstance(value, list) else value)
+            setattr(other, name, value.copy() if isinstance(value, list | BlockedSortedList) else value)
         if self.history is not None:
             other.history = [h.copy() for h in self.history]
         return other

@@ -22,32 +22,59 @@ no slice exists for the GPU's ``repartition_s`` seconds, the GPU draws idle powe
 configuration exists and the scheduler runs at once. ``"deadline_shift"`` (the SMART-MIG alternative): the
 change is instantaneous, and the deadline of every arrived, unfinished job is reduced by ``repartition_s``,
 for scheduling and for tardiness alike (later arrivals are not shifted).
+
+A cluster drives one simulation per GPU (:mod:`wattsched.cluster`) through the methods of
+:class:`~wattsched.mig._driving.ClusterDriving`: jobs given as they are placed, instants stepped in one global
+time order, finished jobs dropped from memory, the run ended at the cluster's end. Jobs given one by one
+that way run exactly as the same jobs given at once (a hypothesis test), and a run that uses none of it is
+unchanged (the golden check). A GPU-wide clock level (``clock=``, :mod:`wattsched.mig._dynamic`) scales
+every running job's speed and the busy power above idle.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from bisect import bisect_left, insort
+from bisect import insort
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from wattsched.errors import ConfigError
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import Configuration, MigGpu
-from wattsched.mig import _apply
-from wattsched.mig._results import JobView, SimResult, SimSnapshot, build_records
-from wattsched.mig._state import WAITING, EngineState
+from wattsched.mig import _apply, _dynamic
+from wattsched.mig._driving import ClusterDriving
+from wattsched.mig._dynamic import ClockGovernor, FinishedJobs
+from wattsched.mig._results import JobRecord, JobView, SimResult, SimSnapshot, build_records
+from wattsched.mig._state import (
+    ARRIVAL,
+    BLACKOUT_END,
+    COMPLETION,
+    TIMER,
+    WAITING,
+    EngineState,
+    remove_waiting,
+)
 from wattsched.mig.policies import POLICIES, SchedulingPolicy
 from wattsched.sim import EventQueue
 from wattsched.sim.kernel import Event
+from wattsched.sim.sorted_list import LARGE, BlockedSortedList
 from wattsched.workload.job import Job, JobKind
 
-__all__ = ["EPS_S", "MigSimulation", "RepartitionMode", "resolve_configuration", "resolve_policy", "simulate"]
+__all__ = [
+    "EPS_S",
+    "ClockGovernor",
+    "FinishedJobs",
+    "MigSimulation",
+    "RepartitionMode",
+    "resolve_configuration",
+    "resolve_policy",
+    "simulate",
+]
 
 #: Events closer than this (seconds) form one instant; tardiness below it counts as on time.
 EPS_S = 1e-9
-_COMPLETION, _BLACKOUT_END, _ARRIVAL, _TIMER = 0, 1, 2, 3
+_COMPLETION, _BLACKOUT_END, _ARRIVAL, _TIMER = COMPLETION, BLACKOUT_END, ARRIVAL, TIMER
 RepartitionMode = Literal["blackout", "deadline_shift"]
 #: A run's power selection: ``None`` (the GPU's default), a curve name, ``"kind"``, or a mix ``{curve:
 # weight}``.
@@ -64,7 +91,7 @@ def resolve_policy(policy: str | SchedulingPolicy) -> SchedulingPolicy:
     return POLICIES.make(policy) if isinstance(policy, str) else policy
 
 
-class MigSimulation:
+class MigSimulation(ClusterDriving):
     """One simulation run, steppable decision epoch by decision epoch (for repartitioning and RL)."""
 
     def __init__(
@@ -79,6 +106,7 @@ class MigSimulation:
         repartition_mode: RepartitionMode = "blackout",
         power_curve: PowerSelection = None,
         power_cap: bool = False,
+        clock: ClockGovernor | None = None,
     ) -> None:
         if repartition_mode not in ("blackout", "deadline_shift"):
             raise ConfigError(
@@ -115,8 +143,20 @@ class MigSimulation:
         self._horizon_s = float(horizon_s) if horizon_s is not None else last_arrival
         self._queue = EventQueue(stream=arrivals, stream_priority=_ARRIVAL)
         self._power_w = table.power_w
+        #: Busy states per clock level: the state index is ``level · states + busy state`` (one level: 0).
+        self._states = len(table.power_w)
+        self._clock = clock
+        self._level = 0
+        if clock is not None:
+            self._power_w, self._speed, self._level = _dynamic.clock_tables(table, clock)
         self._busy_time = [0.0] * len(self._power_w)
-        self._busy = 0  # the busy state (index into the power table)
+        self._busy = self._level * self._states  # the busy state (index into the power table)
+        #: Clock levels entered so far (busy time is zero at every other level).
+        self._levels_used = {self._level}
+        self._dropped = 0  # finished jobs dropped from memory by compact()
+        self._reference = False  # whether the policy keeps per-job values for the configuration
+        self._finished_jobs = FinishedJobs()
+        self._done_records: list[tuple[int, JobRecord]] = []  # (row, record) of jobs compact() dropped
         self._last_s = 0.0
         self._now_s = 0.0
         self._in_blackout = False
@@ -158,7 +198,9 @@ class MigSimulation:
     @property
     def energy_j(self) -> float:
         """Energy consumed so far (up to ``now_s``; up to ``end_s`` once finished)."""
-        return sum(p * t for p, t in zip(self._power_w, self._busy_time, strict=True) if t)
+        if self._clock is None:
+            return sum(p * t for p, t in zip(self._power_w, self._busy_time, strict=True) if t)
+        return sum(p * t for p, t in _dynamic.visited(self, self._power_w) if t)  # same sum, fewer zeros
 
     @property
     def accrued_tardiness_s(self) -> float:
@@ -183,6 +225,7 @@ class MigSimulation:
         self._finish()
         return False
 
+    # ------------------------------------------------------------------ driving API (a GPU of a cluster)
     def run(self) -> SimResult:
         """Run to the end without further repartitions and return the result."""
         if not self._finished:
@@ -195,7 +238,7 @@ class MigSimulation:
     def result(self) -> SimResult:
         if not self._finished:
             raise RuntimeError("the simulation has not finished; run() it or advance() until False")
-        n = len(self._jobs)
+        n = len(self._jobs) + self._dropped
         return SimResult(
             energy_j=self.energy_j,
             avg_tardiness_s=self._tardiness_sum_s / n if n else 0.0,
@@ -208,10 +251,13 @@ class MigSimulation:
             end_s=self._end_s,
             busy_time_s=self._busy_time_by_units(),
             blackout_s=self._blackout_s,
-            records=build_records(self._jobs, self._rows, self._state, EPS_S)
-            if self._state.history is not None
-            else None,
+            records=self._records() if self._state.history is not None else None,
         )
+
+    def _records(self) -> tuple[JobRecord, ...]:
+        if not self._dropped:
+            return build_records(self._jobs, self._rows, self._state, EPS_S)
+        return _dynamic.merged_records(self)
 
     def repartition(self, configuration: int | str | Configuration) -> bool:
         """Change the configuration at the current epoch; ``False`` (and no cost) if it is the current one."""
@@ -238,6 +284,8 @@ class MigSimulation:
             self._config = config
             self._reschedule(now)
             if self._speed is not None:
+                if self._clock is not None:
+                    _dynamic.choose_clock(self, now)
                 self._retime(now)
         return True
 
@@ -280,19 +328,29 @@ class MigSimulation:
         other = MigSimulation.__new__(MigSimulation)
         other.__dict__.update(self.__dict__)
         other._state = self._state.copy()
-        other._queue = self._queue.copy()
+        # Per-job lists an add_job() appends to are copied too: the two runs may be given different jobs.
+        other._jobs = self._jobs.copy()
+        other._rows = self._rows.copy()
+        other._inference = self._inference.copy()
+        other._weight = self._weight.copy()
+        other._arrival_s = self._arrival_s.copy()
+        other._queue = self._queue.copy(stream=other._arrival_s)
         other._busy_time = self._busy_time.copy()
+        other._finished_jobs = self._finished_jobs.copy()
+        other._done_records = self._done_records.copy()
         return other
 
     # ------------------------------------------------------------------ internals
     def _busy_time_by_units(self) -> tuple[float, ...]:
         table = self._power_table
-        if not table.per_kind:
+        if not table.per_kind and self._clock is None:
             return tuple(self._busy_time)
         out = [0.0] * (table.units + 1)
-        for state, seconds in enumerate(self._busy_time):
-            if seconds:
-                out[table.busy_units(state)] += seconds
+        states = self._states
+        for level in sorted(self._levels_used):
+            for state, seconds in enumerate(self._busy_time[level * states : (level + 1) * states]):
+                if seconds:
+                    out[table.busy_units(state)] += seconds
         return tuple(out)
 
     def _present_jobs(self) -> list[int]:
@@ -305,7 +363,9 @@ class MigSimulation:
         slices = config.slices if config is not None else ()
         st.install([(s.compute, s.start, s.duration_index) for s in slices])
         if slices:
-            st.job_reference_s = self._policy.on_configuration(st) or []
+            reference = self._policy.on_configuration(st)
+            self._reference = reference is not None
+            st.job_reference_s = reference or []
         # Keys (LLF/LALF) depend on the configuration: re-key the waiting jobs and their timers.
         entries = [j for _, j in st.waiting]
         st.waiting = []
@@ -328,13 +388,17 @@ class MigSimulation:
                     st.timer_s[j] = when
                     self._queue.schedule(when, _TIMER, j)
         st.wkey[j] = key
-        insort(st.waiting, (key, j))
+        waiting = st.waiting
+        if isinstance(waiting, list):  # short queues: one C call (see wattsched.sim.sorted_list)
+            insort(waiting, (key, j))
+            if len(waiting) > LARGE:
+                st.waiting = BlockedSortedList(waiting)
+        else:
+            waiting.add((key, j))
 
     def _dequeue(self, j: int) -> None:
         st = self._state
-        waiting = st.waiting
-        i = bisect_left(waiting, (st.wkey[j], j))
-        del waiting[i]
+        remove_waiting(st, (st.wkey[j], j))
 
     def _stop_all(self, now: float) -> None:
         """Preempt every running job (repartition)."""
@@ -345,7 +409,7 @@ class MigSimulation:
                 _apply.stop_job(self, j, s, now)
                 stopped.append(j)
         st.running = [-1] * len(st.running)
-        self._busy = 0
+        self._busy = self._level * self._states
         for j in stopped:
             self._enqueue(j, now)
 
@@ -405,6 +469,8 @@ class MigSimulation:
         if schedule and not self._in_blackout:
             self._reschedule(t)
         if self._speed is not None:
+            if self._clock is not None:
+                _dynamic.choose_clock(self, t)
             self._retime(t)
         return epoch
 

@@ -12,6 +12,10 @@ Two things a simulator needs beyond push and pop:
 * **instants** (:meth:`EventQueue.pop_instant`): the next live event and every event (and stream entry) at
 most
   ``window`` after it, popped in one call; the clock moves to the latest of them.
+
+A simulator that learns of new stream entries while it runs (a GPU of a cluster, given jobs as they are
+placed) appends them with :meth:`EventQueue.append_stream`, asks when its next live event is with
+:meth:`EventQueue.peek_live_time`, and may renumber its payloads with :meth:`EventQueue.remap` (compaction).
 """
 
 from __future__ import annotations
@@ -44,9 +48,11 @@ class Instant(NamedTuple):
 class EventQueue:
     """A clock, a priority queue of future events and an optional sorted stream (see the module docstring)."""
 
-    __slots__ = ("_heap", "_next", "_seq", "_stream", "_stream_priority", "now")
+    __slots__ = ("_heap", "_next", "_seq", "_stream", "_stream_priority", "now", "peeked_live")
 
     def __init__(self, start: float = 0.0, stream: Sequence[float] = (), stream_priority: int = 0) -> None:
+        """``stream`` is kept by reference (not copied): the caller may read it, and
+        :meth:`append_stream` extends it (it must then be a ``list``)."""
         if any(b < a for a, b in pairwise(stream)):
             raise ValueError("the stream's times must be sorted")
         self.now: float = start
@@ -55,6 +61,8 @@ class EventQueue:
         self._stream = stream
         self._stream_priority = stream_priority
         self._next = 0
+        #: Whether the last :meth:`peek_live_time` returned the time of a live event or stream entry.
+        self.peeked_live = True
 
     def schedule(self, time: float, priority: int, payload: Any) -> None:
         """Add an event at absolute ``time`` (never before the clock)."""
@@ -116,21 +124,82 @@ class EventQueue:
         self.now = time
         return Instant(time, batch, first, stop)
 
+    def peek_live_time(self, is_live: Callable[[Event], bool], limit: float = math.inf) -> float:
+        """Time of the next live event or stream entry (``inf``: none).
+
+        Stale heads are discarded exactly as :meth:`pop_instant` would discard them, treating ``limit`` as a
+        stream entry that may still be appended (so peeking never changes what an instant holds): a stale head
+        ordered after ``min(next stream entry, limit)`` is kept, and its time may be returned; then
+        :attr:`peeked_live` is false: peek again with a later ``limit`` to see past it."""
+        heap = self._heap
+        stream = self._stream
+        arrival = stream[self._next] if self._next < len(stream) else math.inf
+        bound = arrival if arrival < limit else limit
+        stream_priority = self._stream_priority
+        while heap:
+            head = heap[0]
+            if head[0] > bound or (head[0] == bound and head[1] > stream_priority):
+                break
+            if is_live(head):
+                self.peeked_live = True
+                return head[0]
+            _heappop(heap)
+        head_time = heap[0][0] if heap else math.inf
+        if head_time < arrival:
+            self.peeked_live = is_live(heap[0])
+            return head_time
+        self.peeked_live = True
+        return arrival
+
+    def append_stream(self, time: float) -> int:
+        """Add a stream entry at ``time`` (not before the last entry nor the clock); returns its index."""
+        stream = self._stream
+        if not isinstance(stream, list):
+            raise TypeError("append_stream needs a queue built with a list as its stream")
+        if time < self.now or (stream and time < stream[-1]):
+            last = stream[-1] if stream else -math.inf
+            raise ValueError(
+                f"stream entry at {time} is before the clock ({self.now}) or the last entry ({last})"
+            )
+        stream.append(time)
+        return len(stream) - 1
+
+    def remap(
+        self, payload: Callable[[Event], Any | None], stream: list[float], position: int
+    ) -> None:
+        """Renumber what the queue holds: each heap event gets ``payload(event)`` as its payload (``None``
+        drops it), and the stream becomes ``stream`` with ``position`` entries already popped. Times,
+        priorities and sequence numbers are kept, so the order of every remaining event is unchanged."""
+        if any(b < a for a, b in pairwise(stream)) or not 0 <= position <= len(stream):
+            raise ValueError("remap needs a sorted stream and a position within it")
+        events = []
+        for event in self._heap:
+            new = payload(event)
+            if new is not None:
+                events.append((event[0], event[1], event[2], new))
+        heapq.heapify(events)
+        self._heap = events
+        self._stream = stream
+        self._next = position
+
     def advance_to(self, time: float) -> None:
         """Move the clock forward without an event (e.g. to a horizon after the last event)."""
         if time < self.now:
             raise ValueError(f"the clock cannot go back from {self.now} to {time}")
         self.now = time
 
-    def copy(self) -> EventQueue:
-        """An independent queue with the same clock, pending events and stream position (payloads shared)."""
+    def copy(self, stream: Sequence[float] | None = None) -> EventQueue:
+        """An independent queue with the same clock, pending events and stream position (payloads shared).
+
+        The stream is shared unless ``stream`` (a copy of it, e.g. for a copy that appends) is given."""
         other = EventQueue.__new__(EventQueue)
         other.now = self.now
         other._heap = self._heap.copy()
         other._seq = self._seq
-        other._stream = self._stream
+        other._stream = self._stream if stream is None else stream
         other._stream_priority = self._stream_priority
         other._next = self._next
+        other.peeked_live = self.peeked_live
         return other
 
     def __len__(self) -> int:

@@ -11,7 +11,7 @@ import importlib
 __all__ = ["SECTION_MODULES", "STUDY_MODULES"]
 
 #: Study modules, imported in this order; a module that does not exist (yet) is skipped.
-STUDY_MODULES: tuple[str, ...] = ("table2", "table3", "dvfs", "real_workloads")
+STUDY_MODULES: tuple[str, ...] = ("table2", "table3", "dvfs", "real_workloads", "cluster")
 #: Report sections drawn from the merged summary (registered in ``SUMMARY_SECTIONS``).
 SECTION_MODULES: tuple[str, ...] = ("presets_section", "gpus_section")
 

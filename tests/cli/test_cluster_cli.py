@@ -1,0 +1,102 @@
+"""`wattsched cluster run` and `cluster import` (CONTRACT §10): a one-GPU cluster is `mig run`, and the
+Alibaba 2023 pod and node lists import with every row and GPU accounted for (bad input:
+``tests/hardening/test_hostile_cluster_inputs.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from wattsched.cli import main
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, object]:
+    assert main(argv) == 0
+    out, _ = capsys.readouterr()
+    data = json.loads(out)
+    assert isinstance(data, dict)
+    return data
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Path:
+    path = tmp_path / "day.csv"
+    assert main(["mig", "generate", "--profile", "alibaba-day", "--rate-multiplier", "2.5", "--hours", "6",
+                 "--seed", "7", "-o", str(path)]) == 0
+    return path
+
+
+@pytest.mark.parametrize("policy", ["edf-ss-restricted", "llf"])
+def test_one_gpu_cluster_prints_what_mig_run_prints(capsys: pytest.CaptureFixture[str], trace: Path,
+                                                    policy: str) -> None:
+    mig = _json(capsys, ["mig", "run", "--config", "3", "--policy", policy, "--trace", str(trace), "--json"])
+    cluster = _json(capsys, ["cluster", "run", "--servers", "1", "--gpus-per-server", "1",
+                             "--gpu", "a100-40gb",
+                             "--trace", str(trace), "--placement", "best-fit", "--partitioner", "static",
+                             "--config", "3", "--policy", policy, "--json"])
+    for key in ("energy_j", "avg_tardiness_s", "max_tardiness_s", "jobs", "late_jobs", "preemptions",
+                "repartitions", "end_s"):
+        assert cluster[key] == mig[key], key
+    for key in ("energy_j", "energy_idle_j", "energy_overhead_j", "avg_tardiness_s", "jobs", "late_jobs",
+                "repartitions", "gpus", "server_turn_ons", "end_s"):
+        assert key in cluster
+    assert cluster["gpus"] == 1 and cluster["server_turn_ons"] == 0 and cluster["energy_overhead_j"] == 0.0
+
+
+def test_generated_cluster_run_is_deterministic_and_writes_jobs(capsys: pytest.CaptureFixture[str],
+                                                                tmp_path: Path) -> None:
+    argv = ["cluster", "run", "--servers", "2", "--gpus-per-server", "2", "--preset", "paper", "--hours", "4",
+            "--seed", "3", "--placement", "least-energy", "--partitioner", "static", "--policy", "edf-fs",
+            "--power-states", "on", "--json"]
+    first = _json(capsys, [*argv, "--jobs-out", str(tmp_path / "jobs.csv")])
+    assert _json(capsys, argv) == first
+    assert first["gpus"] == 4 and first["jobs"] > 100
+    import pandas as pd
+
+    jobs = pd.read_csv(tmp_path / "jobs.csv")
+    assert list(jobs.columns) == ["job_id", "gpu", "start_s", "completion_s", "tardiness_s", "preemptions"]
+    assert len(jobs) == first["jobs"] and jobs["job_id"].is_unique and set(jobs["gpu"]) <= {0, 1, 2, 3}
+    assert main([*argv[:-1]]) == 0  # the table form
+    out, _ = capsys.readouterr()
+    assert "server turn-ons" in out
+
+
+def test_alibaba_import_places_pods_on_the_node_list(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                     shared_data: Path) -> None:
+    traces = shared_data / "traces"
+    out = tmp_path / "openb.csv"
+    pods, nodes_csv = str(traces / "openb_pod_list_default.csv"), str(traces / "openb_node_list_all_node.csv")
+    report = _json(capsys, ["cluster", "import", "--format", "alibaba-2023", "--input", pods,
+                            "--nodes", nodes_csv, "-o", str(out), "--json"])
+    assert report["rows_read"] == 8152
+    assert report["rows_kept"] + sum(report["skipped"].values()) + sum(report["filtered"].values()) == 8152
+    nodes = report["nodes"]
+    assert nodes["gpus"] == 6212 and nodes["servers"] == 1213 and nodes["cpu_only_nodes"] == 310
+    assert nodes["models"]["G2"] == {"gpu": "a100-40gb", "how": "fallback", "gpus": 4392}
+    cluster = json.loads((tmp_path / "openb.cluster.json").read_text())
+    assert sum(s["gpus"] for s in cluster["servers"]) == 6212
+    # The replay runs (one day of it here, to keep the test short).
+    day = tmp_path / "day.csv"
+    assert main(["cluster", "import", "--format", "alibaba-2023", "--input", pods, "--nodes", nodes_csv,
+                 "-o", str(day), "--day", "120", "--json"]) == 0
+    capsys.readouterr()
+    result = _json(capsys, ["cluster", "run", "--cluster", str(tmp_path / "day.cluster.json"),
+                            "--trace", str(day),
+                            "--placement", "best-fit", "--partitioner", "static", "--policy",
+                            "edf-ss-restricted", "--power-states", "on", "--json"])
+    assert result["gpus"] == 6212 and result["jobs"] > 0
+
+
+def test_philly_day_runs_on_a_given_cluster(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                             shared_data: Path) -> None:
+    out = tmp_path / "philly.csv"
+    philly = str(shared_data / "traces" / "philly.csv")
+    report = _json(capsys, ["cluster", "import", "--format", "philly", "--input", philly, "--day", "40",
+                            "-o", str(out), "--json"])
+    assert report["rows_kept"] > 100 and "nodes" not in report
+    result = _json(capsys, ["cluster", "run", "--servers", "4", "--gpus-per-server", "8", "--trace", str(out),
+                            "--placement", "deadline-aware", "--partitioner", "no-mig", "--policy", "edf-fs",
+                            "--json"])
+    assert result["jobs"] == report["rows_kept"] and result["gpus"] == 32
