@@ -10,9 +10,11 @@ the traceback instead). ``-v``/``-q``/``--debug`` are accepted anywhere before a
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from wattsched.cli._parsing import Command, OneLineErrorParser, add_commands, split_global_flags
 from wattsched.errors import WattschedError
@@ -32,7 +34,9 @@ COMMANDS: tuple[Command, ...] = (
         "wattsched.cli.report",
     ),
     Command("gpu", "real GPUs through NVML: info, record, snapshot, calibrate", "wattsched.cli.gpu"),
-    Command("measure", "run a command and report its GPU energy (NVML energy counter)", "wattsched.cli.measure"),
+    Command(
+        "measure", "run a command and report its GPU energy (NVML energy counter)", "wattsched.cli.measure"
+    ),
     Command(
         "schema",
         "describe the files wattsched reads and writes (trace, tasks, sweep, ...)",
@@ -61,14 +65,27 @@ def build_parser(argv: Sequence[str] | None = None) -> OneLineErrorParser:
         description="Energy-aware scheduling of AI/ML work on GPUs. 'wattsched COMMAND --help' describes a "
         "command; -v, -q and --debug may stand anywhere on the command line.",
     )
-    parser.add_argument("--version", action="version", version=f"wattsched {version()}")
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     parser.add_argument(
         "-v", "--verbose", action="count", default=0, help="log progress details to stderr (-vv: debug)"
     )
     parser.add_argument("-q", "--quiet", action="count", default=0, help="print errors only, no warnings")
-    parser.add_argument("--debug", action="count", default=0, help="show the traceback of an unexpected error")
+    parser.add_argument(
+        "--debug", action="count", default=0, help="show the traceback of an unexpected error"
+    )
     add_commands(parser, COMMANDS, argv)
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version is looked up only when asked for (importlib.metadata costs start-up)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.update(nargs=0, default=argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        parser.exit(0, f"wattsched {version()}\n")
 
 
 class _OneLine(logging.Formatter):

@@ -31,6 +31,7 @@ __all__ = [
     "OneLineErrorParser",
     "add_commands",
     "add_gpu_option",
+    "add_lazily",
     "add_preset_options",
     "did_you_mean",
     "int_at_least",
@@ -81,6 +82,7 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
             or default is None
             or default is argparse.SUPPRESS
             or isinstance(default, bool)
+            or isinstance(action, argparse._CountAction)
             or not action.option_strings
             or default == []
         ):
@@ -152,15 +154,42 @@ def add_commands(
     ``argv`` is the command line (global flags removed): only the command it names is built in full (its
     module imported); the others get their name and help line only. ``argv=None`` builds every command.
     """
+    global _REST
     groups = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=OneLineErrorParser
     )
-    chosen = next((token for token in argv or () if not token.startswith("-")), None)
+    chosen = _first_word(argv)
+    _REST = None if argv is None else list(argv[argv.index(chosen) + 1 :]) if chosen is not None else []
     for command in commands:
         if argv is None or command.name == chosen:
             importlib.import_module(command.module).add_parser(groups)
         else:
             groups.add_parser(command.name, help=command.help)
+
+
+#: The command line after the top-level command's name while :func:`add_commands` builds it (``None``: every
+#: command is built in full).
+_REST: list[str] | None = None
+
+
+def _first_word(argv: Sequence[str] | None) -> str | None:
+    return next((token for token in argv or () if not token.startswith("-")), None)
+
+
+def add_lazily(
+    groups: argparse._SubParsersAction,  # type: ignore[type-arg,unused-ignore]
+    commands: dict[str, str],
+    target: str,
+) -> None:
+    """Sub-commands ``commands`` (name -> one-line help) that ``target`` (``"module:function"``, called with
+    ``groups``) adds: the module is imported only when the command line names one of them; otherwise each
+    gets its name and help line (enough for the group's ``--help``)."""
+    if _REST is None or _first_word(_REST) in commands:
+        module, _, function = target.partition(":")
+        getattr(importlib.import_module(module), function)(groups)
+    else:
+        for name, text in commands.items():
+            groups.add_parser(name, help=text)
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:

@@ -16,12 +16,12 @@ profile at 2.5 per GPU) and scaled to the cluster's GPUs; a cluster of one GPU r
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from wattsched.cli._output import print_json
 from wattsched.cli._parsing import int_at_least, positive_finite_float
 from wattsched.errors import ConfigError, InputError
 
@@ -227,7 +227,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs_out is not None:
         _write_jobs(result, args.jobs_out)
     if args.json:
-        sys.stdout.write(json.dumps(summary, sort_keys=True, allow_nan=False) + "\n")
+        print_json(summary)
     else:
         sys.stdout.write(_table(summary))
     return 0
@@ -323,7 +323,7 @@ def _import(args: argparse.Namespace) -> int:
         write_cluster_file(nodes, cluster_out, {"trace": str(args.output), "horizon_s": report.horizon_s})
         out.update({"cluster_out": str(cluster_out), "nodes": nodes.to_dict()})
     if args.json:
-        sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
+        print_json(out)
     else:
         for line in report.lines():
             print(line, file=sys.stderr)

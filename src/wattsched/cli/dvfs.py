@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Callable
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wattsched.cli._output import print_json
 from wattsched.cli._parsing import OneLineErrorParser
 from wattsched.dvfs.cluster import GROUPINGS, IDLE_ACCOUNTINGS, INITIAL_PLACEMENTS, MAX_PAIRS, NEXT_STARTS
 from wattsched.dvfs.tasks import MAX_TASKS
@@ -231,7 +231,7 @@ def _run(args: argparse.Namespace) -> int:
         **result.to_dict(),
     }
     if args.json:
-        print(json.dumps(data, indent=2, allow_nan=False))
+        print_json(data)
     else:
         for key, value in data.items():
             print(f"{key:20s} {value:.6g}" if isinstance(value, float) else f"{key:20s} {value}")
@@ -253,16 +253,12 @@ def _fit(args: argparse.Namespace) -> int:
     if args.output:
         write_table(frame, args.output)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "applications": frame.to_dict(orient="records"),
-                    "mean_saving_wide": float(np.mean(frame["saving_wide"])),
-                    "mean_saving_narrow": float(np.mean(frame["saving_narrow"])),
-                },
-                indent=2,
-                allow_nan=False,
-            )
+        print_json(
+            {
+                "applications": frame.to_dict(orient="records"),
+                "mean_saving_wide": float(np.mean(frame["saving_wide"])),
+                "mean_saving_narrow": float(np.mean(frame["saving_narrow"])),
+            }
         )
         return 0
     print(

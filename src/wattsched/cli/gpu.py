@@ -6,11 +6,10 @@ All of them only read the GPU. ``--backend nvml|fake:FILE`` (default ``$WATTSCHE
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from wattsched.cli._output import check_suffix, write_text
+from wattsched.cli._output import check_suffix, json_text, print_json, write_text
 from wattsched.cli._parsing import OneLineErrorParser, int_at_least
 from wattsched.hardware._gpu_toml import parse_gpu
 from wattsched.hardware._toml import read_toml
@@ -152,7 +151,7 @@ def _info(args: argparse.Namespace) -> int:
     finally:
         backend.close()
     if args.json:
-        sys.stdout.write(json.dumps(info) + "\n")
+        print_json(info)
         return 0
     clocks = info["supported_clocks_mhz"]
     lines = [
@@ -195,7 +194,7 @@ def _record(args: argparse.Namespace) -> int:
         facts = record_machine(backend)
     finally:
         backend.close()
-    write_text(args.output, json.dumps(facts, indent=1) + "\n")
+    write_text(args.output, json_text(facts))
     print(f"recorded {len(facts.get('devices', [facts]))} GPU(s) to {args.output}", file=sys.stderr)
     return 0
 

@@ -13,14 +13,21 @@ as one JSON object to stdout with ``--json``. The trace is written atomically.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from typing import TYPE_CHECKING
 
+from wattsched.cli._output import print_json
 from wattsched.cli._parsing import add_gpu_option, resolve_gpu
 from wattsched.errors import ConfigError
-from wattsched.workload.adapters import ADAPTERS, ImportOptions, import_trace
 
-__all__ = ["add_parser", "options_from_args"]
+if TYPE_CHECKING:
+    from wattsched.workload.adapters import ImportOptions
+
+__all__ = ["TRACE_FORMATS", "add_parser", "options_from_args"]
+
+#: The names of ``wattsched.workload.adapters.ADAPTERS`` (listed here so that building the parser does not
+#: import the adapters and pandas; a test checks that both agree).
+TRACE_FORMATS = ("alibaba-2023", "philly")
 
 
 def add_parser(mig_commands: argparse._SubParsersAction) -> None:
@@ -28,7 +35,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     cmd = mig_commands.add_parser(
         "import", help="convert a public job trace (Philly, Alibaba 2023) to a trace"
     )
-    cmd.add_argument("--format", required=True, choices=ADAPTERS.available(), help="input trace format")
+    cmd.add_argument("--format", required=True, choices=TRACE_FORMATS, help="input trace format")
     cmd.add_argument("--input", required=True, metavar="FILE", help="the public trace file (CSV)")
     cmd.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="trace to write (.csv/.parquet/.pq)"
@@ -95,6 +102,8 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
 
 def options_from_args(args: argparse.Namespace) -> ImportOptions:
     """Validated :class:`ImportOptions` from parsed arguments."""
+    from wattsched.workload.adapters import ImportOptions
+
     if args.end_s is not None and args.start_s is None:
         raise ConfigError("--end-s needs --start-s")
     curves = None
@@ -130,6 +139,7 @@ def options_from_args(args: argparse.Namespace) -> ImportOptions:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from wattsched.workload.adapters import import_trace
     from wattsched.workload.traces import file_format, write_trace
 
     file_format(args.output)  # a bad suffix fails before any work
@@ -138,7 +148,7 @@ def _import(args: argparse.Namespace) -> int:
     jobs, report = import_trace(args.format, args.input, options)
     write_trace([job.with_sizes(gpu.compute_sizes) for job in jobs], args.output)
     if args.json:
-        print(json.dumps({**report.to_dict(), "output": str(args.output)}))
+        print_json({**report.to_dict(), "output": str(args.output)})
     else:
         for line in report.lines():
             print(line, file=sys.stderr)

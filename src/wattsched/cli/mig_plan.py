@@ -10,12 +10,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from wattsched.cli._output import check_suffix, write_text
+from wattsched.cli._output import check_suffix, print_json, write_text
 from wattsched.cli._parsing import add_gpu_option, int_at_least, resolve_gpu
 from wattsched.cli.gpu import add_backend_option, opened
 from wattsched.errors import ConfigError, InputError
@@ -95,7 +94,7 @@ def _plan(args: argparse.Namespace) -> int:
             backend.close()
         summary.update(applied=True, instance_ids=[d.instance_id for d in done])
     if args.json:
-        sys.stdout.write(json.dumps(summary) + "\n")
+        print_json(summary)
         return 0
     lines = [
         f"{gpu.name}: {summary['from_layout']} -> {summary['to_layout']} "
@@ -152,7 +151,7 @@ def _import(args: argparse.Namespace) -> int:
         for item in imported
     ]
     if args.json:
-        sys.stdout.write(json.dumps({"gpu": gpu.name, "file": args.file, "configs": rows}) + "\n")
+        print_json({"gpu": gpu.name, "file": args.file, "configs": rows})
         return 0
     lines = [f"{gpu.name}: {len(rows)} config(s) from {args.file}"]
     for row in rows:

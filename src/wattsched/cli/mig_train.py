@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 
+from wattsched.cli._output import print_json
 from wattsched.cli._parsing import (
     add_gpu_option,
     add_preset_options,
@@ -145,7 +145,7 @@ def _run_train(args: argparse.Namespace) -> int:
         "gpu": gpu.name,
     }
     if args.json:
-        print(json.dumps(summary))
+        print_json(summary)
     else:
         print(f"trained {result.timesteps} steps in {result.wall_s:.1f} s -> {result.model_path}")
     return 0
@@ -218,21 +218,19 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         for label in evaluated
     }
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "days": args.days,
-                    "seed": args.seed,
-                    "preset": preset.name,
-                    "rate_multiplier": preset.rate_multiplier,
-                    "deadline_rule": rule,
-                    "gpu": gpu.name,
-                    "et_coefficient": a,
-                    "et_coefficient_source": source,
-                    "et_pool": pool,
-                    "methods": table,
-                }
-            )
+        print_json(
+            {
+                "days": args.days,
+                "seed": args.seed,
+                "preset": preset.name,
+                "rate_multiplier": preset.rate_multiplier,
+                "deadline_rule": rule,
+                "gpu": gpu.name,
+                "et_coefficient": a,
+                "et_coefficient_source": source,
+                "et_pool": pool,
+                "methods": table,
+            }
         )
         return 0
     pool_text = {

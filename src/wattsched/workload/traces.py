@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from wattsched.errors import ConfigError, InputError
 from wattsched.io import (
@@ -26,6 +26,9 @@ from wattsched.io import (
 )
 from wattsched.workload.job import DURATION_COLUMNS, Job, JobKind, Scaling, duration_column
 from wattsched.workload.scaling import DEFAULT_FULL_GPU_SPEEDUP
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "BASE_COLUMNS",
@@ -209,6 +212,8 @@ def _first(mask: np.ndarray) -> int | None:
 
 def jobs_to_frame(jobs: Sequence[Job]) -> pd.DataFrame:
     """The trace table of ``jobs`` (all CONTRACT §3 columns including ``dur_full_s``), in order."""
+    import pandas as pd
+
     sizes = jobs[0].sizes if jobs else tuple(int(c[4:-3]) for c in DURATION_COLUMNS)
     if any(job.sizes != sizes for job in jobs):
         raise ConfigError("all jobs of one trace must give durations for the same compute sizes")
