@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from wattsched.dvfs.model import TaskSet
 
 __all__ = ["add_parser"]
+
+LOG = logging.getLogger(__name__)
 
 
 def _check_number(option: str, value: float | None, ok: Callable[[float], bool], rule: str) -> None:
@@ -207,14 +211,18 @@ def _run(args: argparse.Namespace) -> int:
     cluster, dvfs = _run_configs(args)
     tasks = read_tasks(args.tasks) if args.tasks else _generated(args, cluster.slot_s)
     runner = run_offline if args.mode == "offline" else run_online
-    try:
-        result = runner(tasks, args.algo, cluster, dvfs)
-    except InputError as exc:
-        if exc.path is None and args.tasks:
-            raise InputError(exc.reason, path=args.tasks, row=exc.row, column=exc.column) from None
-        raise
-    numbers = {k: v for k, v in result.to_dict().items() if isinstance(v, float)}
-    _refuse_overflow(numbers, args.tasks)
+    settings = ("on", "off") if args.dvfs == "both" else (args.dvfs,)
+    results: dict[str, dict[str, Any]] = {}
+    for setting in settings:
+        try:
+            result = runner(tasks, args.algo, cluster, replace(dvfs, enabled=setting == "on"))
+        except InputError as exc:
+            if exc.path is None and args.tasks:
+                raise InputError(exc.reason, path=args.tasks, row=exc.row, column=exc.column) from None
+            raise
+        numbers = {k: v for k, v in result.to_dict().items() if isinstance(v, float)}
+        _refuse_overflow(numbers, args.tasks)
+        results[setting] = result.to_dict()
     data: dict[str, Any] = {
         "mode": args.mode,
         "algo": args.algo,
@@ -228,14 +236,42 @@ def _run(args: argparse.Namespace) -> int:
         "idle_accounting": cluster.idle_accounting,
         "next_start": cluster.next_start,
         **({"initial_placement": cluster.initial_placement} if args.mode == "online" else {}),
-        **result.to_dict(),
     }
+    if args.dvfs == "both":
+        on_j, off_j = float(results["on"]["energy_total_j"]), float(results["off"]["energy_total_j"])
+        data.update(on=results["on"], off=results["off"], energy_saved_j=off_j - on_j,
+                    energy_saving=(off_j - on_j) / off_j if off_j > 0 else 0.0)
+    else:
+        data.update(results[args.dvfs])
     if args.json:
         print_json(data)
     else:
-        for key, value in data.items():
-            print(f"{key:20s} {value:.6g}" if isinstance(value, float) else f"{key:20s} {value}")
+        _print_run(data)
+    for setting, result_dict in results.items():
+        if result_dict.get("capacity_exceeded"):
+            LOG.warning(
+                "the schedule%s used %s pairs, more than --pairs %d: tasks that found no free pair opened "
+                "new ones (--strict-capacity keeps to --pairs and makes them late instead)",
+                f" with DVFS {setting}" if len(results) > 1 else "",
+                result_dict.get("pairs_used"),
+                args.pairs,
+            )
     return 0
+
+
+def _print_run(data: dict[str, Any]) -> None:
+    """``dvfs run`` without ``--json``: one ``key value`` line each; ``--dvfs both``: both runs and the
+    saving."""
+    for key, value in data.items():
+        if isinstance(value, dict):
+            print(f"-- DVFS {key}")
+            for inner, number in value.items():
+                text = f"{number:.6g}" if isinstance(number, float) else str(number)
+                print(f"  {inner:18s} {text}")
+        elif key == "energy_saving":
+            print(f"{key:20s} {value:.2%} of the energy without DVFS")
+        else:
+            print(f"{key:20s} {value:.6g}" if isinstance(value, float) else f"{key:20s} {value}")
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -319,7 +355,9 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--algo", choices=("edl", "edf-bf", "edf-wf", "lpt-ff", "bin"), default="edl")
     run.add_argument("--theta", type=float, default=1.0, help="θ of the readjustment (1 = off)")
-    run.add_argument("--dvfs", choices=("on", "off"), default="on")
+    run.add_argument("--dvfs", choices=("on", "off", "both"), default="on",
+                     help="scale V/f per task (on), run at the default clocks (off), or both on the same "
+                     "tasks and report the energy saving")
     run.add_argument(
         "--grouping",
         choices=GROUPINGS,

@@ -13,7 +13,9 @@ as one JSON object to stdout with ``--json``. The trace is written atomically.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from wattsched.cli._output import print_json
@@ -22,8 +24,15 @@ from wattsched.errors import ConfigError
 
 if TYPE_CHECKING:
     from wattsched.workload.adapters import ImportOptions
+    from wattsched.workload.measured import CurveEntry
 
-__all__ = ["TRACE_FORMATS", "add_parser", "options_from_args"]
+LOG = logging.getLogger(__name__)
+
+#: The GPU family each public source of slice-speed measurements ran on (shared/data/mig-profiles: ParvaGPU
+#: on the A100 80GB, MISO on the A100 40GB). Curves of other sources are not checked.
+MEASURED_ON = {"parvagpu": "a100", "miso": "a100"}
+
+__all__ = ["MEASURED_ON", "TRACE_FORMATS", "add_parser", "options_from_args", "warn_other_gpu"]
 
 #: The names of ``wattsched.workload.adapters.ADAPTERS`` (listed here so that building the parser does not
 #: import the adapters and pandas; a test checks that both agree).
@@ -112,7 +121,9 @@ def options_from_args(args: argparse.Namespace) -> ImportOptions:
             raise ConfigError("--scaling measured needs --speeds CSV (a slice-speed table)")
         from wattsched.workload.measured import load_slice_speeds
 
-        curves = load_slice_speeds(args.speeds, gpu=getattr(args, "gpu", None) or "h200-141gb").per_model()
+        library = load_slice_speeds(args.speeds, gpu=getattr(args, "gpu", None) or "h200-141gb")
+        warn_other_gpu(library.entries, resolve_gpu(args).name, args.speeds)
+        curves = library.per_model()
     elif args.speeds:
         raise ConfigError("--speeds is only used with --scaling measured")
     class_rule = args.class_rule
@@ -136,6 +147,17 @@ def options_from_args(args: argparse.Namespace) -> ImportOptions:
         multi_gpu=args.multi_gpu,
         seed=args.seed,
     )
+
+
+def warn_other_gpu(entries: Iterable[CurveEntry], gpu: str, path: str) -> None:
+    """One warning when measured curves come from a GPU family other than ``gpu``'s (the first part of its
+    catalogue name, e.g. ``a100``): the speed-ups are used as measured, on another GPU."""
+    family = gpu.split("-")[0].lower()
+    foreign = sorted({e.source for e in entries if MEASURED_ON.get(e.source, family) != family})
+    if foreign:
+        measured = ", ".join(f"{source} ({MEASURED_ON[source].upper()})" for source in foreign)
+        LOG.warning("--speeds %s holds measurements of another GPU (%s) than --gpu %s: their speed-ups are "
+                    "used as they are", path, measured, gpu)
 
 
 def _import(args: argparse.Namespace) -> int:
