@@ -26,6 +26,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("mig", "MIG scheduling: generate traces, simulate, repartition", "wattsched.cli.mig"),
     Command("dvfs", "DVFS-aware deadline scheduling on CPU-GPU clusters (P2)", "wattsched.cli.dvfs"),
     Command("cluster", "a data centre of MIG GPUs: run, import a public trace", "wattsched.cli.cluster"),
+    Command(
+        "sweep",
+        "run the cross product of a sweep file (GPUs, configurations, policies, ...) into one table",
+        "wattsched.cli.sweep",
+    ),
     Command("reproduce", "reproduce the papers' tables and figures", "wattsched.cli.reproduce"),
     Command("plot", "publication figures of a sweep directory or a run file", "wattsched.cli.plot"),
     Command(
@@ -96,29 +101,58 @@ class _OneLine(logging.Formatter):
         return f"wattsched: {record.levelname.lower()}: {lines[0] if lines else ''}"
 
 
-def _configure_logging(verbose: int, quiet: int) -> None:
-    """Records of the ``wattsched`` loggers go to the current stderr, one line each: warnings by default,
-    info with ``-v``, debug with ``-vv``, errors only with ``-q``."""
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of the record."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _configure_logging(verbose: int, quiet: int) -> tuple[int, bool]:
+    """Records of the ``wattsched`` loggers go to stderr, one line each: warnings by default, info with
+    ``-v``, debug with ``-vv``, errors only with ``-q``. Returns the logger's previous level and
+    propagation, which :func:`main` restores."""
     level = logging.WARNING
     if quiet:
         level = logging.ERROR
     elif verbose:
         level = logging.DEBUG if verbose > 1 else logging.INFO
     logger = logging.getLogger("wattsched")
-    for handler in [h for h in logger.handlers if getattr(h, "wattsched_cli", False)]:
-        logger.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.wattsched_cli = True  # type: ignore[attr-defined]
+    previous = (logger.level, logger.propagate)
+    handler = _StderrHandler()
     handler.setFormatter(_OneLine())
     logger.addHandler(handler)
     logger.setLevel(level)
+    logger.propagate = False  # the root logger's handlers (if any) would print the record again
+    return previous
+
+
+def _restore_logging(previous: tuple[int, bool]) -> None:
+    logger = logging.getLogger("wattsched")
+    for handler in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
+        logger.removeHandler(handler)
+    logger.setLevel(previous[0])
+    logger.propagate = previous[1]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``wattsched argv`` (default: ``sys.argv[1:]``) and return the exit status."""
     raw = list(sys.argv[1:] if argv is None else argv)
     rest, flags = split_global_flags(raw)
-    _configure_logging(flags["verbose"], flags["quiet"])
+    previous = _configure_logging(flags["verbose"], flags["quiet"])
+    try:
+        return _dispatch(rest, raw, flags["debug"])
+    finally:
+        _restore_logging(previous)
+
+
+def _dispatch(rest: list[str], raw: list[str], debug: int) -> int:
+    """Parse and run ``rest``; map the errors of a run to one stderr line and an exit status."""
     try:
         args = build_parser(rest).parse_args(rest)
         return int(args.func(args) or 0)
@@ -135,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `wattsched ... | head`: stop quietly
         return 141
     except Exception as exc:
-        if flags["debug"]:
+        if debug:
             raise
         return _report_crash(exc, raw)
 

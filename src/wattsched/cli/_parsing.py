@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -161,6 +162,8 @@ def add_commands(
     chosen = _first_word(argv)
     _REST = None if argv is None else list(argv[argv.index(chosen) + 1 :]) if chosen is not None else []
     for command in commands:
+        if importlib.util.find_spec(command.module) is None:
+            continue  # a command of a table whose module this installation lacks
         if argv is None or command.name == chosen:
             importlib.import_module(command.module).add_parser(groups)
         else:
