@@ -1,8 +1,8 @@
 """Crash reports: what an unexpected exception leaves behind for a bug report.
 
-The CLI prints one line naming the report and exits 1; the report holds the traceback, the version (package
-and a digest of its source), Python, the platform and the command line. Reports go to ``$WATTSCHED_CRASH_DIR`` when set,
-else the system's temporary folder.
+The CLI prints one line naming the report and exits 1; the report holds the traceback, the version
+(package and a digest of its source), Python, the platform and the command line. Reports go to
+``$WATTSCHED_CRASH_DIR`` when set, else the system's temporary folder.
 """
 
 from __future__ import annotations

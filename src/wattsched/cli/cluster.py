@@ -50,7 +50,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = groups.add_parser("cluster", help="a data centre of MIG GPUs: run, import a public trace")
     sub = parser.add_subparsers(dest="cluster_command", metavar="COMMAND", parser_class=OneLineErrorParser,
                                 required=True)
-    run = sub.add_parser("run", help="simulate a cluster of MIG GPUs (CONTRACT §10)")
+    run = sub.add_parser("run", help="simulate a cluster of MIG GPUs")
     shape = run.add_argument_group("cluster")
     shape.add_argument("--servers", type=int_at_least(1), metavar="N", help="number of servers")
     shape.add_argument("--gpus-per-server", type=int_at_least(1), metavar="G", help="GPUs per server")
@@ -58,9 +58,10 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     shape.add_argument("--cluster", metavar="FILE.json", help="a cluster file ('cluster import' writes one)")
     work = run.add_argument_group("workload")
     source = work.add_mutually_exclusive_group(required=True)
-    source.add_argument("--trace", metavar="FILE", help="job trace (CONTRACT §3; optional 'gpus' column)")
+    source.add_argument("--trace", metavar="FILE",
+                        help="job trace ('wattsched schema trace'; optional 'gpus' column)")
     source.add_argument("--preset", choices=("paper", "literal"),
-                        help="Fig. 5 profile at 2.5 (paper) or 1 (literal) x per GPU (CONTRACT §4)")
+                        help="Fig. 5 profile at 2.5 (paper) or 1 (literal) x per GPU")
     source.add_argument("--rate", type=positive_finite_float, metavar="R", help="Poisson jobs/min per GPU")
     source.add_argument("--profile", metavar="NAME", help="hourly arrival profile (per GPU)")
     work.add_argument("--hours", type=positive_finite_float, metavar="H", help="arrival window (default 24)")

@@ -314,7 +314,8 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _add_generator_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mode", choices=("offline", "online"), default="offline")
+    parser.add_argument("--mode", choices=("offline", "online"), default="offline",
+                        help="offline: every task at time 0; online: arrivals spread over the slots")
     parser.add_argument(
         "--util", type=float, help="task-set utilisation U_J > 0 (n = pairs x U tasks, at most 10,000,000)"
     )
@@ -333,18 +334,20 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
         dest="dvfs_command", metavar="COMMAND", parser_class=OneLineErrorParser, required=True
     )
 
-    gen = commands.add_parser("generate", help="write a synthetic P2 task file (CONTRACT §6)")
+    gen = commands.add_parser("generate", help="write a synthetic P2 task file ('wattsched schema tasks')")
     _add_generator_options(gen)
-    gen.add_argument("--slot-s", type=float, default=60.0)
+    gen.add_argument("--slot-s", type=float, default=60.0, help="slot length in s")
     gen.add_argument("-o", "--output", required=True, help="task file to write (.csv or .parquet)")
     gen.set_defaults(func=_generate, util=1.0)
 
     sol = commands.add_parser("solve", help="Alg. 1: minimum-energy V/f per task within its window")
-    sol.add_argument("--tasks", required=True, help="task file (.csv or .parquet, CONTRACT §6)")
+    sol.add_argument("--tasks", required=True, help="task file (.csv or .parquet; 'wattsched schema tasks')")
     sol.add_argument("-o", "--output", required=True, help="output file (.csv or .parquet)")
     sol.add_argument("--gpu", default="gtx1080ti", help="DVFS GPU name or TOML file")
-    sol.add_argument("--interval", choices=("wide", "narrow"), default="wide")
-    sol.add_argument("--method", choices=("exact", "hkbu"), default="exact")
+    sol.add_argument("--interval", choices=("wide", "narrow"), default="wide",
+                     help="the GPU's DVFS interval of core/memory clocks")
+    sol.add_argument("--method", choices=("exact", "hkbu"), default="exact",
+                     help="Alg. 1 search: exact, or the authors' grid")
     sol.set_defaults(func=_solve)
 
     run = commands.add_parser("run", help="schedule tasks on the cluster and report the energy split")
@@ -353,7 +356,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--pairs-per-server", type=int, default=1, help="l, pairs per server; must divide --pairs"
     )
-    run.add_argument("--algo", choices=("edl", "edf-bf", "edf-wf", "lpt-ff", "bin"), default="edl")
+    run.add_argument("--algo", choices=("edl", "edf-bf", "edf-wf", "lpt-ff", "bin"), default="edl",
+                     help="scheduling algorithm (edl: P2's)")
     run.add_argument("--theta", type=float, default=1.0, help="θ of the readjustment (1 = off)")
     run.add_argument("--dvfs", choices=("on", "off", "both"), default="on",
                      help="scale V/f per task (on), run at the default clocks (off), or both on the same "
@@ -379,7 +383,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
         help="a queued task starts at the previous finish (default, both codes) or the next slot (P2's text)",
     )
     run.add_argument("--gpu", default="gtx1080ti", help="DVFS GPU name or TOML file")
-    run.add_argument("--interval", choices=("wide", "narrow"), default="wide")
+    run.add_argument("--interval", choices=("wide", "narrow"), default="wide",
+                     help="the GPU's DVFS interval of core/memory clocks")
     run.add_argument("--v-max", type=float, help="voltage ceiling (paper 1.2, authors' code 1.25)")
     run.add_argument("--method", choices=("exact", "hkbu"), default="exact", help="Alg. 1 search")
     run.add_argument(
@@ -406,7 +411,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     fit.add_argument("--data", required=True, help="measurement CSV (appName, coreF, memF, time/ms, power/W)")
     fit.add_argument("--gpu", default="gtx1080ti", help="GPU whose default clocks normalise the data")
     fit.add_argument("-o", "--output", help="write the fitted parameters (.csv or .parquet)")
-    fit.add_argument("--json", action="store_true")
+    fit.add_argument("--json", action="store_true", help="print one JSON object")
     fit.set_defaults(func=_fit)
 
     from wattsched.cli import dvfs_apply

@@ -50,11 +50,13 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     record = commands.add_parser(
         "record", help="write the NVML read-outs as a JSON snapshot (fake:FILE replays it)"
     )
-    record.add_argument("-o", "--output", required=True, metavar="FILE.json")
+    record.add_argument("-o", "--output", required=True, metavar="FILE.json",
+                        help="the NVML read-outs (replay them with --backend fake:FILE.json)")
     snapshot = commands.add_parser(
         "snapshot", help="write a catalogue entry (TOML) usable as --gpu FILE.toml"
     )
-    snapshot.add_argument("-o", "--output", required=True, metavar="FILE.toml")
+    snapshot.add_argument("-o", "--output", required=True, metavar="FILE.toml",
+                          help="catalogue entry to write (use it as --gpu FILE.toml)")
     snapshot.add_argument(
         "--power-curve",
         metavar="FILE.csv",
@@ -63,7 +65,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     calibrate = commands.add_parser(
         "calibrate", help="measure power against busy SMs (read-only; CuPy or PyTorch)"
     )
-    calibrate.add_argument("-o", "--output", required=True, metavar="FILE.csv")
+    calibrate.add_argument("-o", "--output", required=True, metavar="FILE.csv",
+                           help="power curve to write (busy SMs -> W)")
     calibrate.add_argument(
         "--quick", action="store_true", help="0.5 s settle + 1.5 s per level (default 1 + 4 s)"
     )

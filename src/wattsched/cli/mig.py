@@ -43,12 +43,13 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
                           help="print what was generated (preset, workload, jobs) as one JSON object")
     generate.set_defaults(func=_generate)
 
-    configs = sub.add_parser("configs", help="list a GPU's MIG profiles and configurations (CONTRACT §7)")
+    configs = sub.add_parser("configs", help="list a GPU's MIG profiles and configurations")
     add_gpu_option(configs)
     configs.add_argument("--all", action="store_true",
                          help="also list every derived placement-valid partition, not only the named ones")
     configs.add_argument("--list-gpus", action="store_true", help="list the catalogue's GPUs and exit")
-    configs.add_argument("--json", action="store_true", help="print one JSON object (CONTRACT §7)")
+    configs.add_argument("--json", action="store_true",
+                         help="print one JSON object ('wattsched schema configs')")
     configs.set_defaults(func=_configs)
 
     add_lazily(sub, {"run": "simulate one job queue on one configuration with one policy"},
@@ -69,7 +70,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
 def add_generator_options(parser: argparse.ArgumentParser, *, required: bool, trace: bool = False) -> None:
     source = parser.add_mutually_exclusive_group(required=required)
     if trace:
-        source.add_argument("--trace", metavar="FILE", help="job trace file (CONTRACT §3)")
+        source.add_argument("--trace", metavar="FILE",
+                            help="job trace file, CSV or Parquet ('wattsched schema trace')")
     source.add_argument("--rate", type=float, metavar="R", help="homogeneous Poisson arrivals, jobs/min")
     source.add_argument("--profile", metavar="NAME",
                         help=f"hourly arrival profile ({', '.join(PROFILES.available())})")

@@ -56,11 +56,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     export.add_argument(
         "--configs", nargs="+", metavar="ID", help="configuration ids (default: all, no-mig too)"
     )
-    export.add_argument("-o", "--output", required=True, metavar="FILE.yaml")
+    export.add_argument("-o", "--output", required=True, metavar="FILE.yaml", help="mig-parted YAML to write")
     export.set_defaults(func=_export)
 
     read = commands.add_parser("import-config", help="read a mig-parted YAML into configurations of a GPU")
-    read.add_argument("file", metavar="FILE.yaml")
+    read.add_argument("file", metavar="FILE.yaml", help="a mig-parted YAML (version: v1)")
     add_gpu_option(read)
     read.add_argument("--config", metavar="NAME", help="only this mig-parted config (default: all)")
     read.add_argument("--json", action="store_true", help="print one JSON object")
