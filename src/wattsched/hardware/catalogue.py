@@ -57,7 +57,8 @@ def _kind(kind: str) -> tuple[str, Callable[[dict[str, Any], str], Any]]:
 
 
 def available(kind: str) -> list[str]:
-    """Names of the packaged entries of ``kind`` (file stems of ``data/<folder>/*.toml``)."""
+    """Names of the packaged entries of ``kind``: ``"gpu"`` (MIG GPUs: a100-40gb, a100-80gb, h100-80gb,
+    h200-141gb) or ``"dvfs"`` (DVFS GPUs of P2); sorted file stems of ``data/<folder>/*.toml``."""
     folder, _ = _kind(kind)
     root = resources.files("wattsched.hardware") / "data" / folder
     return sorted(p.name[: -len(".toml")] for p in root.iterdir() if p.name.endswith(".toml"))
@@ -80,7 +81,11 @@ def load(kind: str, name_or_path: str | Path) -> Any: ...
 
 
 def load(kind: str, name_or_path: str | Path) -> Any:
-    """A packaged entry by name or a ``*.toml`` file by path (see the module docstring)."""
+    """A packaged entry by name or a ``*.toml`` file by path (see the module docstring).
+
+    ``kind``: ``"gpu"`` (returns a :class:`~wattsched.hardware.mig.MigGpu`) or ``"dvfs"`` (a DVFS GPU).
+    ``name_or_path``: a name of :func:`available` or a path (a :class:`~pathlib.Path`, or text ending in
+    ``.toml`` or containing ``/``). An unknown name raises UnknownNameError listing the valid ones."""
     _, parse = _kind(kind)
     text = str(name_or_path)
     if isinstance(name_or_path, Path) or text.endswith(".toml") or "/" in text:

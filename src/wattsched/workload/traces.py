@@ -60,7 +60,10 @@ _SCALINGS = {s.value: s for s in Scaling}
 
 
 def read_trace(path: str | Path) -> list[Job]:
-    """The jobs of a trace file, in file order."""
+    """The jobs of a trace file (CSV or Parquet, by suffix: ``.csv``, ``.parquet``, ``.pq``), in file order.
+
+    Columns and rules: ``wattsched schema trace`` (times in seconds). A malformed file raises one
+    :class:`~wattsched.errors.InputError` naming the file, the 1-based data row and the column."""
     return frame_to_jobs(read_table(path), str(path))
 
 
@@ -232,7 +235,11 @@ def jobs_to_frame(jobs: Sequence[Job]) -> pd.DataFrame:
 
 
 def write_trace(jobs: Sequence[Job], path: str | Path) -> None:
-    """Write ``jobs`` as a trace (CSV or Parquet by suffix), atomically; invalid jobs are refused."""
+    """Write ``jobs`` as a trace, atomically (a temporary file, then a rename); invalid jobs are refused.
+
+    The format follows the suffix of ``path``: ``.csv``, ``.parquet`` or ``.pq`` (another suffix is an
+    InputError). Columns: ``wattsched schema trace``; floats are written so that :func:`read_trace` gives
+    back the same bits."""
     where = str(path)
     file_format(path)
     if not jobs:
