@@ -46,6 +46,9 @@ FloatArray = npt.NDArray[np.float64]
 def file_format(path: str | Path, formats: tuple[str, ...] = ("csv", "parquet")) -> str:
     """``"csv"`` or ``"parquet"`` from the suffix; another suffix (or a format not in ``formats``) is an
     InputError naming the file."""
+    if Path(path).is_dir():
+        expected = " or ".join({"csv": "CSV", "parquet": "Parquet"}.get(f, f) for f in formats)
+        raise InputError(f"is a directory, expected a {expected} file", path=str(path))
     suffix = Path(path).suffix.lower()
     kind = "csv" if suffix in CSV_SUFFIXES else "parquet" if suffix in PARQUET_SUFFIXES else None
     if kind is None or kind not in formats:

@@ -136,6 +136,8 @@ def _import(args: argparse.Namespace) -> int:
         text = Path(args.file).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("file not found", path=args.file) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a mig-parted YAML file", path=args.file) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path=args.file) from None
     gpu = gpu_layouts(args)
