@@ -27,7 +27,9 @@ def crashing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_unexpected_error_is_one_line_and_a_report(crashing: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unexpected_error_is_one_line_and_a_report(
+    crashing: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     argv = ["mig", "configs", "--gpu", "a100-40gb", "-v"]
     assert main(argv) == 1
     out, err = capsys.readouterr()

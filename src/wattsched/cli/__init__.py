@@ -90,7 +90,8 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
-        parser.exit(0, f"wattsched {version()}\n")
+        sys.stdout.write(f"wattsched {version()}\n")
+        parser.exit(0)
 
 
 class _OneLine(logging.Formatter):

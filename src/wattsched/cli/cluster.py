@@ -23,7 +23,7 @@ from typing import Any
 
 from wattsched.cli._output import print_json
 from wattsched.cli._parsing import int_at_least, positive_finite_float
-from wattsched.errors import ConfigError, InputError
+from wattsched.errors import ConfigError, InputError, did_you_mean
 
 __all__ = ["add_parser"]
 
@@ -170,7 +170,8 @@ def _workload(args: argparse.Namespace, gpus: int) -> tuple[list[Any], float]:
         else:
             if args.profile is not None and args.profile not in PROFILES:
                 valid = ", ".join(PROFILES.available())
-                raise ConfigError(f"unknown --profile '{args.profile}'; valid: {valid}")
+                raise ConfigError(f"unknown --profile '{args.profile}'"
+                                  f"{did_you_mean(args.profile, PROFILES.available())}; valid: {valid}")
             spec = WorkloadSpec(rate_per_min=args.rate, profile=args.profile, hours=args.hours or 24.0)
         options: dict[str, Any] = {}
         if args.rate_multiplier is not None:

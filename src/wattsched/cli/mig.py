@@ -18,7 +18,7 @@ from wattsched.cli._parsing import (
     resolve_gpu,
     resolve_preset,
 )
-from wattsched.errors import ConfigError
+from wattsched.errors import ConfigError, did_you_mean
 from wattsched.hardware.catalogue import available
 from wattsched.hardware.mig import MigGpu
 from wattsched.workload.arrivals import PROFILES
@@ -105,7 +105,9 @@ def _spec(args: argparse.Namespace) -> WorkloadSpec:
     if args.seed is not None and args.seed < 0:
         raise ConfigError(f"--seed must be >= 0, got {args.seed}")
     if args.profile is not None and args.profile not in PROFILES:
-        raise ConfigError(f"unknown --profile '{args.profile}'; valid: {', '.join(PROFILES.available())}")
+        valid = PROFILES.available()
+        raise ConfigError(f"unknown --profile '{args.profile}'{did_you_mean(args.profile, valid)}; "
+                          f"valid: {', '.join(valid)}")
     preset = resolve_preset(args)
     options: dict[str, object] = {"rate_per_min": args.rate, "profile": args.profile,
                                   "deadline_rule": resolve_deadline_rule(args)}

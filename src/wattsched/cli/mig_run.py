@@ -3,8 +3,8 @@
 Besides CONTRACT §5's totals the result states its ET (P1's energy-tardiness score) against a stated
 coefficient ``a``: ``--et-coefficient A`` (J⁻¹), else :data:`REFERENCE_ET_COEFFICIENT`, pooled over a fixed
 reference comparison (:data:`REFERENCE_ET_POOL`). ET is only comparable between runs scored with the same
-``a``; a sweep states the ``a`` of its own pool. Warnings (one line on stderr): most jobs late (the workload
-overloads the configuration).
+``a``; a sweep states the ``a`` of its own pool. Warning (one line on stderr): more than
+:data:`OVERLOAD_LATE_SHARE` of the jobs late (the workload overloads the configuration).
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ REFERENCE_ET_COEFFICIENT = 7.365086828208271e-08
 #: The reference comparison :data:`REFERENCE_ET_COEFFICIENT` is pooled over.
 REFERENCE_ET_POOL = ("reference pool: the 5 policies x the 12 A100-40GB configurations on the Fig. 5 day "
                      "(--profile alibaba-day, literal preset), seeds 0 and 1 (120 runs)")
-#: A run with more than this share of its jobs late gets an overload warning.
-OVERLOAD_LATE_SHARE = 0.5
+#: A run with more than this share of its jobs late gets an overload warning (P1's deadlines leave about half
+#: the jobs of an ordinary day late on small slices; 90 % is a queue the configuration cannot serve).
+OVERLOAD_LATE_SHARE = 0.9
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]

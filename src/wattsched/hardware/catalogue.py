@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from wattsched.errors import ConfigError
+from wattsched.errors import ConfigError, did_you_mean
 from wattsched.hardware._toml import CatalogueError, read_toml
 
 __all__ = ["KINDS", "CatalogueError", "available", "load", "load_gpu"]
@@ -106,7 +106,7 @@ def load(kind: str, name_or_path: str | Path) -> Any:
     if text not in names:
         label = "GPU" if kind == "gpu" else f"{kind} GPU"
         raise ConfigError(
-            f"unknown {label} '{text}'; the catalogue has: {', '.join(names)} "
+            f"unknown {label} '{text}'{did_you_mean(text, names)}; the catalogue has: {', '.join(names)} "
             f"(or give a path to a .toml entry)"
         )
     return _load_packaged(kind, text)
