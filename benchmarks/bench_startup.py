@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 0.4
 COMMANDS: dict[str, list[str]] = {
     "help": ["--help"],
-    "mig run": ["mig", "run", "--config", "3", "--policy", "edf-fs", "--profile", "alibaba-day", "--seed", "1",
-                "--json"],
+    "mig run": ["mig", "run", "--config", "3", "--policy", "edf-fs", "--profile", "alibaba-day",
+                "--seed", "1", "--json"],
 }
 FLOORS: dict[str, str] = {"python -c pass": "pass", "import numpy": "import numpy"}
 ENTRY = "import sys; from wattsched.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -68,7 +68,7 @@ def main() -> int:
             subprocess.run([*git, "add", "--detach", "-q", str(folder), args.baseline], check=True)
             trees[f"baseline {args.baseline}"] = folder / "src"
         try:
-            for name, src in trees.items():  # warm the byte-code caches
+            for src in trees.values():  # warm the byte-code caches
                 for argv in COMMANDS.values():
                     timed(ENTRY, argv, src)
             for _ in range(args.runs):

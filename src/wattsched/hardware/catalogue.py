@@ -85,7 +85,7 @@ def load(kind: str, name_or_path: str | Path) -> Any:
 
     ``kind``: ``"gpu"`` (returns a :class:`~wattsched.hardware.mig.MigGpu`) or ``"dvfs"`` (a DVFS GPU).
     ``name_or_path``: a name of :func:`available` or a path (a :class:`~pathlib.Path`, or text ending in
-    ``.toml`` or containing ``/``). An unknown name raises UnknownNameError listing the valid ones."""
+    ``.toml`` or containing ``/``). An unknown name raises a ConfigError listing the valid ones."""
     _, parse = _kind(kind)
     text = str(name_or_path)
     if isinstance(name_or_path, Path) or text.endswith(".toml") or "/" in text:
@@ -113,7 +113,11 @@ def load(kind: str, name_or_path: str | Path) -> Any:
 
 
 def load_gpu(name_or_path: str | Path | MigGpu | None = None) -> MigGpu:
-    """A MIG GPU by catalogue name or path (default ``a100-40gb``); a :class:`MigGpu` passes through."""
+    """A MIG GPU by catalogue name or path (default ``a100-40gb``); a :class:`MigGpu` passes through.
+
+    Names: ``a100-40gb`` (P1's GPU), ``a100-80gb``, ``h100-80gb``, ``h200-141gb`` (:func:`available`
+    ``("gpu")``); a path is a catalogue ``.toml`` (``wattsched gpu snapshot`` writes one). An unknown name
+    raises a ConfigError listing the catalogue."""
     from wattsched.hardware.mig import MigGpu
 
     if isinstance(name_or_path, MigGpu):
