@@ -6,7 +6,6 @@ expected, what arrived, and where (file, row, column) when that is known.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 __all__ = ["ConfigError", "InputError", "UnknownNameError", "WattschedError", "did_you_mean"]
@@ -15,6 +14,8 @@ __all__ = ["ConfigError", "InputError", "UnknownNameError", "WattschedError", "d
 def did_you_mean(name: str, valid: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the name of ``valid`` closest to ``name``, or ``""`` when none is close
     (:func:`difflib.get_close_matches`, cutoff 0.6)."""
+    import difflib  # only when a name is wrong: difflib costs start-up
+
     close = difflib.get_close_matches(str(name), [str(v) for v in valid], n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 

@@ -7,7 +7,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from wattsched.errors import ConfigError, InputError
@@ -36,6 +35,8 @@ def write_text(path: str, text: str) -> None:
     target = Path(path)
     if target.is_dir():
         raise InputError("cannot write: the path is a directory", path=path)
+    import tempfile
+
     try:
         handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except (FileNotFoundError, NotADirectoryError):

@@ -148,8 +148,6 @@ def workload(
 ) -> tuple[list[Job], float, dict[str, object]]:
     """The jobs to simulate, the end of their arrival window (checked against ``gpu``'s sizes) and, for a
     generated workload, what it was drawn from."""
-    from wattsched.workload.traces import read_trace, require_sizes
-
     drawn: dict[str, object] = {"preset": None}
     if args.trace is None:
         spec = _spec(args)
@@ -160,6 +158,8 @@ def workload(
         given = [f"--{name.replace('_', '-')}" for name in _GENERATOR_ONLY if getattr(args, name) is not None]
         if given:
             raise ConfigError(f"{', '.join(given)} only apply to generated workloads, not to --trace")
+        from wattsched.workload.traces import read_trace, require_sizes
+
         jobs = read_trace(args.trace)
         if gpu is not None:
             require_sizes(jobs, gpu.compute_sizes, args.trace)

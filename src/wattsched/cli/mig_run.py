@@ -103,7 +103,6 @@ def _run(args: argparse.Namespace) -> int:
     from wattsched.cli.mig import workload
     from wattsched.metrics import et_score
     from wattsched.mig.simulator import resolve_policy, simulate
-    from wattsched.workload.traces import file_format, write_table
 
     gpu = resolve_gpu(args)
     configuration = gpu.configuration(args.config)  # ConfigError lists the valid ids
@@ -112,6 +111,8 @@ def _run(args: argparse.Namespace) -> int:
         gpu.power.curve(args.power_curve)  # ConfigError lists the curves
     for path in (args.jobs_out, args.timeline_out):
         if path is not None:
+            from wattsched.io import file_format
+
             file_format(path)
             check_writable(path)
     jobs, horizon_s, drawn = workload(args, gpu)
@@ -122,6 +123,8 @@ def _run(args: argparse.Namespace) -> int:
     if overflow:  # times near the float64 limit (e.g. 1e308 s) overflow the sums; JSON cannot hold inf/NaN
         raise InputError(f"the simulation overflowed ({', '.join(overflow)} not finite): "
                          "times or durations are too large", path=args.trace)
+    if args.jobs_out is not None or args.timeline_out is not None:
+        from wattsched.io import write_table
     if args.jobs_out is not None:
         from wattsched.mig.frames import records_frame
 
