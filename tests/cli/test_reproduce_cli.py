@@ -47,9 +47,27 @@ def test_reproduce_table2_quick_tiny(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert literal["table2"] == summary["presets"]["literal"]["table2"]
 
 
+def test_gpu_option_sets_the_compared_gpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results"
+    tiny = [*TINY[:-1], 'table2.variants=["paper", "paper+h100-80gb", "paper+a100-80gb"]']
+    argv = ["reproduce", "--out", str(out), "--workers", "1", "--gpu", "h100-80gb", "--gpu", "a100-80gb"]
+    assert main([*argv, "--gpu", "a100-40gb", *tiny]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    # P1's GPU plus the two given, each at the paper preset on the same queues
+    assert set(summary["gpus"]) == {"a100-40gb", "h100-80gb", "a100-80gb"}
+    assert summary["gpus"]["h100-80gb"]["table2_meta"]["gpu"] == "h100-80gb"
+    assert "## P1 on other GPUs" in (out / "report.md").read_text()
+    # four conditions for the paper preset, the default condition for each compared GPU
+    assert "table2: 6 cells (6 run, 0 reused)" in capsys.readouterr().err
+    # without --gpu the default comparison (the H200) is not among these variants: refused by name
+    assert main(["reproduce", "--out", str(out), "--workers", "1", *tiny]) == 2
+    assert "unknown table2 variants ['paper+h100-80gb', 'paper+a100-80gb']" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["--only", "table2", "--gpu", "rtx-9090"], "unknown GPU 'rtx-9090'; the catalogue has: a100-40gb"),
         (["--only", "nope"], "unknown study 'nope'"),
         (["--ray-address", "127.0.0.1:1"], "--ray-address needs --executor ray"),
         (["--only", "table2", "--study-option", "oops"], "expects STUDY.KEY=VALUE"),

@@ -190,6 +190,10 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         repartition_mode=args.repartition_mode,
     )
     methods = [method_from_label(label) for label in dict.fromkeys(labels)]
+    if any(m.kind == "dynamic" for m in methods):
+        from wattsched.rl.dqn import load_model
+
+        load_model(args.model)  # a missing or broken model fails before any day runs
     if args.static_config is not None:
         gpu.configuration(args.static_config)  # ConfigError lists the valid ids
         methods = [

@@ -55,6 +55,14 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         metavar="N",
         help="worker processes / Ray CPUs (default: all cores)",
     )
+    parser.add_argument(
+        "--gpu",
+        action="append",
+        default=None,
+        metavar="NAME|FILE.toml",
+        help="a GPU compared with P1's A100-40GB in Table II and III at the paper preset (repeatable; "
+        "default: h200-141gb); `wattsched mig configs --list-gpus` lists the catalogue",
+    )
     parser.add_argument("--only", nargs="+", default=None, metavar="STUDY", help="run only these studies")
     # Test and smoke-run aid: override the number of iterations of every selected study.
     parser.add_argument("--iterations", type=int_at_least(1), default=None, help=argparse.SUPPRESS)
@@ -80,6 +88,10 @@ def _run(args: argparse.Namespace) -> int:
     for name in PRESET_STUDIES:
         if only is None or name in only:
             options.setdefault(name, {})["preset"] = args.preset
+    if args.gpu is not None:
+        for name in PRESET_STUDIES:
+            if only is None or name in only:
+                options.setdefault(name, {})["gpus"] = list(args.gpu)
     for text in args.study_option:
         study, key, value = _parse_option(text)
         options.setdefault(study, {})[key] = value

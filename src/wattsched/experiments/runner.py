@@ -78,8 +78,10 @@ def run_study(
     flush_every_s: float = 10.0,
     flush_every_cells: int | None = None,
     progress: bool | None = None,
+    store_dir: str | Path | None = None,
 ) -> StudyRun:
-    """Run the cells of ``study`` not yet stored under ``out_dir/raw`` and return all its rows.
+    """Run the cells of ``study`` not yet stored under ``out_dir/raw`` (or ``store_dir``) and return all its
+    rows.
 
     Finished cells are written in batches (every ``flush_every_s`` seconds or ``flush_every_cells`` cells)
     and whatever finished is flushed when a cell fails or the run is interrupted, so a re-run resumes.
@@ -90,7 +92,7 @@ def run_study(
     fingerprints = {cell.key: cell_fingerprint(cell, version) for cell in cells}
     if len(fingerprints) != len(cells):
         raise ConfigError(f"study {study.name}: cell keys are not unique")
-    store = StudyStore(Path(out_dir) / "raw", study.name, scale)
+    store = StudyStore(Path(store_dir) if store_dir is not None else Path(out_dir) / "raw", study.name, scale)
     done = store.done(fingerprints)
     todo = [cell for cell in cells if cell.key not in done]
     log.info("%s: %d cells, %d stored, %d to run", study.name, len(cells), len(done), len(todo))

@@ -14,6 +14,7 @@ interrupted write and are removed when the store is opened.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -37,6 +38,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "cell_fingerprint",
+    "code_digest",
     "package_version",
 ]
 
@@ -54,9 +56,34 @@ def package_version() -> str:
         return "0+unknown"
 
 
-def cell_fingerprint(cell: Any, version: str | None = None) -> str:
-    """A digest of everything that defines a cell (its repr: a frozen dataclass) and the package version."""
-    text = f"{version or package_version()}\n{cell!r}"
+@functools.cache
+def code_digest() -> str:
+    """A digest of the package's source: every ``*.py`` and data file under ``src/wattsched`` (relative path
+    and bytes, in path order; ``__pycache__`` and compiled files left out). Computed once per process.
+
+    Part of every cell's fingerprint, so a code change without a version bump never reuses stale rows.
+    """
+    import wattsched
+
+    root = Path(wattsched.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and _source_file(p, root)):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _source_file(path: Path, root: Path) -> bool:
+    parts = path.relative_to(root).parts
+    compiled = path.suffix in (".pyc", ".pyo")
+    return "__pycache__" not in parts and not compiled and not path.name.startswith(".")
+
+
+def cell_fingerprint(cell: Any, version: str | None = None, code: str | None = None) -> str:
+    """A digest of everything that defines a cell (its repr: a frozen dataclass), the package version and
+    the package source (:func:`code_digest`, unless ``code`` is given)."""
+    text = f"{version or package_version()}\n{code if code is not None else code_digest()}\n{cell!r}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

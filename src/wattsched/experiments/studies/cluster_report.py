@@ -158,8 +158,9 @@ def report(rows: pd.DataFrame, figures_dir: Path, gpu: str) -> str:
     block = summarize(rows)["cluster"]
     lines += [
         f"Every GPU is a {gpu} (the catalogue entry with a clock table, so that DVFS applies; the Alibaba "
-        "node models are all mapped to it). MIG runs: restricted EDF-SS, starting in configuration 3; "
-        "`static` keeps it, `day-night` switches 6 by day / 2 by night per GPU (4 s blackout each). "
+        "node models are all mapped to it). MIG runs: restricted EDF-SS, starting in the GPU's static "
+        "configuration; `static` keeps it, `day-night` switches to the GPU's day configuration by day and "
+        "its night one by night, per GPU (4 s blackout each). "
         "Baseline: MIG disabled (EDF-FS on the one slice), first-fit, every server always on, default "
         "clocks. `DRS`: P2's server power states (off after ρ idle 60 s slots, 5,400 J per GPU and 60 s to "
         "turn on); `DVFS`: a GPU-wide clock level from P2's model and Alg. 1 per scheduling decision (a "

@@ -15,6 +15,7 @@ import pandas as pd
 from wattsched.errors import WattschedError
 from wattsched.experiments.plots import grouped_bar_panels
 from wattsched.experiments.report import markdown_table
+from wattsched.experiments.studies.gpu_variants import P1_GPU
 from wattsched.experiments.study import SUMMARY_SECTIONS
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import MigGpu
@@ -81,6 +82,12 @@ def _why_energy(savings: dict[str, float], gpus: dict[str, MigGpu]) -> list[str]
     ]
 
 
+def _title(names: list[str]) -> str:
+    """``an H200`` for the default comparison, else ``other GPUs``."""
+    others = [n for n in names if n != P1_GPU]
+    return "an H200" if others == ["h200-141gb"] else "other GPUs"
+
+
 class GpusSection:
     """Section ``gpus`` (see the module docstring)."""
 
@@ -98,7 +105,7 @@ class GpusSection:
             except WattschedError:  # a GPU given by a path that is gone: numbers only
                 continue
         lines = [
-            "## P1 on an H200 (issue 10) — Table II and Table III per GPU",
+            f"## P1 on {_title(names)} (issue 10) — Table II and Table III per GPU",
             "",
             "The `paper` preset (CONTRACT §4) on each GPU of the catalogue that was run: the same queues and "
             "days (common random numbers), P1's 12 configuration shapes with each GPU's own profiles, "

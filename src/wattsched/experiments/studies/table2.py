@@ -21,6 +21,7 @@ import pandas as pd
 from wattsched.errors import ConfigError
 from wattsched.experiments.grid import GridConfig, load_grid_config, queue_seed, validate_grid_config
 from wattsched.experiments.presets import DEFAULT_PRESET, get_preset
+from wattsched.experiments.studies.gpu_variants import variants_with_gpus
 from wattsched.experiments.study import STUDIES, Row, Scale
 from wattsched.workload.generators import DEADLINE_RULES
 
@@ -56,6 +57,10 @@ class Table2Variant:
         if self.gpu != DEFAULT_GPU:
             parts.append(self.gpu)
         return "+".join(parts)
+
+
+def _gpu_variant(gpu: str) -> Table2Variant:
+    return Table2Variant("paper", gpu=gpu, conditions=("default",))
 
 
 #: Both presets on every condition; the slice-aware rule and the H200 on the default condition only.
@@ -147,7 +152,8 @@ class Table2Study:
     top-level summary keys, default ``paper``), ``variants`` (names of :data:`DEFAULT_VARIANTS` to run),
     ``iterations`` (per condition, overrides the scale), ``hours`` (overrides every preset's queue length),
     ``policies``, ``configurations`` (ids, default every configuration of each variant's GPU), ``conditions``
-    (names to keep).
+    (names to keep), ``gpus`` (catalogue names or TOML paths compared with the A100-40GB at the ``paper``
+    preset on the default condition; default ``["h200-141gb"]``; ``wattsched reproduce --gpu``).
     """
 
     name = "table2"
@@ -163,6 +169,7 @@ class Table2Study:
         policies: list[str] | None = None,
         configurations: list[int | str] | None = None,
         conditions: list[str] | None = None,
+        gpus: list[str] | None = None,
     ) -> None:
         base = config if config is not None else load_grid_config("table2")
         data = base.model_dump()
@@ -183,7 +190,7 @@ class Table2Study:
         self.hours = hours
         self.iterations = iterations
         self.preset = get_preset(preset).name
-        known = {v.name: v for v in DEFAULT_VARIANTS}
+        known = {v.name: v for v in variants_with_gpus(DEFAULT_VARIANTS, gpus, _gpu_variant)}
         wanted = list(known) if variants is None else list(variants)
         unknown_variants = [n for n in wanted if n not in known]
         if unknown_variants:

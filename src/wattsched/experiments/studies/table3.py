@@ -32,6 +32,7 @@ import pandas as pd
 from wattsched.errors import ConfigError
 from wattsched.experiments.presets import DEFAULT_PRESET, get_preset
 from wattsched.experiments.protocol import Method, Setting, run_method
+from wattsched.experiments.studies.gpu_variants import variants_with_gpus
 from wattsched.experiments.studies.table3_sensitivity import (
     Table3SensCell,
     run_sensitivity_cell,
@@ -89,6 +90,10 @@ class Table3Variant:
         return tuple(m for m in _METHODS if self.lookahead or m.kind != "lookahead")
 
 
+def _gpu_variant(gpu: str) -> Table3Variant:
+    return Table3Variant("paper", gpu=gpu, extra=True)
+
+
 #: Both presets in full, both presets under the slice-aware deadline rule (no DQN: its environment has no
 #: deadline-rule option), and the paper preset on the H200 ("P1 on an H200", issue 10).
 DEFAULT_VARIANTS: tuple[Table3Variant, ...] = (
@@ -144,6 +149,9 @@ class Table3Study:
     preset: str = DEFAULT_PRESET
     #: Variant names to run (default: every one of :data:`DEFAULT_VARIANTS`).
     variants: tuple[str, ...] | None = None
+    #: GPUs (catalogue names or TOML paths) compared with the A100-40GB at the ``paper`` preset (extra
+    #: variants); ``None``: the H200 (``wattsched reproduce --gpu``).
+    gpus: tuple[str, ...] | None = None
     block_days: int = 25
     quick_days: int = 100
     paper_days: int = 500
@@ -173,7 +181,7 @@ class Table3Study:
         get_preset(self.preset)
         if self.dqn_hyperparameters not in (None, "quick", "paper"):
             raise ConfigError(f"dqn_hyperparameters must be quick or paper, got {self.dqn_hyperparameters!r}")
-        known = {v.name: v for v in DEFAULT_VARIANTS}
+        known = {v.name: v for v in variants_with_gpus(DEFAULT_VARIANTS, self.gpus, _gpu_variant)}
         wanted = list(known) if self.variants is None else list(self.variants)
         unknown = [n for n in wanted if n not in known]
         if unknown:
@@ -326,7 +334,7 @@ def _train_dqn(cell: Table3Cell, setting: Setting) -> tuple[Any, Row]:
 
 @STUDIES.register("table3")
 def _make_table3(**options: Any) -> Table3Study:
-    for key in ("variants", "sensitivity_multipliers", "quick_dqn_variants"):
+    for key in ("variants", "gpus", "sensitivity_multipliers", "quick_dqn_variants"):
         if isinstance(options.get(key), list):
             options[key] = tuple(options[key])
     if isinstance(options.get("sensitivity_slacks"), list):
