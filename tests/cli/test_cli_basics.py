@@ -274,3 +274,15 @@ def test_schema_lists_and_describes(capsys: pytest.CaptureFixture[str]) -> None:
                          ("timeline", "slice_start"), ("sweep", "configurations"), ("settings", "feasible")]:
         assert cli(["schema", name]) == 0
         assert column in capsys.readouterr().out
+
+
+def test_dvfs_fit_warns_on_data_of_another_gpu(shared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = shared_data / "dvfs-measurements"
+    assert cli(["dvfs", "fit", "--data", str(data / "gtx2070s.csv"), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("wattsched: warning: --data ")
+    assert "--gpu gtx1080ti's default clocks (core 1800 MHz, memory 5000 MHz" in err
+    assert "core 1680-2080 MHz, memory 5800-7300 MHz" in err
+    for name, gpu in (("gtx2070s.csv", "rtx2070s"), ("gtx1080ti.csv", "gtx1080ti")):
+        assert cli(["dvfs", "fit", "--data", str(data / name), "--gpu", gpu, "--json"]) == 0
+        assert capsys.readouterr().err == ""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wattsched.cli._output import print_json
+from wattsched.cli._output import check_writable, print_json
 from wattsched.cli._parsing import OneLineErrorParser
 from wattsched.dvfs.cluster import GROUPINGS, IDLE_ACCOUNTINGS, INITIAL_PLACEMENTS, MAX_PAIRS, NEXT_STARTS
 from wattsched.dvfs.tasks import MAX_TASKS
@@ -274,6 +274,21 @@ def _print_run(data: dict[str, Any]) -> None:
             print(f"{key:20s} {value:.6g}" if isinstance(value, float) else f"{key:20s} {value}")
 
 
+def _warn_other_gpu(path: str, gpu: str, core_mhz: float, memory_mhz: float) -> None:
+    """One warning when the measured clocks do not include ``--gpu``'s default clocks: the data were
+    measured on another GPU (the fit normalises every clock by the GPU's defaults)."""
+    import pandas as pd
+
+    clocks = pd.read_csv(path, usecols=["coreF", "memF"])
+    core, memory = set(clocks["coreF"].astype(float)), set(clocks["memF"].astype(float))
+    if core_mhz not in core or memory_mhz not in memory:
+        LOG.warning(
+            "--data %s was not measured at --gpu %s's default clocks (core %g MHz, memory %g MHz; the data's "
+            "clocks: core %g-%g MHz, memory %g-%g MHz): another GPU? The fit normalises by %s's clocks",
+            path, gpu, core_mhz, memory_mhz, min(core), max(core), min(memory), max(memory), gpu,
+        )
+
+
 def _fit(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -282,7 +297,9 @@ def _fit(args: argparse.Namespace) -> int:
 
     if args.output:
         file_format(args.output)
-    fits = fit_measurements(args.data, load_dvfs_gpu(args.gpu))
+        check_writable(args.output)
+    gpu = load_dvfs_gpu(args.gpu)
+    fits = fit_measurements(args.data, gpu)
     frame = pd.DataFrame([fit.to_dict() for fit in fits])
     numeric = frame.select_dtypes("number")
     _refuse_overflow({str(c): numeric[c].to_numpy(float) for c in numeric.columns}, args.data)
@@ -296,6 +313,7 @@ def _fit(args: argparse.Namespace) -> int:
                 "mean_saving_narrow": float(np.mean(frame["saving_narrow"])),
             }
         )
+        _warn_other_gpu(args.data, gpu.name, gpu.core_clock_mhz, gpu.memory_clock_mhz)
         return 0
     print(
         f"{'application':28s} {'time MAPE':>9s} {'power MAPE':>10s} "
@@ -310,6 +328,7 @@ def _fit(args: argparse.Namespace) -> int:
         f"{'mean':28s} {frame['time_mape'].mean():9.2%} {frame['power_mape'].mean():10.2%} "
         f"{frame['saving_wide'].mean():11.1%} {frame['saving_narrow'].mean():13.1%}"
     )
+    _warn_other_gpu(args.data, gpu.name, gpu.core_clock_mhz, gpu.memory_clock_mhz)
     return 0
 
 
