@@ -23,7 +23,8 @@ PUBLIC_API: dict[str, set[str]] = {
     },
     "wattsched.mig": {
         "Assignment", "JobRecord", "JobState", "JobView", "MigSimulation", "POLICIES", "PolicyError",
-        "SchedulerView", "SchedulingPolicy", "SimResult", "SimSnapshot", "ViewJob", "build_view", "simulate",
+        "SchedulerView", "SchedulingPolicy", "SimResult", "SimSnapshot", "ViewJob", "build_view",
+        "records_frame", "simulate",
     },
     "wattsched.mig.checks": {"CheckError", "check_partitioner", "check_policy", "check_run", "random_trace"},
     "wattsched.hardware": {

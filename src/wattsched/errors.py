@@ -6,7 +6,18 @@ expected, what arrived, and where (file, row, column) when that is known.
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InputError", "UnknownNameError", "WattschedError"]
+from collections.abc import Iterable
+
+__all__ = ["ConfigError", "InputError", "UnknownNameError", "WattschedError", "did_you_mean"]
+
+
+def did_you_mean(name: str, valid: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the name of ``valid`` closest to ``name``, or ``""`` when none is close
+    (:func:`difflib.get_close_matches`, cutoff 0.6)."""
+    import difflib  # only when a name is wrong: difflib costs start-up
+
+    close = difflib.get_close_matches(str(name), [str(v) for v in valid], n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 class WattschedError(Exception):
@@ -53,7 +64,9 @@ class UnknownNameError(WattschedError, KeyError):
         self.kind = kind
         self.name = name
         self.valid = valid
-        super().__init__(f"unknown {kind} '{name}'; valid names: {', '.join(sorted(valid))}")
+        super().__init__(
+            f"unknown {kind} '{name}'{did_you_mean(name, valid)}; valid names: {', '.join(sorted(valid))}"
+        )
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])

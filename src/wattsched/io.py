@@ -18,13 +18,15 @@ import tempfile
 import warnings
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
-import pyarrow.parquet as pq
 
 from wattsched.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "CSV_SUFFIXES",
@@ -44,6 +46,9 @@ FloatArray = npt.NDArray[np.float64]
 def file_format(path: str | Path, formats: tuple[str, ...] = ("csv", "parquet")) -> str:
     """``"csv"`` or ``"parquet"`` from the suffix; another suffix (or a format not in ``formats``) is an
     InputError naming the file."""
+    if Path(path).is_dir():
+        expected = " or ".join({"csv": "CSV", "parquet": "Parquet"}.get(f, f) for f in formats)
+        raise InputError(f"is a directory, expected a {expected} file", path=str(path))
     suffix = Path(path).suffix.lower()
     kind = "csv" if suffix in CSV_SUFFIXES else "parquet" if suffix in PARQUET_SUFFIXES else None
     if kind is None or kind not in formats:
@@ -59,6 +64,8 @@ def file_format(path: str | Path, formats: tuple[str, ...] = ("csv", "parquet"))
 
 def read_table(path: str | Path, formats: tuple[str, ...] = ("csv", "parquet")) -> pd.DataFrame:
     """Read a CSV (cells as text) or Parquet table; any failure is an InputError naming the file."""
+    import pandas as pd
+
     where = str(path)
     kind = file_format(path, formats)
     if kind == "parquet":
@@ -90,6 +97,8 @@ def read_table(path: str | Path, formats: tuple[str, ...] = ("csv", "parquet")) 
 
 
 def _read_parquet(path: Path, where: str) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
     if not path.exists():
         raise InputError("file not found", path=where)
     if path.is_dir():  # pyarrow would read a folder as a partitioned dataset
@@ -126,6 +135,8 @@ def numeric_column(frame: pd.DataFrame, column: str) -> tuple[FloatArray, int | 
 
     Text is parsed by Python's ``float`` (correctly rounded); booleans, lists and junk count as bad cells.
     """
+    import pandas as pd
+
     series = frame[column]
     if pd.api.types.is_bool_dtype(series.dtype):  # True is not a number
         return np.full(len(series), np.nan), (0 if len(series) else None)
@@ -155,6 +166,8 @@ def cell_text(frame: pd.DataFrame, column: str, index: int) -> str:
 
 def write_table(frame: pd.DataFrame, path: str | Path, formats: tuple[str, ...] = ("csv", "parquet")) -> None:
     """Write a table as CSV (floats in round-trip ``repr``) or Parquet by suffix, via a temp file + rename."""
+    import pandas as pd
+
     kind = file_format(path, formats)
     target = Path(path)
     if kind == "csv":

@@ -45,7 +45,15 @@ def et_values(energy_j: ArrayLike, avg_tardiness_s: ArrayLike, a: float) -> np.n
 
 
 def et_score(energy_j: ArrayLike, avg_tardiness_s: ArrayLike, a: float | None = None) -> float:
-    """Mean ET of the runs; ``a`` defaults to the coefficient pooled over these same runs."""
+    """Mean ET of the runs (P1 §IV-A): ``mean((a·x_i + y_i) / (a + 1))`` with ``x_i`` the energy in J and
+    ``y_i`` the average tardiness in minutes (given in seconds here, converted inside).
+
+    Args:
+        energy_j: per-run energy, J (one number or a sequence).
+        avg_tardiness_s: per-run average tardiness, s (same length as ``energy_j``).
+        a: the coefficient, per joule; default (``None``) :func:`et_coefficient` pooled over these same runs.
+            ET values are comparable only under the same ``a``.
+    """
     if a is None:
         a = et_coefficient(energy_j, avg_tardiness_s)
     return float(et_values(energy_j, avg_tardiness_s, a).mean())

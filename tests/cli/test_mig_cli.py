@@ -200,7 +200,8 @@ def test_run_jobs_out(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: 
     table = capsys.readouterr().out
     assert "energy" in table and "avg tardiness" in table and "configuration     4" in table
     frame = pd.read_csv(out) if name.endswith(".csv") else pd.read_parquet(out)
-    assert list(frame.columns) == ["job_id", "start_s", "completion_s", "tardiness_s", "preemptions"]
+    assert list(frame.columns) == ["job_id", "start_s", "completion_s", "tardiness_s", "preemptions", "kind",
+                                   "arrival_s", "deadline_s", "slice", "compute", "energy_j"]
     assert sorted(frame["job_id"]) == sorted(j.job_id for j in jobs)
     by_id = {j.job_id: j for j in jobs}
     for row in frame.to_dict("records"):

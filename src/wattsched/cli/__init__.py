@@ -1,7 +1,11 @@
 """The ``wattsched`` command line. Only this package parses arguments.
 
-Each command group lives in its own module exposing ``add_parser(subparsers)``; the parser's ``func``
-default runs the command and returns an exit status. Errors a user can cause print one line and exit 2.
+Each command lives in its own module exposing ``add_parser(subparsers)``; the parser's ``func`` default runs
+the command and returns an exit status. The top-level commands are listed in :data:`COMMANDS`: only the module
+of the command the command line names is imported (the others get their name and help line), so
+``wattsched --help`` and ``wattsched mig run`` import only what they use. Errors a user can cause print one
+line and exit 2; an unexpected exception prints one line naming a crash report and exits 1 (``--debug`` shows
+the traceback instead). ``-v``/``-q``/``--debug`` are accepted anywhere before a ``--``.
 """
 
 from __future__ import annotations
@@ -10,52 +14,193 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from wattsched.cli._parsing import OneLineErrorParser
+from wattsched.cli._parsing import Command, OneLineErrorParser, add_commands, split_global_flags
 from wattsched.errors import WattschedError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: The top-level commands: name, one-line help, the module whose ``add_parser(subparsers)`` builds it.
+COMMANDS: tuple[Command, ...] = (
+    Command("mig", "MIG scheduling: generate traces, simulate, repartition", "wattsched.cli.mig"),
+    Command("dvfs", "DVFS-aware deadline scheduling on CPU-GPU clusters (P2)", "wattsched.cli.dvfs"),
+    Command("cluster", "a data centre of MIG GPUs: run, import a public trace", "wattsched.cli.cluster"),
+    Command(
+        "sweep",
+        "run the cross product of a sweep file (GPUs, configurations, policies, ...) into one table",
+        "wattsched.cli.sweep",
+    ),
+    Command("reproduce", "reproduce the papers' tables and figures", "wattsched.cli.reproduce"),
+    Command("plot", "publication figures of a sweep directory or a run file", "wattsched.cli.plot"),
+    Command(
+        "report",
+        "write DIR/index.html: an interactive, offline page of a reproduce or sweep directory",
+        "wattsched.cli.report",
+    ),
+    Command("gpu", "real GPUs through NVML: info, record, snapshot, calibrate", "wattsched.cli.gpu"),
+    Command(
+        "measure", "run a command and report its GPU energy (NVML energy counter)", "wattsched.cli.measure"
+    ),
+    Command(
+        "schema",
+        "describe the files wattsched reads and writes (trace, tasks, sweep, ...)",
+        "wattsched.cli.schema",
+    ),
+)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from wattsched.cli import cluster, dvfs, gpu, measure, mig, plot, report, reproduce, sweep
+def version() -> str:
+    """The installed package's version (``wattsched.__version__`` when running from a bare source tree)."""
+    from importlib import metadata
 
+    try:
+        return metadata.version("wattsched")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        from wattsched import __version__
+
+        return __version__
+
+
+def build_parser(argv: Sequence[str] | None = None) -> OneLineErrorParser:
+    """The ``wattsched`` parser. ``argv`` (global flags removed) selects the one command built in full;
+    ``None`` builds every command (tests and documentation walk the whole tree)."""
     parser = OneLineErrorParser(
-        prog="wattsched", description="Energy-aware scheduling of AI/ML work on GPUs."
+        prog="wattsched",
+        description="Energy-aware scheduling of AI/ML work on GPUs. 'wattsched COMMAND --help' describes a "
+        "command; -v, -q and --debug may stand anywhere on the command line.",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
-    groups = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND", parser_class=OneLineErrorParser
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log progress details to stderr (-vv: debug)"
     )
-    mig.add_parser(groups)
-    dvfs.add_parser(groups)
-    reproduce.add_parser(groups)
-    plot.add_parser(groups)
-    report.add_parser(groups)
-    gpu.add_parser(groups)
-    measure.add_parser(groups)
-    cluster.add_parser(groups)
-    sweep.add_parser(groups)
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="print errors only, no warnings")
+    parser.add_argument(
+        "--debug", action="count", default=0, help="show the traceback of an unexpected error"
+    )
+    add_commands(parser, COMMANDS, argv)
     return parser
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the version is looked up only when asked for (importlib.metadata costs start-up)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.update(nargs=0, default=argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        sys.stdout.write(f"wattsched {version()}\n")
+        parser.exit(0)
+
+
+class _OneLine(logging.Formatter):
+    """``wattsched: warning: message`` (one line, level in lower case)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        lines = record.getMessage().splitlines()
+        return f"wattsched: {record.levelname.lower()}: {lines[0] if lines else ''}"
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of the record."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _configure_logging(verbose: int, quiet: int) -> tuple[int, bool]:
+    """Records of the ``wattsched`` loggers go to stderr, one line each: warnings by default, info with
+    ``-v``, debug with ``-vv``, errors only with ``-q``. Returns the logger's previous level and
+    propagation, which :func:`main` restores."""
+    level = logging.WARNING
+    if quiet:
+        level = logging.ERROR
+    elif verbose:
+        level = logging.DEBUG if verbose > 1 else logging.INFO
+    logger = logging.getLogger("wattsched")
+    previous = (logger.level, logger.propagate)
+    handler = _StderrHandler()
+    handler.setFormatter(_OneLine())
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = False  # the root logger's handlers (if any) would print the record again
+    return previous
+
+
+def _restore_logging(previous: tuple[int, bool]) -> None:
+    logger = logging.getLogger("wattsched")
+    for handler in [h for h in logger.handlers if isinstance(h, _StderrHandler)]:
+        logger.removeHandler(handler)
+    logger.setLevel(previous[0])
+    logger.propagate = previous[1]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    level = logging.INFO if args.verbose else logging.WARNING
-    logging.basicConfig(level=level, format="%(levelname)s %(message)s")
+    """Run ``wattsched argv`` (default: ``sys.argv[1:]``) and return the exit status."""
+    raw = list(sys.argv[1:] if argv is None else argv)
+    rest, flags = split_global_flags(raw)
+    previous = _configure_logging(flags["verbose"], flags["quiet"])
     try:
+        return _dispatch(rest, raw, flags["debug"])
+    finally:
+        _restore_logging(previous)
+
+
+def _dispatch(rest: list[str], raw: list[str], debug: int) -> int:
+    """Parse and run ``rest``; map the errors of a run to one stderr line and an exit status."""
+    try:
+        args = build_parser(rest).parse_args(rest)
         return int(args.func(args) or 0)
     except WattschedError as exc:
         print(f"wattsched: error: {exc}", file=sys.stderr)
         return 2
     except (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
             PermissionError) as exc:
-        print(f"wattsched: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
+        print(f"wattsched: error: {exc.filename}: {_os_reason(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("wattsched: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `wattsched ... | head`: stop quietly
+        return 141
+    except Exception as exc:
+        if debug:
+            raise
+        return _report_crash(exc, raw)
+
+
+def _report_crash(exc: Exception, argv: list[str]) -> int:
+    """One line naming the crash report of ``exc``; exit status 1."""
+    from wattsched.cli._crash import write_crash_report
+
+    try:
+        where = f"crash report: {write_crash_report(exc, argv, version())}"
+    except OSError as failed:
+        where = f"no crash report ({failed.strerror or failed})"
+    summary = (str(exc).splitlines() or [""])[0]
+    print(
+        f"wattsched: internal error: {type(exc).__name__}: {summary} (a bug; {where}; --debug shows the "
+        "traceback)",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _os_reason(exc: OSError) -> str:
+    """The reason of a file error, naming what the path is when that is the problem."""
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory, expected a file"
+    if isinstance(exc, NotADirectoryError):
+        return "a part of the path is not a directory"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file or directory"
+    return str(exc.strerror or exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

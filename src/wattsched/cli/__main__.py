@@ -1,3 +1,5 @@
+"""``python -m wattsched.cli`` runs the ``wattsched`` command."""
+
 import sys
 
 from wattsched.cli import main

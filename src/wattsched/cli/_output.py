@@ -1,14 +1,17 @@
-"""Writing a command's output file: suffix checked before any work, written atomically, one-line errors."""
+"""Writing a command's output: a file's suffix checked before any work, written atomically, one-line errors;
+JSON in one style everywhere (:func:`json_text`)."""
 
 from __future__ import annotations
 
+import json
+import math
 import os
-import tempfile
+import sys
 from pathlib import Path
 
 from wattsched.errors import ConfigError, InputError
 
-__all__ = ["check_suffix", "write_text"]
+__all__ = ["check_suffix", "check_writable", "json_text", "print_json", "write_text"]
 
 
 def check_suffix(path: str, suffixes: tuple[str, ...], option: str = "-o") -> None:
@@ -17,11 +20,23 @@ def check_suffix(path: str, suffixes: tuple[str, ...], option: str = "-o") -> No
         raise ConfigError(f"{option} {path}: expected a file ending in {' or '.join(suffixes)}")
 
 
+def check_writable(path: str) -> None:
+    """InputError unless ``path`` could be written: not a directory, in a folder that exists (checked before
+    any work, so that a long run never ends in a write error)."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError("cannot write: the path is a directory, expected a file", path=path)
+    if not target.parent.is_dir():
+        raise InputError("cannot write: the folder does not exist", path=path)
+
+
 def write_text(path: str, text: str) -> None:
     """Write ``text`` through a temporary file in the target folder and a rename (no partial file)."""
     target = Path(path)
     if target.is_dir():
         raise InputError("cannot write: the path is a directory", path=path)
+    import tempfile
+
     try:
         handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except (FileNotFoundError, NotADirectoryError):
@@ -35,3 +50,26 @@ def write_text(path: str, text: str) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def json_text(value: object) -> str:
+    """The one JSON style of every command: one line, keys sorted, a non-finite number written as ``null``
+    (JSON has no NaN or infinity), ending in a newline. Tuples become lists, keys become text."""
+    return json.dumps(_plain(value), sort_keys=True, allow_nan=False) + "\n"
+
+
+def print_json(value: object) -> None:
+    """Write :func:`json_text` of ``value`` to stdout."""
+    sys.stdout.write(json_text(value))
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item") and callable(value.item) and type(value).__module__ == "numpy":
+        return _plain(value.item())  # numpy scalars
+    return value

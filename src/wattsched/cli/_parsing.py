@@ -1,33 +1,198 @@
-"""Argument-parser plumbing shared by every command group."""
+"""Argument-parser plumbing shared by every command group.
+
+* :class:`OneLineErrorParser`: usage errors are one line with exit status 2, with a "did you mean" for a
+  mistyped command, option or choice.
+* :class:`DefaultsHelpFormatter`: every option's help shows its default.
+* :class:`Command` and :func:`add_commands`: commands are declared in tables and a command's options are
+  only built when the command line names it, so ``wattsched --help`` and ``wattsched mig run`` import
+  only what they use.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from wattsched.errors import did_you_mean
 
 if TYPE_CHECKING:
     from wattsched.experiments.presets import Preset
     from wattsched.hardware.mig import MigGpu
 
 __all__ = [
+    "GLOBAL_FLAGS",
+    "Command",
+    "DefaultsHelpFormatter",
     "OneLineErrorParser",
+    "add_commands",
     "add_gpu_option",
+    "add_lazily",
     "add_preset_options",
+    "did_you_mean",
     "int_at_least",
     "positive_finite_float",
     "resolve_deadline_rule",
     "resolve_gpu",
     "resolve_preset",
+    "split_global_flags",
 ]
+
+#: Flags accepted anywhere on the command line (before a ``--``): verbosity and tracebacks.
+GLOBAL_FLAGS: dict[str, str] = {
+    "-v": "verbose",
+    "--verbose": "verbose",
+    "-vv": "verbose2",
+    "-q": "quiet",
+    "--quiet": "quiet",
+    "--debug": "debug",
+}
+
+
+def split_global_flags(argv: Sequence[str]) -> tuple[list[str], dict[str, int]]:
+    """``argv`` without the :data:`GLOBAL_FLAGS` (wherever they stand before a ``--``) and their counts."""
+    counts = {"verbose": 0, "quiet": 0, "debug": 0}
+    rest: list[str] = []
+    for index, token in enumerate(argv):
+        if token == "--":
+            rest.extend(argv[index:])
+            break
+        name = GLOBAL_FLAGS.get(token)
+        if name is None:
+            rest.append(token)
+        elif name == "verbose2":
+            counts["verbose"] += 2
+        else:
+            counts[name] += 1
+    return rest, counts
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that states each option's default, unless the help text already says it or there is none."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default is None
+            or default is argparse.SUPPRESS
+            or isinstance(default, bool)
+            or isinstance(action, argparse._CountAction)
+            or not action.option_strings
+            or default == []
+        ):
+            return text
+        shown = " ".join(map(str, default)) if isinstance(default, list | tuple) else "%(default)s"
+        return f"{text} (default: {shown})" if text else f"default: {shown}"
+
+
+_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
-    """A parser whose usage errors are one line on stderr with exit status 2, like every other user error."""
+    """A parser whose usage errors are one line on stderr with exit status 2, like every other user error.
+
+    A mistyped command or choice gets the closest valid name, an unknown option the closest option of the
+    command it was given to.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+        self._parsed: list[str] = []
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._parsed = list(args) if args is not None else []
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"wattsched: error: {self.prog}: {message}\n")
+        self.exit(2, f"wattsched: error: {self.prog}: {message}{self._suggestion(message)}\n")
+
+    def _suggestion(self, message: str) -> str:
+        choice = _CHOICE.search(message)
+        if choice:
+            return did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+        if message.startswith("unrecognized arguments: "):
+            first = message.removeprefix("unrecognized arguments: ").split(" ")[0]
+            if first.startswith("-"):
+                options = [o for a in self._leaf()._actions for o in a.option_strings if o.startswith("--")]
+                return did_you_mean(first.split("=")[0], options)
+        return ""
+
+    def _leaf(self) -> argparse.ArgumentParser:
+        """The parser of the (sub-)command the parsed command line names."""
+        parser: argparse.ArgumentParser = self
+        for token in self._parsed:
+            groups = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            if groups and token in groups[0].choices:
+                parser = groups[0].choices[token]
+        return parser
+
+
+@dataclass(frozen=True)
+class Command:
+    """One top-level command: its name, one-line help, and the module whose ``add_parser(subparsers)``
+    builds it."""
+
+    name: str
+    help: str
+    module: str
+
+
+def add_commands(
+    parser: argparse.ArgumentParser, commands: Sequence[Command], argv: Sequence[str] | None
+) -> None:
+    """Add ``commands`` as sub-commands of ``parser``.
+
+    ``argv`` is the command line (global flags removed): only the command it names is built in full (its
+    module imported); the others get their name and help line only. ``argv=None`` builds every command.
+    """
+    global _REST
+    groups = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=OneLineErrorParser
+    )
+    chosen = _first_word(argv)
+    _REST = None if argv is None else list(argv[argv.index(chosen) + 1 :]) if chosen is not None else []
+    for command in commands:
+        if importlib.util.find_spec(command.module) is None:
+            continue  # a command of a table whose module this installation lacks
+        if argv is None or command.name == chosen:
+            importlib.import_module(command.module).add_parser(groups)
+        else:
+            groups.add_parser(command.name, help=command.help)
+
+
+#: The command line after the top-level command's name while :func:`add_commands` builds it (``None``: every
+#: command is built in full).
+_REST: list[str] | None = None
+
+
+def _first_word(argv: Sequence[str] | None) -> str | None:
+    return next((token for token in argv or () if not token.startswith("-")), None)
+
+
+def add_lazily(
+    groups: argparse._SubParsersAction,  # type: ignore[type-arg,unused-ignore]
+    commands: dict[str, str],
+    target: str,
+) -> None:
+    """Sub-commands ``commands`` (name -> one-line help) that ``target`` (``"module:function"``, called with
+    ``groups``) adds: the module is imported only when the command line names one of them; otherwise each
+    gets its name and help line (enough for the group's ``--help``)."""
+    if _REST is None or _first_word(_REST) in commands:
+        module, _, function = target.partition(":")
+        getattr(importlib.import_module(module), function)(groups)
+    else:
+        for name, text in commands.items():
+            groups.add_parser(name, help=text)
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -58,7 +223,7 @@ def positive_finite_float(text: str) -> float:
 
 
 def add_gpu_option(parser: argparse.ArgumentParser) -> None:
-    """``--gpu NAME|FILE.toml`` (CONTRACT §7): a catalogue entry or file, default ``a100-40gb``."""
+    """``--gpu NAME|FILE.toml``: a catalogue entry or file, default ``a100-40gb``."""
     parser.add_argument(
         "--gpu", default=None, metavar="NAME|FILE.toml",
         help="GPU: a catalogue name (see 'wattsched mig configs --list-gpus') or a catalogue .toml "
@@ -74,7 +239,7 @@ def resolve_gpu(args: argparse.Namespace) -> MigGpu:
 
 
 def add_preset_options(parser: argparse.ArgumentParser, *, default: str | None) -> None:
-    """``--preset paper|literal`` (CONTRACT §4) and ``--deadline-rule p1|slice-aware``.
+    """``--preset paper|literal`` and ``--deadline-rule p1|slice-aware``.
 
     Both are validated when resolved (one-line error, exit 2), so a bad value never reaches a simulation.
     ``default=None``: the command decides (e.g. ``mig evaluate`` takes the model's training workload).
@@ -83,8 +248,8 @@ def add_preset_options(parser: argparse.ArgumentParser, *, default: str | None) 
     parser.set_defaults(preset_default=default)
     parser.add_argument(
         "--preset", default=None, metavar="NAME",
-        help="P1 reading (CONTRACT §4): paper (Fig. 5 days x2.5, 8 h Table II queues) or literal (x1, 24 h); "
-        f"{where}",
+        help="reading of P1's unstated load: paper (Fig. 5 days x2.5, 8 h Table II queues) or literal "
+        f"(x1, 24 h); {where}",
     )
     parser.add_argument(
         "--deadline-rule", default=None, metavar="RULE",
@@ -108,5 +273,8 @@ def resolve_deadline_rule(args: argparse.Namespace) -> str:
     rule = getattr(args, "deadline_rule", None)
     rule = "p1" if rule is None else rule
     if rule not in DEADLINE_RULES:
-        raise ConfigError(f"unknown --deadline-rule '{rule}'; valid: {', '.join(DEADLINE_RULES)}")
+        raise ConfigError(
+            f"unknown --deadline-rule '{rule}'{did_you_mean(rule, DEADLINE_RULES)}; "
+            f"valid: {', '.join(DEADLINE_RULES)}"
+        )
     return str(rule)

@@ -16,14 +16,14 @@ profile at 2.5 per GPU) and scaled to the cluster's GPUs; a cluster of one GPU r
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from wattsched.cli._output import print_json
 from wattsched.cli._parsing import int_at_least, positive_finite_float
-from wattsched.errors import ConfigError, InputError
+from wattsched.errors import ConfigError, InputError, did_you_mean
 
 __all__ = ["add_parser"]
 
@@ -50,7 +50,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser = groups.add_parser("cluster", help="a data centre of MIG GPUs: run, import a public trace")
     sub = parser.add_subparsers(dest="cluster_command", metavar="COMMAND", parser_class=OneLineErrorParser,
                                 required=True)
-    run = sub.add_parser("run", help="simulate a cluster of MIG GPUs (CONTRACT §10)")
+    run = sub.add_parser("run", help="simulate a cluster of MIG GPUs")
     shape = run.add_argument_group("cluster")
     shape.add_argument("--servers", type=int_at_least(1), metavar="N", help="number of servers")
     shape.add_argument("--gpus-per-server", type=int_at_least(1), metavar="G", help="GPUs per server")
@@ -58,9 +58,10 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     shape.add_argument("--cluster", metavar="FILE.json", help="a cluster file ('cluster import' writes one)")
     work = run.add_argument_group("workload")
     source = work.add_mutually_exclusive_group(required=True)
-    source.add_argument("--trace", metavar="FILE", help="job trace (CONTRACT §3; optional 'gpus' column)")
+    source.add_argument("--trace", metavar="FILE",
+                        help="job trace ('wattsched schema trace'; optional 'gpus' column)")
     source.add_argument("--preset", choices=("paper", "literal"),
-                        help="Fig. 5 profile at 2.5 (paper) or 1 (literal) x per GPU (CONTRACT §4)")
+                        help="Fig. 5 profile at 2.5 (paper) or 1 (literal) x per GPU")
     source.add_argument("--rate", type=positive_finite_float, metavar="R", help="Poisson jobs/min per GPU")
     source.add_argument("--profile", metavar="NAME", help="hourly arrival profile (per GPU)")
     work.add_argument("--hours", type=positive_finite_float, metavar="H", help="arrival window (default 24)")
@@ -169,7 +170,8 @@ def _workload(args: argparse.Namespace, gpus: int) -> tuple[list[Any], float]:
         else:
             if args.profile is not None and args.profile not in PROFILES:
                 valid = ", ".join(PROFILES.available())
-                raise ConfigError(f"unknown --profile '{args.profile}'; valid: {valid}")
+                raise ConfigError(f"unknown --profile '{args.profile}'"
+                                  f"{did_you_mean(args.profile, PROFILES.available())}; valid: {valid}")
             spec = WorkloadSpec(rate_per_min=args.rate, profile=args.profile, hours=args.hours or 24.0)
         options: dict[str, Any] = {}
         if args.rate_multiplier is not None:
@@ -227,7 +229,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs_out is not None:
         _write_jobs(result, args.jobs_out)
     if args.json:
-        sys.stdout.write(json.dumps(summary, sort_keys=True, allow_nan=False) + "\n")
+        print_json(summary)
     else:
         sys.stdout.write(_table(summary))
     return 0
@@ -323,7 +325,7 @@ def _import(args: argparse.Namespace) -> int:
         write_cluster_file(nodes, cluster_out, {"trace": str(args.output), "horizon_s": report.horizon_s})
         out.update({"cluster_out": str(cluster_out), "nodes": nodes.to_dict()})
     if args.json:
-        sys.stdout.write(json.dumps(out, sort_keys=True) + "\n")
+        print_json(out)
     else:
         for line in report.lines():
             print(line, file=sys.stderr)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
+import logging
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wattsched.cli._output import check_writable, print_json
 from wattsched.cli._parsing import OneLineErrorParser
 from wattsched.dvfs.cluster import GROUPINGS, IDLE_ACCOUNTINGS, INITIAL_PLACEMENTS, MAX_PAIRS, NEXT_STARTS
 from wattsched.dvfs.tasks import MAX_TASKS
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from wattsched.dvfs.model import TaskSet
 
 __all__ = ["add_parser"]
+
+LOG = logging.getLogger(__name__)
 
 
 def _check_number(option: str, value: float | None, ok: Callable[[float], bool], rule: str) -> None:
@@ -207,14 +211,18 @@ def _run(args: argparse.Namespace) -> int:
     cluster, dvfs = _run_configs(args)
     tasks = read_tasks(args.tasks) if args.tasks else _generated(args, cluster.slot_s)
     runner = run_offline if args.mode == "offline" else run_online
-    try:
-        result = runner(tasks, args.algo, cluster, dvfs)
-    except InputError as exc:
-        if exc.path is None and args.tasks:
-            raise InputError(exc.reason, path=args.tasks, row=exc.row, column=exc.column) from None
-        raise
-    numbers = {k: v for k, v in result.to_dict().items() if isinstance(v, float)}
-    _refuse_overflow(numbers, args.tasks)
+    settings = ("on", "off") if args.dvfs == "both" else (args.dvfs,)
+    results: dict[str, dict[str, Any]] = {}
+    for setting in settings:
+        try:
+            result = runner(tasks, args.algo, cluster, replace(dvfs, enabled=setting == "on"))
+        except InputError as exc:
+            if exc.path is None and args.tasks:
+                raise InputError(exc.reason, path=args.tasks, row=exc.row, column=exc.column) from None
+            raise
+        numbers = {k: v for k, v in result.to_dict().items() if isinstance(v, float)}
+        _refuse_overflow(numbers, args.tasks)
+        results[setting] = result.to_dict()
     data: dict[str, Any] = {
         "mode": args.mode,
         "algo": args.algo,
@@ -228,14 +236,57 @@ def _run(args: argparse.Namespace) -> int:
         "idle_accounting": cluster.idle_accounting,
         "next_start": cluster.next_start,
         **({"initial_placement": cluster.initial_placement} if args.mode == "online" else {}),
-        **result.to_dict(),
     }
-    if args.json:
-        print(json.dumps(data, indent=2, allow_nan=False))
+    if args.dvfs == "both":
+        on_j, off_j = float(results["on"]["energy_total_j"]), float(results["off"]["energy_total_j"])
+        data.update(on=results["on"], off=results["off"], energy_saved_j=off_j - on_j,
+                    energy_saving=(off_j - on_j) / off_j if off_j > 0 else 0.0)
     else:
-        for key, value in data.items():
-            print(f"{key:20s} {value:.6g}" if isinstance(value, float) else f"{key:20s} {value}")
+        data.update(results[args.dvfs])
+    if args.json:
+        print_json(data)
+    else:
+        _print_run(data)
+    for setting, result_dict in results.items():
+        if result_dict.get("capacity_exceeded"):
+            LOG.warning(
+                "the schedule%s used %s pairs, more than --pairs %d: tasks that found no free pair opened "
+                "new ones (--strict-capacity keeps to --pairs and makes them late instead)",
+                f" with DVFS {setting}" if len(results) > 1 else "",
+                result_dict.get("pairs_used"),
+                args.pairs,
+            )
     return 0
+
+
+def _print_run(data: dict[str, Any]) -> None:
+    """``dvfs run`` without ``--json``: one ``key value`` line each; ``--dvfs both``: both runs and the
+    saving."""
+    for key, value in data.items():
+        if isinstance(value, dict):
+            print(f"-- DVFS {key}")
+            for inner, number in value.items():
+                text = f"{number:.6g}" if isinstance(number, float) else str(number)
+                print(f"  {inner:18s} {text}")
+        elif key == "energy_saving":
+            print(f"{key:20s} {value:.2%} of the energy without DVFS")
+        else:
+            print(f"{key:20s} {value:.6g}" if isinstance(value, float) else f"{key:20s} {value}")
+
+
+def _warn_other_gpu(path: str, gpu: str, core_mhz: float, memory_mhz: float) -> None:
+    """One warning when the measured clocks do not include ``--gpu``'s default clocks: the data were
+    measured on another GPU (the fit normalises every clock by the GPU's defaults)."""
+    import pandas as pd
+
+    clocks = pd.read_csv(path, usecols=["coreF", "memF"])
+    core, memory = set(clocks["coreF"].astype(float)), set(clocks["memF"].astype(float))
+    if core_mhz not in core or memory_mhz not in memory:
+        LOG.warning(
+            "--data %s was not measured at --gpu %s's default clocks (core %g MHz, memory %g MHz; the data's "
+            "clocks: core %g-%g MHz, memory %g-%g MHz): another GPU? The fit normalises by %s's clocks",
+            path, gpu, core_mhz, memory_mhz, min(core), max(core), min(memory), max(memory), gpu,
+        )
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -246,24 +297,23 @@ def _fit(args: argparse.Namespace) -> int:
 
     if args.output:
         file_format(args.output)
-    fits = fit_measurements(args.data, load_dvfs_gpu(args.gpu))
+        check_writable(args.output)
+    gpu = load_dvfs_gpu(args.gpu)
+    fits = fit_measurements(args.data, gpu)
     frame = pd.DataFrame([fit.to_dict() for fit in fits])
     numeric = frame.select_dtypes("number")
     _refuse_overflow({str(c): numeric[c].to_numpy(float) for c in numeric.columns}, args.data)
     if args.output:
         write_table(frame, args.output)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "applications": frame.to_dict(orient="records"),
-                    "mean_saving_wide": float(np.mean(frame["saving_wide"])),
-                    "mean_saving_narrow": float(np.mean(frame["saving_narrow"])),
-                },
-                indent=2,
-                allow_nan=False,
-            )
+        print_json(
+            {
+                "applications": frame.to_dict(orient="records"),
+                "mean_saving_wide": float(np.mean(frame["saving_wide"])),
+                "mean_saving_narrow": float(np.mean(frame["saving_narrow"])),
+            }
         )
+        _warn_other_gpu(args.data, gpu.name, gpu.core_clock_mhz, gpu.memory_clock_mhz)
         return 0
     print(
         f"{'application':28s} {'time MAPE':>9s} {'power MAPE':>10s} "
@@ -278,11 +328,13 @@ def _fit(args: argparse.Namespace) -> int:
         f"{'mean':28s} {frame['time_mape'].mean():9.2%} {frame['power_mape'].mean():10.2%} "
         f"{frame['saving_wide'].mean():11.1%} {frame['saving_narrow'].mean():13.1%}"
     )
+    _warn_other_gpu(args.data, gpu.name, gpu.core_clock_mhz, gpu.memory_clock_mhz)
     return 0
 
 
 def _add_generator_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mode", choices=("offline", "online"), default="offline")
+    parser.add_argument("--mode", choices=("offline", "online"), default="offline",
+                        help="offline: every task at time 0; online: arrivals spread over the slots")
     parser.add_argument(
         "--util", type=float, help="task-set utilisation U_J > 0 (n = pairs x U tasks, at most 10,000,000)"
     )
@@ -301,18 +353,20 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
         dest="dvfs_command", metavar="COMMAND", parser_class=OneLineErrorParser, required=True
     )
 
-    gen = commands.add_parser("generate", help="write a synthetic P2 task file (CONTRACT §6)")
+    gen = commands.add_parser("generate", help="write a synthetic P2 task file ('wattsched schema tasks')")
     _add_generator_options(gen)
-    gen.add_argument("--slot-s", type=float, default=60.0)
+    gen.add_argument("--slot-s", type=float, default=60.0, help="slot length in s")
     gen.add_argument("-o", "--output", required=True, help="task file to write (.csv or .parquet)")
     gen.set_defaults(func=_generate, util=1.0)
 
     sol = commands.add_parser("solve", help="Alg. 1: minimum-energy V/f per task within its window")
-    sol.add_argument("--tasks", required=True, help="task file (.csv or .parquet, CONTRACT §6)")
+    sol.add_argument("--tasks", required=True, help="task file (.csv or .parquet; 'wattsched schema tasks')")
     sol.add_argument("-o", "--output", required=True, help="output file (.csv or .parquet)")
     sol.add_argument("--gpu", default="gtx1080ti", help="DVFS GPU name or TOML file")
-    sol.add_argument("--interval", choices=("wide", "narrow"), default="wide")
-    sol.add_argument("--method", choices=("exact", "hkbu"), default="exact")
+    sol.add_argument("--interval", choices=("wide", "narrow"), default="wide",
+                     help="the GPU's DVFS interval of core/memory clocks")
+    sol.add_argument("--method", choices=("exact", "hkbu"), default="exact",
+                     help="Alg. 1 search: exact, or the authors' grid")
     sol.set_defaults(func=_solve)
 
     run = commands.add_parser("run", help="schedule tasks on the cluster and report the energy split")
@@ -321,9 +375,12 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--pairs-per-server", type=int, default=1, help="l, pairs per server; must divide --pairs"
     )
-    run.add_argument("--algo", choices=("edl", "edf-bf", "edf-wf", "lpt-ff", "bin"), default="edl")
+    run.add_argument("--algo", choices=("edl", "edf-bf", "edf-wf", "lpt-ff", "bin"), default="edl",
+                     help="scheduling algorithm (edl: P2's)")
     run.add_argument("--theta", type=float, default=1.0, help="θ of the readjustment (1 = off)")
-    run.add_argument("--dvfs", choices=("on", "off"), default="on")
+    run.add_argument("--dvfs", choices=("on", "off", "both"), default="on",
+                     help="scale V/f per task (on), run at the default clocks (off), or both on the same "
+                     "tasks and report the energy saving")
     run.add_argument(
         "--grouping",
         choices=GROUPINGS,
@@ -345,7 +402,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
         help="a queued task starts at the previous finish (default, both codes) or the next slot (P2's text)",
     )
     run.add_argument("--gpu", default="gtx1080ti", help="DVFS GPU name or TOML file")
-    run.add_argument("--interval", choices=("wide", "narrow"), default="wide")
+    run.add_argument("--interval", choices=("wide", "narrow"), default="wide",
+                     help="the GPU's DVFS interval of core/memory clocks")
     run.add_argument("--v-max", type=float, help="voltage ceiling (paper 1.2, authors' code 1.25)")
     run.add_argument("--method", choices=("exact", "hkbu"), default="exact", help="Alg. 1 search")
     run.add_argument(
@@ -372,7 +430,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     fit.add_argument("--data", required=True, help="measurement CSV (appName, coreF, memF, time/ms, power/W)")
     fit.add_argument("--gpu", default="gtx1080ti", help="GPU whose default clocks normalise the data")
     fit.add_argument("-o", "--output", help="write the fitted parameters (.csv or .parquet)")
-    fit.add_argument("--json", action="store_true")
+    fit.add_argument("--json", action="store_true", help="print one JSON object")
     fit.set_defaults(func=_fit)
 
     from wattsched.cli import dvfs_apply

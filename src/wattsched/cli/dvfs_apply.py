@@ -11,10 +11,10 @@ the GPU's default application clocks (papers.md §B.2: f = 1 is the factory defa
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from wattsched.cli._output import print_json
 from wattsched.cli._parsing import int_at_least, positive_finite_float
 from wattsched.cli.gpu import add_backend_option, opened
 from wattsched.hardware.gpu import GpuBackend, GpuError
@@ -99,7 +99,7 @@ def _chosen(backend: GpuBackend, args: argparse.Namespace) -> dict[str, Any]:
 
 def _report(summary: dict[str, Any], as_json: bool, text: str) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(summary) + "\n")
+        print_json(summary)
     else:
         sys.stdout.write(text + "\n")
 

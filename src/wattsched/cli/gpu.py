@@ -6,11 +6,10 @@ All of them only read the GPU. ``--backend nvml|fake:FILE`` (default ``$WATTSCHE
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from wattsched.cli._output import check_suffix, write_text
+from wattsched.cli._output import check_suffix, json_text, print_json, write_text
 from wattsched.cli._parsing import OneLineErrorParser, int_at_least
 from wattsched.hardware._gpu_toml import parse_gpu
 from wattsched.hardware._toml import read_toml
@@ -51,11 +50,13 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     record = commands.add_parser(
         "record", help="write the NVML read-outs as a JSON snapshot (fake:FILE replays it)"
     )
-    record.add_argument("-o", "--output", required=True, metavar="FILE.json")
+    record.add_argument("-o", "--output", required=True, metavar="FILE.json",
+                        help="the NVML read-outs (replay them with --backend fake:FILE.json)")
     snapshot = commands.add_parser(
         "snapshot", help="write a catalogue entry (TOML) usable as --gpu FILE.toml"
     )
-    snapshot.add_argument("-o", "--output", required=True, metavar="FILE.toml")
+    snapshot.add_argument("-o", "--output", required=True, metavar="FILE.toml",
+                          help="catalogue entry to write (use it as --gpu FILE.toml)")
     snapshot.add_argument(
         "--power-curve",
         metavar="FILE.csv",
@@ -64,7 +65,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     calibrate = commands.add_parser(
         "calibrate", help="measure power against busy SMs (read-only; CuPy or PyTorch)"
     )
-    calibrate.add_argument("-o", "--output", required=True, metavar="FILE.csv")
+    calibrate.add_argument("-o", "--output", required=True, metavar="FILE.csv",
+                           help="power curve to write (busy SMs -> W)")
     calibrate.add_argument(
         "--quick", action="store_true", help="0.5 s settle + 1.5 s per level (default 1 + 4 s)"
     )
@@ -152,7 +154,7 @@ def _info(args: argparse.Namespace) -> int:
     finally:
         backend.close()
     if args.json:
-        sys.stdout.write(json.dumps(info) + "\n")
+        print_json(info)
         return 0
     clocks = info["supported_clocks_mhz"]
     lines = [
@@ -195,7 +197,7 @@ def _record(args: argparse.Namespace) -> int:
         facts = record_machine(backend)
     finally:
         backend.close()
-    write_text(args.output, json.dumps(facts, indent=1) + "\n")
+    write_text(args.output, json_text(facts))
     print(f"recorded {len(facts.get('devices', [facts]))} GPU(s) to {args.output}", file=sys.stderr)
     return 0
 

@@ -8,10 +8,9 @@ does not exist (one line on stderr), 126 when it cannot be executed, 128 + N whe
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from wattsched.cli._output import check_suffix, write_text
+from wattsched.cli._output import check_suffix, json_text, print_json, write_text
 from wattsched.cli._parsing import positive_finite_float
 from wattsched.cli.gpu import add_backend_option
 from wattsched.errors import ConfigError
@@ -71,10 +70,10 @@ def _measure(args: argparse.Namespace) -> int:
         return exc.exit_status
     summary = {"command": command, "exit_status": status, **result.to_dict()}
     if args.output is not None:
-        write_text(args.output, json.dumps(summary, indent=1) + "\n")
+        write_text(args.output, json_text(summary))
     if args.json:
         sys.stdout.flush()
-        sys.stdout.write(json.dumps(summary) + "\n")
+        print_json(summary)
     else:
         lines = [
             f"wattsched measure: {result.energy_j:,.1f} J in {result.time_s:.3f} s, mean "

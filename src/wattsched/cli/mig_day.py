@@ -10,10 +10,10 @@ clock (simulated seconds per real second; 1 is real time). Jobs still run in the
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from wattsched.cli._output import print_json
 from wattsched.cli._parsing import add_gpu_option, int_at_least, positive_finite_float, resolve_gpu
 from wattsched.cli.gpu import add_backend_option, opened
 from wattsched.errors import ConfigError
@@ -23,7 +23,7 @@ __all__ = ["add_parser"]
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Register ``day`` under ``wattsched mig``."""
-    from wattsched.cli.mig import _add_generator_options
+    from wattsched.cli.mig import add_generator_options
     from wattsched.mig.partition import PARTITIONERS
 
     day = commands.add_parser(
@@ -39,7 +39,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     day.add_argument("--day-config", metavar="C", help="day-night: the day configuration")
     day.add_argument("--night-config", metavar="C", help="day-night: the night configuration")
     add_gpu_option(day)
-    _add_generator_options(day, required=True, trace=True)
+    add_generator_options(day, required=True, trace=True)
     day.add_argument("--horizon-s", type=float, metavar="T", help="end of the arrival window in s")
     day.add_argument("--live", action="store_true", help="plan each repartition for a real GPU (dry run)")
     day.add_argument("--apply", action="store_true", help="with --live: carry the plans out (root, MIG on)")
@@ -78,7 +78,7 @@ def _partitioner(args: argparse.Namespace) -> Any:
 
 
 def _day(args: argparse.Namespace) -> int:
-    from wattsched.cli.mig import _workload
+    from wattsched.cli.mig import workload
     from wattsched.hardware.gpu.apply import apply_plan, current_layout
     from wattsched.hardware.gpu.live import ApplyOnGpu, DryRun, LiveRepartitioner
     from wattsched.hardware.mig_plan import GpuLayouts, plan_repartition
@@ -88,7 +88,7 @@ def _day(args: argparse.Namespace) -> int:
         raise ConfigError("--apply and --speed-x only apply with --live")
     gpu = resolve_gpu(args)
     policy = _partitioner(args)
-    jobs, horizon_s, _ = _workload(args, gpu)
+    jobs, horizon_s, _ = workload(args, gpu)
     if args.trace is None:  # generated jobs get a duration for every compute size of the GPU
         jobs = [job.with_sizes(gpu.compute_sizes) for job in jobs]
     backend = None
@@ -123,7 +123,7 @@ def _day(args: argparse.Namespace) -> int:
     if live is not None:
         summary["live"] = {"applied": bool(args.apply), "events": [e.to_dict() for e in live.events]}
     if args.json:
-        sys.stdout.write(json.dumps(summary, allow_nan=False) + "\n")
+        print_json(summary)
         return 0
     lines = [
         f"{gpu.name}, {args.partitioner}: {result.jobs} jobs, energy {result.energy_j:,.0f} J, avg tardiness "

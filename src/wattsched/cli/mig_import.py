@@ -13,14 +13,30 @@ as one JSON object to stdout with ``--json``. The trace is written atomically.
 from __future__ import annotations
 
 import argparse
-import json
+import logging
 import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from wattsched.cli._output import print_json
 from wattsched.cli._parsing import add_gpu_option, resolve_gpu
 from wattsched.errors import ConfigError
-from wattsched.workload.adapters import ADAPTERS, ImportOptions, import_trace
 
-__all__ = ["add_parser", "options_from_args"]
+if TYPE_CHECKING:
+    from wattsched.workload.adapters import ImportOptions
+    from wattsched.workload.measured import CurveEntry
+
+LOG = logging.getLogger(__name__)
+
+#: The GPU family each public source of slice-speed measurements ran on (shared/data/mig-profiles: ParvaGPU
+#: on the A100 80GB, MISO on the A100 40GB). Curves of other sources are not checked.
+MEASURED_ON = {"parvagpu": "a100", "miso": "a100"}
+
+__all__ = ["MEASURED_ON", "TRACE_FORMATS", "add_parser", "options_from_args", "warn_other_gpu"]
+
+#: The names of ``wattsched.workload.adapters.ADAPTERS`` (listed here so that building the parser does not
+#: import the adapters and pandas; a test checks that both agree).
+TRACE_FORMATS = ("alibaba-2023", "philly")
 
 
 def add_parser(mig_commands: argparse._SubParsersAction) -> None:
@@ -28,7 +44,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     cmd = mig_commands.add_parser(
         "import", help="convert a public job trace (Philly, Alibaba 2023) to a trace"
     )
-    cmd.add_argument("--format", required=True, choices=ADAPTERS.available(), help="input trace format")
+    cmd.add_argument("--format", required=True, choices=TRACE_FORMATS, help="input trace format")
     cmd.add_argument("--input", required=True, metavar="FILE", help="the public trace file (CSV)")
     cmd.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="trace to write (.csv/.parquet/.pq)"
@@ -95,6 +111,8 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
 
 def options_from_args(args: argparse.Namespace) -> ImportOptions:
     """Validated :class:`ImportOptions` from parsed arguments."""
+    from wattsched.workload.adapters import ImportOptions
+
     if args.end_s is not None and args.start_s is None:
         raise ConfigError("--end-s needs --start-s")
     curves = None
@@ -103,7 +121,9 @@ def options_from_args(args: argparse.Namespace) -> ImportOptions:
             raise ConfigError("--scaling measured needs --speeds CSV (a slice-speed table)")
         from wattsched.workload.measured import load_slice_speeds
 
-        curves = load_slice_speeds(args.speeds, gpu=getattr(args, "gpu", None) or "h200-141gb").per_model()
+        library = load_slice_speeds(args.speeds, gpu=getattr(args, "gpu", None) or "h200-141gb")
+        warn_other_gpu(library.entries, resolve_gpu(args).name, args.speeds)
+        curves = library.per_model()
     elif args.speeds:
         raise ConfigError("--speeds is only used with --scaling measured")
     class_rule = args.class_rule
@@ -129,7 +149,19 @@ def options_from_args(args: argparse.Namespace) -> ImportOptions:
     )
 
 
+def warn_other_gpu(entries: Iterable[CurveEntry], gpu: str, path: str) -> None:
+    """One warning when measured curves come from a GPU family other than ``gpu``'s (the first part of its
+    catalogue name, e.g. ``a100``): the speed-ups are used as measured, on another GPU."""
+    family = gpu.split("-")[0].lower()
+    foreign = sorted({e.source for e in entries if MEASURED_ON.get(e.source, family) != family})
+    if foreign:
+        measured = ", ".join(f"{source} ({MEASURED_ON[source].upper()})" for source in foreign)
+        LOG.warning("--speeds %s holds measurements of another GPU (%s) than --gpu %s: their speed-ups are "
+                    "used as they are", path, measured, gpu)
+
+
 def _import(args: argparse.Namespace) -> int:
+    from wattsched.workload.adapters import import_trace
     from wattsched.workload.traces import file_format, write_trace
 
     file_format(args.output)  # a bad suffix fails before any work
@@ -138,7 +170,7 @@ def _import(args: argparse.Namespace) -> int:
     jobs, report = import_trace(args.format, args.input, options)
     write_trace([job.with_sizes(gpu.compute_sizes) for job in jobs], args.output)
     if args.json:
-        print(json.dumps({**report.to_dict(), "output": str(args.output)}))
+        print_json({**report.to_dict(), "output": str(args.output)})
     else:
         for line in report.lines():
             print(line, file=sys.stderr)

@@ -10,12 +10,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from wattsched.cli._output import check_suffix, write_text
+from wattsched.cli._output import check_suffix, print_json, write_text
 from wattsched.cli._parsing import add_gpu_option, int_at_least, resolve_gpu
 from wattsched.cli.gpu import add_backend_option, opened
 from wattsched.errors import ConfigError, InputError
@@ -57,11 +56,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     export.add_argument(
         "--configs", nargs="+", metavar="ID", help="configuration ids (default: all, no-mig too)"
     )
-    export.add_argument("-o", "--output", required=True, metavar="FILE.yaml")
+    export.add_argument("-o", "--output", required=True, metavar="FILE.yaml", help="mig-parted YAML to write")
     export.set_defaults(func=_export)
 
     read = commands.add_parser("import-config", help="read a mig-parted YAML into configurations of a GPU")
-    read.add_argument("file", metavar="FILE.yaml")
+    read.add_argument("file", metavar="FILE.yaml", help="a mig-parted YAML (version: v1)")
     add_gpu_option(read)
     read.add_argument("--config", metavar="NAME", help="only this mig-parted config (default: all)")
     read.add_argument("--json", action="store_true", help="print one JSON object")
@@ -95,7 +94,7 @@ def _plan(args: argparse.Namespace) -> int:
             backend.close()
         summary.update(applied=True, instance_ids=[d.instance_id for d in done])
     if args.json:
-        sys.stdout.write(json.dumps(summary) + "\n")
+        print_json(summary)
         return 0
     lines = [
         f"{gpu.name}: {summary['from_layout']} -> {summary['to_layout']} "
@@ -137,6 +136,8 @@ def _import(args: argparse.Namespace) -> int:
         text = Path(args.file).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("file not found", path=args.file) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a mig-parted YAML file", path=args.file) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path=args.file) from None
     gpu = gpu_layouts(args)
@@ -152,7 +153,7 @@ def _import(args: argparse.Namespace) -> int:
         for item in imported
     ]
     if args.json:
-        sys.stdout.write(json.dumps({"gpu": gpu.name, "file": args.file, "configs": rows}) + "\n")
+        print_json({"gpu": gpu.name, "file": args.file, "configs": rows})
         return 0
     lines = [f"{gpu.name}: {len(rows)} config(s) from {args.file}"]
     for row in rows:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 
+from wattsched.cli._output import print_json
 from wattsched.cli._parsing import (
     add_gpu_option,
     add_preset_options,
@@ -45,7 +45,8 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         default="quick",
         help="hyperparameter preset: quick (64-64 net, 120k steps) or paper (§A.6.4, 2000 days)",
     )
-    train.add_argument("--seed", type=int_at_least(0), default=0)
+    train.add_argument("--seed", type=int_at_least(0), default=0,
+                       help="random seed of the training days and the agent")
     train.add_argument("--out", type=Path, default=Path("models"), help="output folder (default: models)")
     train.add_argument(
         "--et-coefficient",
@@ -56,7 +57,8 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     train.add_argument(
         "--checkpoint-every", type=int_at_least(1), default=None, help="checkpoint every N steps"
     )
-    train.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout")
+    train.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout",
+                       help="a repartition stops the GPU for its blackout, or shifts deadlines instead")
     add_preset_options(train, default="paper")
     add_gpu_option(train)
     train.add_argument("--json", action="store_true", help="print one JSON object")
@@ -69,7 +71,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         "--model", type=Path, required=True, help="a model written by 'wattsched mig train'"
     )
     evaluate.add_argument("--days", type=int_at_least(1), default=20, help="held-out days (default: 20)")
-    evaluate.add_argument("--seed", type=int_at_least(0), default=0)
+    evaluate.add_argument("--seed", type=int_at_least(0), default=0, help="random seed of the held-out days")
     evaluate.add_argument(
         "--static-config",
         default=None,
@@ -94,7 +96,8 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         help="ET's a per joule: a fixed number, or 'pilot' (pilot runs of the benchmark methods); default: "
         f"pooled over the evaluated methods among {', '.join(_ET_POOL)}, so ET changes with --methods",
     )
-    evaluate.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout")
+    evaluate.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout",
+                          help="a repartition stops the GPU for its blackout, or shifts deadlines instead")
     add_preset_options(evaluate, default=None)
     add_gpu_option(evaluate)
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
@@ -145,7 +148,7 @@ def _run_train(args: argparse.Namespace) -> int:
         "gpu": gpu.name,
     }
     if args.json:
-        print(json.dumps(summary))
+        print_json(summary)
     else:
         print(f"trained {result.timesteps} steps in {result.wall_s:.1f} s -> {result.model_path}")
     return 0
@@ -222,21 +225,19 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         for label in evaluated
     }
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "days": args.days,
-                    "seed": args.seed,
-                    "preset": preset.name,
-                    "rate_multiplier": preset.rate_multiplier,
-                    "deadline_rule": rule,
-                    "gpu": gpu.name,
-                    "et_coefficient": a,
-                    "et_coefficient_source": source,
-                    "et_pool": pool,
-                    "methods": table,
-                }
-            )
+        print_json(
+            {
+                "days": args.days,
+                "seed": args.seed,
+                "preset": preset.name,
+                "rate_multiplier": preset.rate_multiplier,
+                "deadline_rule": rule,
+                "gpu": gpu.name,
+                "et_coefficient": a,
+                "et_coefficient_source": source,
+                "et_pool": pool,
+                "methods": table,
+            }
         )
         return 0
     pool_text = {

@@ -36,7 +36,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--preset",
         choices=preset_names(),
         default=DEFAULT_PRESET,
-        help="P1 reading of the top-level table2/table3 keys (CONTRACT §4; default: paper). Both presets are "
+        help="P1 reading of the top-level table2/table3 keys (default: paper). Both presets are "
         "always run and reported under summary.json 'presets'",
     )
     parser.add_argument(

@@ -9,13 +9,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from wattsched.dvfs.model import MAX_TIME_S, MODEL_COLUMNS, TaskModel, TaskSet, check_tasks, first_problem
 from wattsched.errors import ConfigError, InputError
 from wattsched.io import cell_text, numeric_column, read_table, write_table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "MAX_TASKS",
@@ -166,6 +169,8 @@ def task_utilisation(tasks: TaskSet, pairs: int, mean_util: float = 0.5) -> floa
 
 
 def tasks_to_frame(tasks: TaskSet) -> pd.DataFrame:
+    import pandas as pd
+
     frame = pd.DataFrame(
         {"task_id": list(tasks.task_id), "arrival_s": tasks.arrival_s, "deadline_s": tasks.deadline_s}
     )

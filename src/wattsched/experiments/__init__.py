@@ -2,23 +2,36 @@
 
 ``reproduce`` runs every registered study (``wattsched.experiments.studies``) and writes ``report.md``,
 ``figures/``, ``raw/<study>.parquet`` and ``summary.json``.
+
+Public names are imported on first use (PEP 562): importing this package is cheap.
 """
 
 from __future__ import annotations
 
-from wattsched.experiments.executors import EXECUTORS, CellFailedError, Executor, LocalExecutor, RayExecutor
-from wattsched.experiments.grid import (
-    ConditionConfig,
-    GridConfig,
-    GridPoint,
-    expand_grid,
-    group_by_queue,
-    load_grid_config,
-    queue_seed,
-)
-from wattsched.experiments.runner import ReproduceResult, StudyRun, make_executor, reproduce, run_study
-from wattsched.experiments.store import StudyStore
-from wattsched.experiments.study import STUDIES, Row, Scale, Study, StudyCell
+from typing import TYPE_CHECKING
+
+from wattsched._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from wattsched.experiments.executors import (
+        EXECUTORS,
+        CellFailedError,
+        Executor,
+        LocalExecutor,
+        RayExecutor,
+    )
+    from wattsched.experiments.grid import (
+        ConditionConfig,
+        GridConfig,
+        GridPoint,
+        expand_grid,
+        group_by_queue,
+        load_grid_config,
+        queue_seed,
+    )
+    from wattsched.experiments.runner import ReproduceResult, StudyRun, make_executor, reproduce, run_study
+    from wattsched.experiments.store import StudyStore
+    from wattsched.experiments.study import STUDIES, Row, Scale, Study, StudyCell
 
 __all__ = [
     "EXECUTORS",
@@ -45,3 +58,32 @@ __all__ = [
     "reproduce",
     "run_study",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "EXECUTORS": "wattsched.experiments.executors",
+        "CellFailedError": "wattsched.experiments.executors",
+        "Executor": "wattsched.experiments.executors",
+        "LocalExecutor": "wattsched.experiments.executors",
+        "RayExecutor": "wattsched.experiments.executors",
+        "ConditionConfig": "wattsched.experiments.grid",
+        "GridConfig": "wattsched.experiments.grid",
+        "GridPoint": "wattsched.experiments.grid",
+        "expand_grid": "wattsched.experiments.grid",
+        "group_by_queue": "wattsched.experiments.grid",
+        "load_grid_config": "wattsched.experiments.grid",
+        "queue_seed": "wattsched.experiments.grid",
+        "ReproduceResult": "wattsched.experiments.runner",
+        "StudyRun": "wattsched.experiments.runner",
+        "make_executor": "wattsched.experiments.runner",
+        "reproduce": "wattsched.experiments.runner",
+        "run_study": "wattsched.experiments.runner",
+        "StudyStore": "wattsched.experiments.store",
+        "STUDIES": "wattsched.experiments.study",
+        "Row": "wattsched.experiments.study",
+        "Scale": "wattsched.experiments.study",
+        "Study": "wattsched.experiments.study",
+        "StudyCell": "wattsched.experiments.study",
+    },
+)

@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from wattsched.errors import ConfigError
+from wattsched.errors import ConfigError, did_you_mean
 from wattsched.hardware._toml import CatalogueError, read_toml
 
 __all__ = ["KINDS", "CatalogueError", "available", "load", "load_gpu"]
@@ -57,7 +57,8 @@ def _kind(kind: str) -> tuple[str, Callable[[dict[str, Any], str], Any]]:
 
 
 def available(kind: str) -> list[str]:
-    """Names of the packaged entries of ``kind`` (file stems of ``data/<folder>/*.toml``)."""
+    """Names of the packaged entries of ``kind``: ``"gpu"`` (MIG GPUs: a100-40gb, a100-80gb, h100-80gb,
+    h200-141gb) or ``"dvfs"`` (DVFS GPUs of P2); sorted file stems of ``data/<folder>/*.toml``."""
     folder, _ = _kind(kind)
     root = resources.files("wattsched.hardware") / "data" / folder
     return sorted(p.name[: -len(".toml")] for p in root.iterdir() if p.name.endswith(".toml"))
@@ -80,7 +81,11 @@ def load(kind: str, name_or_path: str | Path) -> Any: ...
 
 
 def load(kind: str, name_or_path: str | Path) -> Any:
-    """A packaged entry by name or a ``*.toml`` file by path (see the module docstring)."""
+    """A packaged entry by name or a ``*.toml`` file by path (see the module docstring).
+
+    ``kind``: ``"gpu"`` (returns a :class:`~wattsched.hardware.mig.MigGpu`) or ``"dvfs"`` (a DVFS GPU).
+    ``name_or_path``: a name of :func:`available` or a path (a :class:`~pathlib.Path`, or text ending in
+    ``.toml`` or containing ``/``). An unknown name raises a ConfigError listing the valid ones."""
     _, parse = _kind(kind)
     text = str(name_or_path)
     if isinstance(name_or_path, Path) or text.endswith(".toml") or "/" in text:
@@ -101,14 +106,18 @@ def load(kind: str, name_or_path: str | Path) -> Any:
     if text not in names:
         label = "GPU" if kind == "gpu" else f"{kind} GPU"
         raise ConfigError(
-            f"unknown {label} '{text}'; the catalogue has: {', '.join(names)} "
+            f"unknown {label} '{text}'{did_you_mean(text, names)}; the catalogue has: {', '.join(names)} "
             f"(or give a path to a .toml entry)"
         )
     return _load_packaged(kind, text)
 
 
 def load_gpu(name_or_path: str | Path | MigGpu | None = None) -> MigGpu:
-    """A MIG GPU by catalogue name or path (default ``a100-40gb``); a :class:`MigGpu` passes through."""
+    """A MIG GPU by catalogue name or path (default ``a100-40gb``); a :class:`MigGpu` passes through.
+
+    Names: ``a100-40gb`` (P1's GPU), ``a100-80gb``, ``h100-80gb``, ``h200-141gb`` (:func:`available`
+    ``("gpu")``); a path is a catalogue ``.toml`` (``wattsched gpu snapshot`` writes one). An unknown name
+    raises a ConfigError listing the catalogue."""
     from wattsched.hardware.mig import MigGpu
 
     if isinstance(name_or_path, MigGpu):

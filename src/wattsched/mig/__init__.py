@@ -21,5 +21,15 @@ __all__ = [
     "SimSnapshot",
     "ViewJob",
     "build_view",
+    "records_frame",
     "simulate",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``records_frame`` (pandas) is imported on first use, so that ``import wattsched.mig`` stays light."""
+    if name == "records_frame":
+        from wattsched.mig.frames import records_frame
+
+        return records_frame
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

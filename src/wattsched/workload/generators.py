@@ -176,8 +176,35 @@ def _deadline_reference(spec: WorkloadSpec, durations: np.ndarray, rng: np.rando
     return durations[np.arange(durations.shape[0]), column]
 
 
+def _check_seed(seed: object, name: str = "seed") -> None:
+    """ConfigError unless ``seed`` is a whole number >= 0 (not a bool) or a SeedSequence."""
+    if isinstance(seed, np.random.SeedSequence):
+        return
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ConfigError(f"{name} must be a whole number >= 0 or a numpy SeedSequence, got {seed!r}")
+
+
 def generate_jobs(spec: WorkloadSpec, seed: int | np.random.SeedSequence) -> list[Job]:
-    """A job queue drawn from ``spec``: P1's mix over the spec's arrival process, sorted by arrival."""
+    """A job queue drawn from ``spec``: P1's mix over the spec's arrival process, sorted by arrival.
+
+    Args:
+        spec: a :class:`WorkloadSpec`: one arrival source, ``rate_per_min`` (jobs/min, Poisson) or
+            ``profile`` (``"alibaba-day"``, P1's Fig. 5 hourly profile), over ``hours`` (default 24 h);
+            ``inference_share`` (default 0.8), ``rate_multiplier`` (default 1), ``deadline_rule``
+            (``"p1"`` default, or ``"slice-aware"``); the other fields default to P1 §V-A.
+        seed: a whole number >= 0 (or a :class:`numpy.random.SeedSequence`); the same seed gives the same
+            jobs.
+
+    Returns:
+        Jobs with ids ``j000000, j000001, ...``; times in seconds (arrival, deadline, run time per compute
+        size 1, 2, 3, 4, 7 and on the MIG-disabled GPU).
+
+    Raises:
+        ConfigError (a ValueError) naming the argument when ``spec`` or ``seed`` is not valid.
+    """
+    _check_seed(seed)
+    if not isinstance(spec, WorkloadSpec):
+        raise ConfigError(f"spec must be a WorkloadSpec, got {type(spec).__name__}")
     arrival_rng, attribute_rng = _child_generators(seed, 2)
     arrivals = _arrivals(spec, arrival_rng)
     count = arrivals.size

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from wattsched.errors import ConfigError, InputError
 from wattsched.io import (
@@ -26,6 +26,9 @@ from wattsched.io import (
 )
 from wattsched.workload.job import DURATION_COLUMNS, Job, JobKind, Scaling, duration_column
 from wattsched.workload.scaling import DEFAULT_FULL_GPU_SPEEDUP
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "BASE_COLUMNS",
@@ -57,7 +60,10 @@ _SCALINGS = {s.value: s for s in Scaling}
 
 
 def read_trace(path: str | Path) -> list[Job]:
-    """The jobs of a trace file, in file order."""
+    """The jobs of a trace file (CSV or Parquet, by suffix: ``.csv``, ``.parquet``, ``.pq``), in file order.
+
+    Columns and rules: ``wattsched schema trace`` (times in seconds). A malformed file raises one
+    :class:`~wattsched.errors.InputError` naming the file, the 1-based data row and the column."""
     return frame_to_jobs(read_table(path), str(path))
 
 
@@ -209,6 +215,8 @@ def _first(mask: np.ndarray) -> int | None:
 
 def jobs_to_frame(jobs: Sequence[Job]) -> pd.DataFrame:
     """The trace table of ``jobs`` (all CONTRACT §3 columns including ``dur_full_s``), in order."""
+    import pandas as pd
+
     sizes = jobs[0].sizes if jobs else tuple(int(c[4:-3]) for c in DURATION_COLUMNS)
     if any(job.sizes != sizes for job in jobs):
         raise ConfigError("all jobs of one trace must give durations for the same compute sizes")
@@ -227,7 +235,11 @@ def jobs_to_frame(jobs: Sequence[Job]) -> pd.DataFrame:
 
 
 def write_trace(jobs: Sequence[Job], path: str | Path) -> None:
-    """Write ``jobs`` as a trace (CSV or Parquet by suffix), atomically; invalid jobs are refused."""
+    """Write ``jobs`` as a trace, atomically (a temporary file, then a rename); invalid jobs are refused.
+
+    The format follows the suffix of ``path``: ``.csv``, ``.parquet`` or ``.pq`` (another suffix is an
+    InputError). Columns: ``wattsched schema trace``; floats are written so that :func:`read_trace` gives
+    back the same bits."""
     where = str(path)
     file_format(path)
     if not jobs:
