@@ -31,6 +31,7 @@ __all__ = [
     "DefaultsHelpFormatter",
     "OneLineErrorParser",
     "add_commands",
+    "add_executor_options",
     "add_gpu_option",
     "add_lazily",
     "add_preset_options",
@@ -220,6 +221,29 @@ def positive_finite_float(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
     return value
+
+
+def add_executor_options(parser: argparse.ArgumentParser) -> None:
+    """``--executor local|ray``, ``--ray-address ADDR`` and ``--workers N`` (``reproduce``, ``sweep``)."""
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local process pool or Ray (default: local)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="address of a running Ray cluster (default: start a local one)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int_at_least(1),
+        default=None,
+        metavar="N",
+        help="worker processes / Ray CPUs (default: all cores)",
+    )
 
 
 def add_gpu_option(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from wattsched.cli._parsing import int_at_least
+from wattsched.cli._parsing import add_executor_options, int_at_least
 
 __all__ = ["add_parser"]
 
@@ -39,22 +39,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="P1 reading of the top-level table2/table3 keys (default: paper). Both presets are "
         "always run and reported under summary.json 'presets'",
     )
-    parser.add_argument(
-        "--executor", choices=("local", "ray"), default="local", help="local process pool (default) or Ray"
-    )
-    parser.add_argument(
-        "--ray-address",
-        default=None,
-        metavar="ADDR",
-        help="address of a running Ray cluster (default: start a local one)",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int_at_least(1),
-        default=None,
-        metavar="N",
-        help="worker processes / Ray CPUs (default: all cores)",
-    )
+    add_executor_options(parser)
     parser.add_argument(
         "--gpu",
         action="append",

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from wattsched.cli._parsing import int_at_least, positive_finite_float
+from wattsched.cli._parsing import add_executor_options, positive_finite_float
 
 __all__ = ["add_parser"]
 
@@ -28,25 +28,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     parser.add_argument("file", metavar="FILE.toml", type=Path, help="the sweep file")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
-    parser.add_argument(
-        "--executor",
-        choices=("local", "ray"),
-        default="local",
-        help="local process pool or Ray (default: local)",
-    )
-    parser.add_argument(
-        "--ray-address",
-        default=None,
-        metavar="ADDR",
-        help="address of a running Ray cluster (default: start a local one)",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int_at_least(1),
-        default=None,
-        metavar="N",
-        help="worker processes / Ray CPUs (default: all cores)",
-    )
+    add_executor_options(parser)
     parser.add_argument("--csv", action="store_true", help="also write DIR/runs.csv (default: off)")
     parser.add_argument(
         "--yes",

@@ -1,4 +1,4 @@
-"""Sweep files (CONTRACT §9): a typed, validated TOML spec expanded into independent cells.
+"""Sweep files: a typed, validated TOML spec expanded into independent cells.
 
 A sweep file names lists; the sweep is their cross product. Its MIG part::
 
@@ -8,7 +8,7 @@ A sweep file names lists; the sweep is their cross product. Its MIG part::
     partitioners = ["static", "day-night"] # optional: repartitioning methods, each run as a whole day
     seeds = [1, 2]
     [workload]
-    profile = "alibaba-day"                # or rate_per_min = 0.5, or trace = "FILE" (CONTRACT §3)
+    profile = "alibaba-day"                # or rate_per_min = 0.5, or trace = "FILE" (schema: trace)
     rate_multiplier = 2.5                  # a number or a list (an axis); default: the preset's
     preset = "paper"                       # paper | literal (default literal, as `mig run`)
     hours = 24                             # arrival window; default 24 (profile) or the preset's queue length

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
+from wattsched.errors import ConfigError
 from wattsched.hardware.catalogue import load_gpu
+from wattsched.workload.generators import DEADLINE_RULES
 
-__all__ = ["P1_GPU", "variants_with_gpus"]
+__all__ = ["P1_GPU", "check_deadline_rule", "variant_name", "variants_with_gpus"]
 
 #: The GPU of P1's experiments; every variant that is not a GPU comparison runs on it.
 P1_GPU = "a100-40gb"
@@ -40,3 +42,20 @@ def variants_with_gpus(
         load_gpu(gpu)
     kept = [v for v in defaults if v.gpu == P1_GPU]
     return kept + [make(g) for g in dict.fromkeys(gpus) if g != P1_GPU]
+
+
+def variant_name(preset: str, deadline_rule: str, gpu: str) -> str:
+    """A Table II/III variant's name: the preset, then the deadline rule unless P1's, then the GPU unless P1's
+    (``paper``, ``paper+slice-aware``, ``paper+h200-141gb``)."""
+    parts = [preset]
+    if deadline_rule != "p1":
+        parts.append(deadline_rule)
+    if gpu != P1_GPU:
+        parts.append(gpu)
+    return "+".join(parts)
+
+
+def check_deadline_rule(rule: str) -> None:
+    """Raise :class:`ConfigError` listing the rules unless ``rule`` is one of them."""
+    if rule not in DEADLINE_RULES:
+        raise ConfigError(f"unknown deadline rule '{rule}'; valid: {', '.join(DEADLINE_RULES)}")

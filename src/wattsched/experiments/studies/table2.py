@@ -21,9 +21,8 @@ import pandas as pd
 from wattsched.errors import ConfigError
 from wattsched.experiments.grid import GridConfig, load_grid_config, queue_seed, validate_grid_config
 from wattsched.experiments.presets import DEFAULT_PRESET, get_preset
-from wattsched.experiments.studies.gpu_variants import variants_with_gpus
+from wattsched.experiments.studies.gpu_variants import check_deadline_rule, variant_name, variants_with_gpus
 from wattsched.experiments.study import STUDIES, Row, Scale
-from wattsched.workload.generators import DEADLINE_RULES
 
 __all__ = ["BUSY_COLUMNS", "DEFAULT_VARIANTS", "Table2Cell", "Table2Study", "Table2Variant", "run_queue"]
 
@@ -43,20 +42,12 @@ class Table2Variant:
 
     def __post_init__(self) -> None:
         get_preset(self.preset)
-        if self.deadline_rule not in DEADLINE_RULES:
-            raise ConfigError(
-                f"unknown deadline rule '{self.deadline_rule}'; valid: {', '.join(DEADLINE_RULES)}"
-            )
+        check_deadline_rule(self.deadline_rule)
 
     @property
     def name(self) -> str:
         """``paper``, ``literal``, ``paper+slice-aware``, ``paper+h200-141gb`` ..."""
-        parts = [self.preset]
-        if self.deadline_rule != "p1":
-            parts.append(self.deadline_rule)
-        if self.gpu != DEFAULT_GPU:
-            parts.append(self.gpu)
-        return "+".join(parts)
+        return variant_name(self.preset, self.deadline_rule, self.gpu)
 
 
 def _gpu_variant(gpu: str) -> Table2Variant:

@@ -32,7 +32,7 @@ import pandas as pd
 from wattsched.errors import ConfigError
 from wattsched.experiments.presets import DEFAULT_PRESET, get_preset
 from wattsched.experiments.protocol import Method, Setting, run_method
-from wattsched.experiments.studies.gpu_variants import variants_with_gpus
+from wattsched.experiments.studies.gpu_variants import check_deadline_rule, variant_name, variants_with_gpus
 from wattsched.experiments.studies.table3_sensitivity import (
     Table3SensCell,
     run_sensitivity_cell,
@@ -40,7 +40,7 @@ from wattsched.experiments.studies.table3_sensitivity import (
 )
 from wattsched.experiments.study import STUDIES, Row, Scale
 from wattsched.hardware.catalogue import load_gpu
-from wattsched.workload.generators import DEADLINE_RULES, WorkloadSpec
+from wattsched.workload.generators import WorkloadSpec
 
 __all__ = ["DEFAULT_GPU", "DEFAULT_VARIANTS", "Table3Cell", "Table3Study", "Table3Variant"]
 
@@ -68,20 +68,12 @@ class Table3Variant:
 
     def __post_init__(self) -> None:
         get_preset(self.preset)  # UnknownNameError lists the presets
-        if self.deadline_rule not in DEADLINE_RULES:
-            raise ConfigError(
-                f"unknown deadline rule '{self.deadline_rule}'; valid: {', '.join(DEADLINE_RULES)}"
-            )
+        check_deadline_rule(self.deadline_rule)
 
     @property
     def name(self) -> str:
         """``paper``, ``literal``, ``paper+slice-aware``, ``paper+h200-141gb`` ..."""
-        parts = [self.preset]
-        if self.deadline_rule != "p1":
-            parts.append(self.deadline_rule)
-        if self.gpu != DEFAULT_GPU:
-            parts.append(self.gpu)
-        return "+".join(parts)
+        return variant_name(self.preset, self.deadline_rule, self.gpu)
 
     def workload(self) -> WorkloadSpec:
         return get_preset(self.preset).day_workload(self.deadline_rule)
