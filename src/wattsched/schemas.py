@@ -17,7 +17,21 @@ from collections.abc import Callable
 
 from wattsched.errors import UnknownNameError
 
-__all__ = ["SCHEMAS", "schema_text"]
+__all__ = ["SCHEMAS", "SWEEP_RUN_COLUMNS", "schema_text"]
+
+#: The columns every row of a sweep's ``runs.parquet`` has, first and in this order (the sweep writes them,
+#: ``wattsched plot`` / ``report`` require them).
+SWEEP_RUN_COLUMNS: tuple[str, ...] = (
+    "gpu",
+    "configuration",
+    "policy",
+    "seed",
+    "energy_j",
+    "avg_tardiness_s",
+    "late_jobs",
+    "preemptions",
+    "et",
+)
 
 TRACE = """\
 MIG job trace (read by mig run, mig day, cluster run, sweep; written by mig generate, mig import)

@@ -31,6 +31,7 @@ from wattsched.errors import ConfigError
 from wattsched.experiments.sweep import SweepSpec
 from wattsched.experiments.sweep_cells import DvfsRunCell, MigRunCell, run_sweep_cell
 from wattsched.experiments.sweep_expand import expand_sweep
+from wattsched.schemas import SWEEP_RUN_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,17 +43,7 @@ __all__ = ["CONTRACT_COLUMNS", "ET_DEFINITION", "SweepResult", "run_sweep"]
 log = logging.getLogger(__name__)
 
 #: The columns CONTRACT §9 requires, first in ``runs.parquet``.
-CONTRACT_COLUMNS = (
-    "gpu",
-    "configuration",
-    "policy",
-    "seed",
-    "energy_j",
-    "avg_tardiness_s",
-    "late_jobs",
-    "preemptions",
-    "et",
-)
+CONTRACT_COLUMNS = SWEEP_RUN_COLUMNS
 _MORE_COLUMNS = (
     "partitioner",
     "workload",

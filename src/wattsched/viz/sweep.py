@@ -19,22 +19,13 @@ import pandas as pd
 
 from wattsched.errors import InputError
 from wattsched.io import cell_text, numeric_column, read_table
+from wattsched.schemas import SWEEP_RUN_COLUMNS
 from wattsched.viz.stats import METRICS, Metric, varying_columns
 
 __all__ = ["FACTOR_COLUMNS", "REQUIRED_COLUMNS", "Sweep", "is_sweep_dir", "read_sweep", "split_factors"]
 
 RUNS_FILE, POOL_FILE = "runs.parquet", "sweep.json"
-REQUIRED_COLUMNS: tuple[str, ...] = (
-    "gpu",
-    "configuration",
-    "policy",
-    "seed",
-    "energy_j",
-    "avg_tardiness_s",
-    "late_jobs",
-    "preemptions",
-    "et",
-)
+REQUIRED_COLUMNS: tuple[str, ...] = SWEEP_RUN_COLUMNS
 #: Columns that tell runs apart (besides the seed), in order of preference for the x axis.
 FACTOR_COLUMNS: tuple[str, ...] = (
     "policy",
