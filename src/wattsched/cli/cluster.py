@@ -128,6 +128,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
 def _cluster(args: argparse.Namespace) -> Any:
     from wattsched.cluster.nodes import read_cluster_file
     from wattsched.cluster.spec import ClusterSpec
+    from wattsched.hardware.catalogue import DEFAULT_GPU
 
     if args.cluster is not None:
         given = [o for o, v in (("--servers", args.servers), ("--gpus-per-server", args.gpus_per_server),
@@ -137,7 +138,7 @@ def _cluster(args: argparse.Namespace) -> Any:
         return read_cluster_file(args.cluster)
     if args.servers is None or args.gpus_per_server is None:
         raise ConfigError("give --servers N and --gpus-per-server G (and --gpu NAME), or --cluster FILE.json")
-    spec = ClusterSpec.homogeneous(args.servers, args.gpus_per_server, args.gpu or "a100-40gb")
+    spec = ClusterSpec.homogeneous(args.servers, args.gpus_per_server, args.gpu or DEFAULT_GPU)
     spec.gpu_models()  # an unknown --gpu lists the catalogue
     return spec
 

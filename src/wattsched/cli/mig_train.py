@@ -105,6 +105,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
 
 
 def _run_train(args: argparse.Namespace) -> int:
+    from wattsched.hardware.catalogue import DEFAULT_GPU
     from wattsched.mig.partition.evaluate import pilot_et_coefficient
     from wattsched.rl.dqn import DQNConfig, quick_config, train
 
@@ -121,7 +122,7 @@ def _run_train(args: argparse.Namespace) -> int:
     if args.checkpoint_every:
         config = replace(config, checkpoint_every_steps=args.checkpoint_every)
     workload = preset.day_workload()
-    gpu_name = args.gpu or "a100-40gb"
+    gpu_name = args.gpu or DEFAULT_GPU
     a = (
         args.et_coefficient
         if args.et_coefficient is not None
@@ -172,6 +173,7 @@ def _evaluation_preset(args: argparse.Namespace) -> str:
 def _run_evaluate(args: argparse.Namespace) -> int:
     from wattsched.experiments.presets import get_preset
     from wattsched.experiments.protocol import Method, Setting, method_from_label, run_method
+    from wattsched.hardware.catalogue import DEFAULT_GPU
     from wattsched.mig.partition.evaluate import et_by_method
 
     labels = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -184,7 +186,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     setting = Setting(
         args.seed,
         preset.day_workload(rule),
-        args.gpu or "a100-40gb",
+        args.gpu or DEFAULT_GPU,
         selection_days=args.selection_days,
         model_path=str(args.model),
         repartition_mode=args.repartition_mode,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wattsched.errors import ConfigError
-from wattsched.hardware.catalogue import load_gpu
+from wattsched.hardware.catalogue import DEFAULT_GPU, load_gpu
 from wattsched.hardware.mig import MigGpu
 
 __all__ = ["ClusterOptions", "ClusterSpec", "PowerStates", "ServerSpec"]
@@ -47,7 +47,7 @@ class ClusterSpec:
             raise ConfigError("a cluster needs at least one server with at least one GPU")
 
     @classmethod
-    def homogeneous(cls, servers: int, gpus_per_server: int, gpu: str = "a100-40gb") -> ClusterSpec:
+    def homogeneous(cls, servers: int, gpus_per_server: int, gpu: str = DEFAULT_GPU) -> ClusterSpec:
         """``servers`` servers of ``gpus_per_server`` GPUs each, all of catalogue entry ``gpu``."""
         for name, value in (("servers", servers), ("gpus per server", gpus_per_server)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from wattsched.errors import ConfigError
+from wattsched.hardware.catalogue import DEFAULT_GPU
 
 __all__ = [
     "ConditionConfig",
@@ -63,7 +64,7 @@ class GridConfig(_Strict):
     seed: int = Field(ge=0)
     hours: float = Field(default=24.0, gt=0, le=24 * 365)
     policies: tuple[str, ...] = Field(min_length=1)
-    gpu: str = Field(default="a100-40gb", min_length=1)
+    gpu: str = Field(default=DEFAULT_GPU, min_length=1)
     configurations: tuple[int | str, ...] | None = Field(default=None, min_length=1)
     conditions: tuple[ConditionConfig, ...] = Field(min_length=1)
     iterations: ScaleIterations

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from wattsched.errors import ConfigError
-from wattsched.hardware.catalogue import load_gpu
+from wattsched.hardware.catalogue import DEFAULT_GPU, load_gpu
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId, RepartitionPolicy
 from wattsched.mig.partition.evaluate import (
     DayResult,
@@ -117,7 +117,7 @@ class Setting:
 
     seed: int
     workload: WorkloadSpec = field(default_factory=lambda: WorkloadSpec(profile="alibaba-day"))
-    gpu: str = "a100-40gb"
+    gpu: str = DEFAULT_GPU
     pilot_days: int = 8
     selection_days: int = 20
     et_coefficient: float | None = None

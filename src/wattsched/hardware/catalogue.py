@@ -23,7 +23,10 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from wattsched.errors import ConfigError, did_you_mean
 from wattsched.hardware._toml import CatalogueError, read_toml
 
-__all__ = ["KINDS", "CatalogueError", "available", "load", "load_gpu"]
+__all__ = ["DEFAULT_GPU", "KINDS", "CatalogueError", "available", "load", "load_gpu"]
+
+#: The GPU every MIG command, study and API uses when none is given: P1's A100-40GB.
+DEFAULT_GPU = "a100-40gb"
 
 if TYPE_CHECKING:  # typing only: no import cycles at run time
     from wattsched.hardware.dvfs import DvfsGpu
@@ -122,6 +125,6 @@ def load_gpu(name_or_path: str | Path | MigGpu | None = None) -> MigGpu:
 
     if isinstance(name_or_path, MigGpu):
         return name_or_path
-    gpu = load("gpu", "a100-40gb" if name_or_path is None else name_or_path)
+    gpu = load("gpu", DEFAULT_GPU if name_or_path is None else name_or_path)
     assert isinstance(gpu, MigGpu)
     return gpu

@@ -182,8 +182,8 @@ class MigGpu:
 
 def default_gpu() -> MigGpu:
     """P1's A100-40GB (the catalogue's default entry)."""
-    from wattsched.hardware.catalogue import load
+    from wattsched.hardware.catalogue import DEFAULT_GPU, load
 
-    gpu = load("gpu", "a100-40gb")
+    gpu = load("gpu", DEFAULT_GPU)
     assert isinstance(gpu, MigGpu)
     return gpu

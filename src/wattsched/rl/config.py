@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wattsched.errors import ConfigError
-from wattsched.hardware.catalogue import load_gpu
+from wattsched.hardware.catalogue import DEFAULT_GPU, load_gpu
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.simulator import RepartitionMode
 from wattsched.rl.masking import balanced_configurations
@@ -56,7 +56,7 @@ class EnvConfig:
     #: Seconds of lateness charged per repartition in the reward (shaping; not part of ET).
     switch_penalty_s: float = 0.0
     #: The GPU (catalogue name or path); its configurations are the actions.
-    gpu: str = "a100-40gb"
+    gpu: str = DEFAULT_GPU
     #: Configuration at the start of each day; ``None``: the GPU's "initial" role.
     initial_configuration: int | str | None = None
     scheduler: str = "edf-ss-restricted"

@@ -11,13 +11,13 @@ from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
 from wattsched.errors import ConfigError
-from wattsched.hardware.catalogue import load_gpu
+from wattsched.hardware.catalogue import DEFAULT_GPU, load_gpu
 from wattsched.workload.generators import DEADLINE_RULES
 
 __all__ = ["P1_GPU", "check_deadline_rule", "variant_name", "variants_with_gpus"]
 
 #: The GPU of P1's experiments; every variant that is not a GPU comparison runs on it.
-P1_GPU = "a100-40gb"
+P1_GPU = DEFAULT_GPU
 
 
 class _OnGpu(Protocol):

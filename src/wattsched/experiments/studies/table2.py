@@ -23,12 +23,12 @@ from wattsched.experiments.grid import GridConfig, load_grid_config, queue_seed,
 from wattsched.experiments.presets import DEFAULT_PRESET, get_preset
 from wattsched.experiments.studies.gpu_variants import check_deadline_rule, variant_name, variants_with_gpus
 from wattsched.experiments.study import STUDIES, Row, Scale
+from wattsched.hardware.catalogue import DEFAULT_GPU
 
 __all__ = ["BUSY_COLUMNS", "DEFAULT_VARIANTS", "Table2Cell", "Table2Study", "Table2Variant", "run_queue"]
 
 #: Seconds spent with u = 0..7 busy compute units, one column per level.
 BUSY_COLUMNS: tuple[str, ...] = tuple(f"busy_time_u{u}_s" for u in range(8))
-DEFAULT_GPU = "a100-40gb"
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,11 @@ from wattsched.experiments.studies.table3_sensitivity import (
     sensitivity_cells,
 )
 from wattsched.experiments.study import STUDIES, Row, Scale
-from wattsched.hardware.catalogue import load_gpu
+from wattsched.hardware.catalogue import DEFAULT_GPU, load_gpu
 from wattsched.workload.generators import WorkloadSpec
 
 __all__ = ["DEFAULT_GPU", "DEFAULT_VARIANTS", "Table3Cell", "Table3Study", "Table3Variant"]
 
-DEFAULT_GPU = "a100-40gb"
 #: Methods evaluated in every variant (dynamic only where the variant trains a DQN), heaviest first.
 _METHODS: tuple[Method, ...] = (
     Method("lookahead"),
