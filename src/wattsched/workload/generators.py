@@ -35,13 +35,19 @@ from wattsched.workload.scaling import (
     linear_curve,
 )
 
-__all__ = ["DEADLINE_RULES", "WorkloadSpec", "generate_jobs", "job_id"]
+__all__ = ["DEADLINE_RULES", "WorkloadSpec", "check_deadline_rule", "generate_jobs", "job_id"]
 
 #: Deadline rules of :class:`WorkloadSpec` (see the module docstring).
 DEADLINE_RULES: tuple[str, ...] = ("p1", "slice-aware")
 
 # Floor on a drawn 1g duration: an Exponential draw can be exactly 0, and traces need durations > 0.
 _MIN_DURATION_S = 1e-6
+
+
+def check_deadline_rule(rule: str) -> None:
+    """Raise :class:`ConfigError` listing :data:`DEADLINE_RULES` unless ``rule`` is one of them."""
+    if rule not in DEADLINE_RULES:
+        raise ConfigError(f"unknown deadline rule {rule!r}; valid: {', '.join(DEADLINE_RULES)}")
 
 
 def _finite(value: float) -> bool:
@@ -109,10 +115,7 @@ class WorkloadSpec:
             raise ConfigError("curves must not be empty when given")
         if not (_finite(self.full_gpu_speedup) and self.full_gpu_speedup > 0):
             raise ConfigError(f"full_gpu_speedup must be > 0, got {self.full_gpu_speedup!r}")
-        if self.deadline_rule not in DEADLINE_RULES:
-            raise ConfigError(
-                f"unknown deadline rule {self.deadline_rule!r}; valid: {', '.join(DEADLINE_RULES)}"
-            )
+        check_deadline_rule(self.deadline_rule)
 
     @staticmethod
     def _pair(name: str, pair: tuple[float, float]) -> tuple[float, float]:

@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
-from wattsched.errors import ConfigError
 from wattsched.hardware.catalogue import DEFAULT_GPU, load_gpu
-from wattsched.workload.generators import DEADLINE_RULES
 
-__all__ = ["P1_GPU", "check_deadline_rule", "variant_name", "variants_with_gpus"]
+__all__ = ["P1_GPU", "variant_name", "variants_with_gpus"]
 
 #: The GPU of P1's experiments; every variant that is not a GPU comparison runs on it.
 P1_GPU = DEFAULT_GPU
@@ -53,9 +51,3 @@ def variant_name(preset: str, deadline_rule: str, gpu: str) -> str:
     if gpu != P1_GPU:
         parts.append(gpu)
     return "+".join(parts)
-
-
-def check_deadline_rule(rule: str) -> None:
-    """Raise :class:`ConfigError` listing the rules unless ``rule`` is one of them."""
-    if rule not in DEADLINE_RULES:
-        raise ConfigError(f"unknown deadline rule '{rule}'; valid: {', '.join(DEADLINE_RULES)}")

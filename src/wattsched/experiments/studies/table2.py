@@ -21,9 +21,10 @@ import pandas as pd
 from wattsched.errors import ConfigError
 from wattsched.experiments.grid import GridConfig, load_grid_config, queue_seed, validate_grid_config
 from wattsched.experiments.presets import DEFAULT_PRESET, get_preset
-from wattsched.experiments.studies.gpu_variants import check_deadline_rule, variant_name, variants_with_gpus
+from wattsched.experiments.studies.gpu_variants import variant_name, variants_with_gpus
 from wattsched.experiments.study import STUDIES, Row, Scale
 from wattsched.hardware.catalogue import DEFAULT_GPU
+from wattsched.workload.generators import check_deadline_rule
 
 __all__ = ["BUSY_COLUMNS", "DEFAULT_VARIANTS", "Table2Cell", "Table2Study", "Table2Variant", "run_queue"]
 

@@ -32,7 +32,7 @@ import pandas as pd
 from wattsched.errors import ConfigError
 from wattsched.experiments.presets import DEFAULT_PRESET, get_preset
 from wattsched.experiments.protocol import Method, Setting, run_method
-from wattsched.experiments.studies.gpu_variants import check_deadline_rule, variant_name, variants_with_gpus
+from wattsched.experiments.studies.gpu_variants import variant_name, variants_with_gpus
 from wattsched.experiments.studies.table3_sensitivity import (
     Table3SensCell,
     run_sensitivity_cell,
@@ -40,7 +40,7 @@ from wattsched.experiments.studies.table3_sensitivity import (
 )
 from wattsched.experiments.study import STUDIES, Row, Scale
 from wattsched.hardware.catalogue import DEFAULT_GPU, load_gpu
-from wattsched.workload.generators import WorkloadSpec
+from wattsched.workload.generators import WorkloadSpec, check_deadline_rule
 
 __all__ = ["DEFAULT_GPU", "DEFAULT_VARIANTS", "Table3Cell", "Table3Study", "Table3Variant"]
 
