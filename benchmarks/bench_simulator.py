@@ -10,7 +10,12 @@ engine's typed view), measured in the same run, alternating the two trees ``--ro
 one's best, so that drift of the machine hits both alike. The baseline is checked out into a temporary git
 worktree and run in a subprocess with its own ``src`` on ``PYTHONPATH``.
 
-Run: ``python benchmarks/bench_simulator.py [--traces N] [--rounds R] [--baseline COMMIT | --no-baseline]``.
+Each round times every policy and configuration ``--repeat`` times in one process and keeps the best (as
+``timeit`` does), and the last line is the geometric mean of the 60 policy × configuration ratios: the figure
+of the "within 10 %" guard.
+
+Run: ``python benchmarks/bench_simulator.py [--traces N] [--rounds R] [--repeat K]
+[--baseline COMMIT | --no-baseline]``.
 
 ``--backlog``: cost per job under a growing backlog instead. One overloaded GPU (4 jobs/min on configuration
 3, far beyond what it serves) for 48 / 96 / 192 h (11.5k / 23k / 46k jobs; ``--backlog-hours`` to change),
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
+import math
 import os
 import subprocess
 import sys
@@ -37,8 +43,9 @@ HORIZON_S = 86_400.0
 POLICY_NAMES = ("edf-fs", "edf-ss", "edf-ss-restricted", "lalf", "llf")
 
 
-def worker(traces: int, configurations: list[int]) -> dict[str, dict[str, float]]:
-    """Measure in this process (whatever ``wattsched`` is importable): jobs/s per policy and configuration."""
+def worker(traces: int, configurations: list[int], repeat: int = 1) -> dict[str, dict[str, float]]:
+    """Measure in this process (whatever ``wattsched`` is importable): jobs/s per policy and configuration,
+    the best of ``repeat`` timings of each (after one untimed pass over every trace)."""
     from wattsched.mig import simulate
     from wattsched.workload.generators import WorkloadSpec, generate_jobs
 
@@ -46,13 +53,18 @@ def worker(traces: int, configurations: list[int]) -> dict[str, dict[str, float]
     jobs_by_trace = [generate_jobs(spec, seed) for seed in range(traces)]
     n = sum(len(jobs) for jobs in jobs_by_trace)
     out: dict[str, dict[str, float]] = {}
+    for jobs in jobs_by_trace:
+        simulate(jobs, 1, POLICY_NAMES[0])  # warm-up: imports, caches
     for policy in POLICY_NAMES:
         out[policy] = {}
         for config in configurations:
-            start = time.process_time()
-            for jobs in jobs_by_trace:
-                simulate(jobs, config, policy)
-            out[policy][str(config)] = n / (time.process_time() - start)
+            best_s = math.inf
+            for _ in range(repeat):
+                start = time.process_time()
+                for jobs in jobs_by_trace:
+                    simulate(jobs, config, policy)
+                best_s = min(best_s, time.process_time() - start)
+            out[policy][str(config)] = n / best_s
     bare_start = time.process_time()
     for jobs in jobs_by_trace:
         heap: list[tuple[float, int, int, int]] = []
@@ -88,9 +100,11 @@ def backlog_worker(hours: list[float]) -> dict[str, dict[str, list[float]]]:
     return out
 
 
-def run_tree(src: Path, traces: int, configurations: list[int], backlog: list[float] | None = None) -> Any:
+def run_tree(
+    src: Path, traces: int, configurations: list[int], backlog: list[float] | None = None, repeat: int = 1
+) -> Any:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [sys.executable, __file__, "--worker", "--traces", str(traces),
+    command = [sys.executable, __file__, "--worker", "--traces", str(traces), "--repeat", str(repeat),
                "--configurations", ",".join(map(str, configurations))]
     if backlog is not None:
         command += ["--backlog", "--backlog-hours", ",".join(map(str, backlog))]
@@ -123,6 +137,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=4, help="24 h traces per measurement (default 4)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per tree (default 3)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="timings of each policy and configuration per round, best kept (default 3)")
     parser.add_argument("--baseline", default="e80848b", help="commit to compare with (default e80848b)")
     parser.add_argument("--no-baseline", action="store_true", help="measure this tree only")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -136,7 +152,7 @@ def main() -> int:
         if backlog is not None:
             print(json.dumps(backlog_worker(backlog)))
         else:
-            print(json.dumps(worker(args.traces, configurations)))
+            print(json.dumps(worker(args.traces, configurations, args.repeat)))
         return 0
     trees = {"this tree": ROOT / "src"}
     with tempfile.TemporaryDirectory() as scratch:
@@ -152,15 +168,15 @@ def main() -> int:
                 return 0
             for _ in range(args.rounds):
                 for name, src in trees.items():
-                    samples[name].append(run_tree(src, args.traces, configurations))
+                    samples[name].append(run_tree(src, args.traces, configurations, repeat=args.repeat))
         finally:
             if not args.no_baseline:
                 git = ["git", "-C", str(ROOT), "worktree"]
                 subprocess.run([*git, "remove", "--force", str(folder)], check=False)
     results = {name: best(s) for name, s in samples.items()}
     mine = results["this tree"]
-    print(f"{args.traces} traces at {RATE_PER_MIN}/min over 24 h, best of {args.rounds} alternating rounds; "
-          f"bare heapq loop: {mine['bare-heap']['all']:,.0f} jobs/s")
+    print(f"{args.traces} traces at {RATE_PER_MIN}/min over 24 h, best of {args.rounds} alternating rounds x "
+          f"{args.repeat} timings; bare heapq loop: {mine['bare-heap']['all']:,.0f} jobs/s")
     header = (
         f"{'policy':<20}{'tree':<20}{'cfg 3 jobs/s':>14}{'mean all cfgs jobs/s':>22}"
         f"{'vs baseline (cfg 3 / mean)':>28}"
@@ -176,6 +192,12 @@ def main() -> int:
                 base_mean = len(configurations) / sum(1 / r for r in base.values())
                 ratio = f"{on_3 / base['3']:.3f} / {mean_rate / base_mean:.3f}"
             print(f"{policy:<20}{name:<20}{on_3:>14,.0f}{mean_rate:>22,.0f}{ratio:>28}")
+    if len(results) > 1:
+        base = next(r for n, r in results.items() if n != "this tree")
+        ratios = [mine[p][c] / base[p][c] for p in POLICY_NAMES for c in mine[p]]
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        print(f"geometric mean of the {len(ratios)} policy x configuration ratios: {geo:.3f} "
+              f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
     return 0
 
 

@@ -62,9 +62,15 @@ def _kind(kind: str) -> tuple[str, Callable[[dict[str, Any], str], Any]]:
 def available(kind: str) -> list[str]:
     """Names of the packaged entries of ``kind``: ``"gpu"`` (MIG GPUs: a100-40gb, a100-80gb, h100-80gb,
     h200-141gb) or ``"dvfs"`` (DVFS GPUs of P2); sorted file stems of ``data/<folder>/*.toml``."""
+    return list(_packaged_names(kind))
+
+
+@cache
+def _packaged_names(kind: str) -> tuple[str, ...]:
+    # Cached: the packaged files do not change while the process runs (and every simulate() resolves a name).
     folder, _ = _kind(kind)
     root = resources.files("wattsched.hardware") / "data" / folder
-    return sorted(p.name[: -len(".toml")] for p in root.iterdir() if p.name.endswith(".toml"))
+    return tuple(sorted(p.name[: -len(".toml")] for p in root.iterdir() if p.name.endswith(".toml")))
 
 
 @cache
@@ -105,7 +111,7 @@ def load(kind: str, name_or_path: str | Path) -> Any:
             raise CatalogueError(
                 f"invalid {kind} entry ({type(exc).__name__}: {message})", path=where
             ) from None
-    names = available(kind)
+    names = _packaged_names(kind)
     if text not in names:
         label = "GPU" if kind == "gpu" else f"{kind} GPU"
         raise ConfigError(

@@ -131,13 +131,21 @@ class MigSimulation(ClusterDriving):
         self._arrival_s = arrivals
         sizes = self._gpu.compute_sizes
         self._state = EngineState(
-            [j.deadline_s for j in self._jobs], [j.durations_for(sizes) for j in self._jobs], record_jobs
+            [j.deadline_s for j in self._jobs],
+            # durations_for() inlined for the usual case (the job gives the GPU's sizes): one row per job
+            [(*j.durations_s, j.dur_full_s) if j.sizes == sizes else j.durations_for(sizes) for j in self._jobs],
+            record_jobs,
         )
-        self._inference = [int(job.kind == JobKind.INFERENCE) for job in self._jobs]
+        inference = JobKind.INFERENCE
+        self._inference = [int(job.kind is inference) for job in self._jobs]
         table = self._gpu.power.table(power_curve, throttle=power_cap)
         self._power_table = table
         #: Busy-state increment per compute slice of each job (1 everywhere unless power is per job kind).
-        self._weight = [table.kind_weight[job.kind.value] for job in self._jobs]
+        if table.per_kind:
+            weights = {kind: table.kind_weight[kind.value] for kind in JobKind}
+            self._weight = [weights[job.kind] for job in self._jobs]
+        else:
+            self._weight = [table.kind_weight[inference.value]] * len(self._jobs)
         self._speed = table.speed
         last_arrival = self._jobs[-1].arrival_s if self._jobs else 0.0
         self._horizon_s = float(horizon_s) if horizon_s is not None else last_arrival
@@ -230,8 +238,8 @@ class MigSimulation(ClusterDriving):
         """Run to the end without further repartitions and return the result."""
         if not self._finished:
             # advance() without stopping at each epoch: the same events in the same order, fewer calls.
-            while self._next_instant() is not None:
-                pass
+            handle = self._handle_instant if self._speed is None else self._handle_capped
+            self._queue.drain(EPS_S, self._is_live, handle)
             self._finish()
         return self.result()
 
@@ -427,19 +435,29 @@ class MigSimulation(ClusterDriving):
         instant = self._queue.pop_instant(EPS_S, self._is_live)
         if instant is None:
             return None
-        return self._handle_instant(instant.events, instant.first, instant.stop, instant.time)
+        handle = self._handle_instant if self._speed is None else self._handle_capped
+        return handle(instant.events, instant.first, instant.stop, instant.time)
+
+    def _handle_capped(self, batch: list[Event], first: int, stop: int, t: float) -> bool:
+        """:meth:`_handle_instant` with speeds (power cap, clock levels): progress settled at the old state's
+        speed first, completions re-timed at the new one after."""
+        self._settle(t)
+        epoch = self._handle_instant(batch, first, stop, t)
+        if self._clock is not None:
+            _dynamic.choose_clock(self, t)
+        self._retime(t)
+        return epoch
 
     def _handle_instant(self, batch: list[Event], first: int, stop: int, t: float) -> bool:
         """Handle an instant's events at time ``t`` in event order, then run the scheduler once.
 
-        Returns whether it was a decision epoch (an arrival or completion outside a blackout)."""
+        Returns whether it was a decision epoch (an arrival or completion outside a blackout). Speeds are
+        :meth:`_handle_capped`'s."""
         self._busy_time[self._busy] += t - self._last_s
         self._last_s = t
         self._now_s = t
         st = self._state
         st.now_s = t
-        if self._speed is not None:
-            self._settle(t)
         schedule = epoch = False
         pending = stop > first  # the instant's arrivals, handled where their event would sort
         arrival = self._arrival_s[first] if pending else math.inf
@@ -468,10 +486,6 @@ class MigSimulation(ClusterDriving):
             epoch |= arrived
         if schedule and not self._in_blackout:
             self._reschedule(t)
-        if self._speed is not None:
-            if self._clock is not None:
-                _dynamic.choose_clock(self, t)
-            self._retime(t)
         return epoch
 
     def _arrive(self, first: int, stop: int, t: float) -> bool:

@@ -9,9 +9,9 @@ Two things a simulator needs beyond push and pop:
 
 * a **stream**: a sorted list of times (e.g. job arrivals) merged with the heap as if each were an event
   ``(time, stream_priority, payload=index)``, without ever entering the heap;
-* **instants** (:meth:`EventQueue.pop_instant`): the next live event and every event (and stream entry) at
-most
-  ``window`` after it, popped in one call; the clock moves to the latest of them.
+* **instants** (:meth:`EventQueue.pop_instant`): the next live event and every event (and stream entry) at most
+  ``window`` after it, popped in one call; the clock moves to the latest of them. :meth:`EventQueue.drain`
+  pops them all in turn, handing each to a callback (a run to the end without per-instant objects).
 
 A simulator that learns of new stream entries while it runs (a GPU of a cluster, given jobs as they are
 placed) appends them with :meth:`EventQueue.append_stream`, asks when its next live event is with
@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 from collections.abc import Callable, Sequence
-from itertools import pairwise
+from itertools import islice, pairwise
 from typing import Any, NamedTuple
 
 __all__ = ["Event", "EventQueue", "Instant"]
@@ -53,7 +54,7 @@ class EventQueue:
     def __init__(self, start: float = 0.0, stream: Sequence[float] = (), stream_priority: int = 0) -> None:
         """``stream`` is kept by reference (not copied): the caller may read it, and
         :meth:`append_stream` extends it (it must then be a ``list``)."""
-        if any(b < a for a, b in pairwise(stream)):
+        if not all(map(operator.le, stream, islice(stream, 1, None))):
             raise ValueError("the stream's times must be sorted")
         self.now: float = start
         self._heap: list[Event] = []
@@ -123,6 +124,48 @@ class EventQueue:
             time = stream[stop - 1]
         self.now = time
         return Instant(time, batch, first, stop)
+
+    def drain(
+        self,
+        window: float,
+        is_live: Callable[[Event], bool],
+        handle: Callable[[list[Event], int, int, float], object],
+    ) -> None:
+        """Pop every instant in turn until nothing is left, calling ``handle(events, first, stop, time)`` for
+        each (the fields of :class:`Instant`; its return value is ignored): exactly the instants of repeated
+        :meth:`pop_instant` calls, without building an :class:`Instant` per instant. ``handle`` may schedule
+        events and append stream entries; the loop sees them."""
+        stream_priority = self._stream_priority
+        inf = math.inf
+        while True:
+            heap = self._heap
+            stream = self._stream
+            first = self._next
+            count = len(stream)
+            arrival = stream[first] if first < count else inf
+            while heap:
+                head = heap[0]
+                if head[0] > arrival or (head[0] == arrival and head[1] > stream_priority):
+                    break
+                if is_live(head):
+                    break
+                _heappop(heap)
+            else:
+                if arrival == inf:
+                    return
+            limit = (heap[0][0] if heap and heap[0][0] <= arrival else arrival) + window
+            batch = []
+            while heap and heap[0][0] <= limit:
+                batch.append(_heappop(heap))
+            stop = first
+            while stop < count and stream[stop] <= limit:
+                stop += 1
+            self._next = stop
+            time = batch[-1][0] if batch else -inf
+            if stop > first and stream[stop - 1] > time:
+                time = stream[stop - 1]
+            self.now = time
+            handle(batch, first, stop, time)
 
     def peek_live_time(self, is_live: Callable[[Event], bool], limit: float = math.inf) -> float:
         """Time of the next live event or stream entry (``inf``: none).

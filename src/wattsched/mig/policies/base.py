@@ -119,12 +119,13 @@ def edf_ss_slice(
 
 def reevaluate_all(
     view: SchedulerView, running: list[tuple[float, int]], slowest_feasible: bool
-) -> Assignment:
+) -> Assignment | None:
     """Full re-evaluation (papers.md §A.5.1): rank all unfinished jobs, place them in order on free slices.
 
     Only the best ``n_slices`` jobs can get a slice, so the candidates are the running jobs, given keyed as
     ``running`` (a fresh list of ``(key, job)``; it is extended in place), and the first ``n_slices`` waiting
     jobs. ``slowest_feasible`` selects the EDF-SS slice rule, otherwise the fastest free slice is used.
+    Returns ``None`` when the placement is the current one (nothing moves: the common outcome).
     """
     n = len(view.running)
     candidates = running
@@ -156,6 +157,8 @@ def reevaluate_all(
                     best = s
             out[best] = j
             free.remove(best)
+    if out == view.running:  # a list (the engine's) when nothing moves
+        return None
     return Assignment(out)
 
 
