@@ -58,10 +58,8 @@ def stream_jobs(per_gpu: WorkloadSpec, gpus: int, seed: int) -> Iterator[Job]:
     for day in range(days):
         hours = min(24.0, whole.hours - 24.0 * day)
         spec = replace(whole, hours=hours)
-        offset = day * _DAY_S
-        for job in generate_jobs(spec, np.random.SeedSequence(seed, spawn_key=(day,))):
-            yield Job(f"d{day:03d}-{job.job_id}", job.arrival_s + offset, job.deadline_s + offset, job.kind,
-                      job.scaling, job.durations_s, job.dur_full_s, job.sizes)
+        yield from generate_jobs(spec, np.random.SeedSequence(seed, spawn_key=(day,)), offset_s=day * _DAY_S,
+                                 id_prefix=f"d{day:03d}-")
 
 
 def read_cluster_trace(path: str | Path) -> tuple[list[Job], list[int]]:

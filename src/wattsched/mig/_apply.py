@@ -71,7 +71,7 @@ def apply_decision(sim: MigSimulation, decision: Assignment, now: float) -> None
     points."""
     st = sim._state
     old = st.running
-    # One plain list: it becomes the running list, and CPython indexes exact lists faster than a tuple subclass.
+    # One plain list: it becomes the running list (CPython indexes exact lists faster than tuple subclasses).
     new = list(decision)
     if new == old:  # "nothing moves" (full re-evaluations say so with None, other policies may not)
         if st.waiting and -1 in old:

@@ -45,6 +45,8 @@ __all__ = [
     "merged_records",
 ]
 
+_INFERENCE = JobKind.INFERENCE
+
 _EPS_S = 1e-9
 
 
@@ -210,8 +212,9 @@ def add_job(sim: MigSimulation, job: Job, arrival_s: float) -> int:
         st.history.append([])
     sim._jobs.append(job)
     sim._rows.append(j + sim._dropped)
-    sim._inference.append(int(job.kind == JobKind.INFERENCE))
-    sim._weight.append(sim._power_table.kind_weight[job.kind.value])
+    kind = job.kind
+    sim._inference.append(int(kind is _INFERENCE))
+    sim._weight.append(sim._kind_weight[kind])
     reference = st.job_reference_s
     if sim._reference and len(reference) == j:  # values of the configuration in force: extend them
         value = sim._policy.on_configuration(_OneJobView(st, job.deadline_s, durations))

@@ -133,7 +133,10 @@ class MigSimulation(ClusterDriving):
         self._state = EngineState(
             [j.deadline_s for j in self._jobs],
             # durations_for() inlined for the usual case (the job gives the GPU's sizes): one row per job
-            [(*j.durations_s, j.dur_full_s) if j.sizes == sizes else j.durations_for(sizes) for j in self._jobs],
+            [
+                (*j.durations_s, j.dur_full_s) if j.sizes == sizes else j.durations_for(sizes)
+                for j in self._jobs
+            ],
             record_jobs,
         )
         inference = JobKind.INFERENCE
@@ -141,11 +144,12 @@ class MigSimulation(ClusterDriving):
         table = self._gpu.power.table(power_curve, throttle=power_cap)
         self._power_table = table
         #: Busy-state increment per compute slice of each job (1 everywhere unless power is per job kind).
+        self._kind_weight = {kind: table.kind_weight[kind.value] for kind in JobKind}
         if table.per_kind:
-            weights = {kind: table.kind_weight[kind.value] for kind in JobKind}
+            weights = self._kind_weight
             self._weight = [weights[job.kind] for job in self._jobs]
         else:
-            self._weight = [table.kind_weight[inference.value]] * len(self._jobs)
+            self._weight = [self._kind_weight[inference]] * len(self._jobs)
         self._speed = table.speed
         last_arrival = self._jobs[-1].arrival_s if self._jobs else 0.0
         self._horizon_s = float(horizon_s) if horizon_s is not None else last_arrival
@@ -435,8 +439,9 @@ class MigSimulation(ClusterDriving):
         instant = self._queue.pop_instant(EPS_S, self._is_live)
         if instant is None:
             return None
+        time, events, first, stop = instant
         handle = self._handle_instant if self._speed is None else self._handle_capped
-        return handle(instant.events, instant.first, instant.stop, instant.time)
+        return handle(events, first, stop, time)
 
     def _handle_capped(self, batch: list[Event], first: int, stop: int, t: float) -> bool:
         """:meth:`_handle_instant` with speeds (power cap, clock levels): progress settled at the old state's

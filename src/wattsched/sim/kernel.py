@@ -9,9 +9,10 @@ Two things a simulator needs beyond push and pop:
 
 * a **stream**: a sorted list of times (e.g. job arrivals) merged with the heap as if each were an event
   ``(time, stream_priority, payload=index)``, without ever entering the heap;
-* **instants** (:meth:`EventQueue.pop_instant`): the next live event and every event (and stream entry) at most
-  ``window`` after it, popped in one call; the clock moves to the latest of them. :meth:`EventQueue.drain`
-  pops them all in turn, handing each to a callback (a run to the end without per-instant objects).
+* **instants** (:meth:`EventQueue.pop_instant`): the next live event and every event (and stream entry)
+  at most ``window`` after it, popped in one call; the clock moves to the latest of them.
+  :meth:`EventQueue.drain` pops them all in turn, handing each to a callback (a run to the end without
+  per-instant objects).
 
 A simulator that learns of new stream entries while it runs (a GPU of a cluster, given jobs as they are
 placed) appends them with :meth:`EventQueue.append_stream`, asks when its next live event is with
@@ -32,6 +33,7 @@ __all__ = ["Event", "EventQueue", "Instant"]
 Event = tuple[float, int, int, Any]
 _heappush = heapq.heappush
 _heappop = heapq.heappop
+_new_tuple = tuple.__new__
 
 
 class Instant(NamedTuple):
@@ -123,7 +125,8 @@ class EventQueue:
         if stop > first and stream[stop - 1] > time:
             time = stream[stop - 1]
         self.now = time
-        return Instant(time, batch, first, stop)
+        # Instant(...) without the Python-level __new__ of a NamedTuple: this runs once per instant.
+        return _new_tuple(Instant, (time, batch, first, stop))
 
     def drain(
         self,

@@ -187,8 +187,13 @@ def _check_seed(seed: object, name: str = "seed") -> None:
         raise ConfigError(f"{name} must be a whole number >= 0 or a numpy SeedSequence, got {seed!r}")
 
 
-def generate_jobs(spec: WorkloadSpec, seed: int | np.random.SeedSequence) -> list[Job]:
+def generate_jobs(
+    spec: WorkloadSpec, seed: int | np.random.SeedSequence, *, offset_s: float = 0.0, id_prefix: str = ""
+) -> list[Job]:
     """A job queue drawn from ``spec``: P1's mix over the spec's arrival process, sorted by arrival.
+
+    ``offset_s`` is added to every arrival and deadline, and ``id_prefix`` put before every job id (a
+    stream of days, :func:`wattsched.cluster.stream_jobs`); the draws do not depend on them.
 
     Args:
         spec: a :class:`WorkloadSpec`: one arrival source, ``rate_per_min`` (jobs/min, Poisson) or
@@ -230,8 +235,11 @@ def generate_jobs(spec: WorkloadSpec, seed: int | np.random.SeedSequence) -> lis
     chosen = curve_index.tolist()
     kind_values = (JobKind.INFERENCE, JobKind.TRAINING)
     labels = [c.kind for c in table]
+    if offset_s:
+        arrivals = arrivals + offset_s
+        deadlines = deadlines + offset_s
     return [
-        Job(f"j{i:06d}", arrival, deadline, kind_values[k], labels[c], tuple(row), whole)
+        Job(f"{id_prefix}j{i:06d}", arrival, deadline, kind_values[k], labels[c], tuple(row), whole)
         for i, (arrival, deadline, k, c, row, whole) in enumerate(
             zip(
                 arrivals.tolist(),
