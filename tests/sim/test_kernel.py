@@ -5,8 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wattsched.sim import EventQueue
+from wattsched.sim.kernel import Event, Instant
 
 
 def test_events_pop_by_time_then_priority_then_insertion_order() -> None:
@@ -93,3 +96,58 @@ def test_copy_is_independent() -> None:
     assert queue.pop()[3] == "a"
     other.schedule(0.5, 0, "b")
     assert [other.pop()[3], other.pop()[3]] == ["b", "a"]
+
+
+def _replay(
+    queue: EventQueue, use_drain: bool, follow_ups: dict[str, tuple[float, int, str]]
+) -> list[Instant]:
+    """Every instant as (time, payloads, first, stop); the handler schedules each event's follow-up."""
+    seen: list[Instant] = []
+
+    def live(event: Event) -> bool:
+        return not str(event[3]).startswith("x")
+
+    def handle(events: list[Event], first: int, stop: int, time: float) -> None:
+        seen.append(Instant(time, [e[3] for e in events], first, stop))
+        for event in events:
+            follow = follow_ups.get(event[3])
+            if follow is not None:
+                queue.schedule(time + follow[0], follow[1], follow[2])
+
+    if use_drain:
+        queue.drain(1e-9, live, handle)
+    else:
+        while (instant := queue.pop_instant(1e-9, live)) is not None:
+            handle(instant.events, instant.first, instant.stop, instant.time)
+    return seen
+
+
+@given(
+    events=st.lists(
+        st.tuples(st.sampled_from([0.0, 1.0, 1.0 + 5e-10, 2.0, 3.5]), st.integers(0, 3), st.booleans()),
+        max_size=12,
+    ),
+    stream=st.lists(st.sampled_from([0.0, 1.0, 2.0, 2.0, 4.0]), max_size=6),
+    follow=st.lists(st.tuples(st.sampled_from([0.0, 5e-10, 0.5, 3.0]), st.integers(0, 3), st.booleans()),
+                    max_size=12),
+)
+@settings(max_examples=150, deadline=None)
+def test_drain_gives_exactly_the_instants_of_repeated_pop_instant(
+    events: list[tuple[float, int, bool]],
+    stream: list[float],
+    follow: list[tuple[float, int, bool]],
+) -> None:
+    # Stale events ("x…") anywhere, follow-ups scheduled from inside the handler (some stale, some at once).
+    names = [("x" if stale else "e") + str(i) for i, (_, _, stale) in enumerate(events)]
+    follow_ups = {
+        name: (delay, priority, ("x" if stale else "f") + name)
+        for name, (delay, priority, stale) in zip(names, follow, strict=False)
+    }
+    runs = []
+    for use_drain in (False, True):
+        queue = EventQueue(stream=sorted(stream), stream_priority=2)
+        for name, (time, priority, _) in zip(names, events, strict=True):
+            queue.schedule(time, priority, name)
+        runs.append((_replay(queue, use_drain, follow_ups), queue.now, len(queue)))
+    assert runs[0] == runs[1]
+    assert runs[1][2] == 0  # nothing left behind

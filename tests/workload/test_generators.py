@@ -249,3 +249,16 @@ def test_generated_jobs_are_valid_traces(seed: int, rate: float, share: float) -
         assert all(a >= b for a, b in zip(job.durations_s[:5], job.durations_s[1:5], strict=False))
     if jobs:  # the trace validator accepts them and rebuilds them exactly
         assert frame_to_jobs(jobs_to_frame(jobs), "generated") == jobs
+
+
+def test_an_offset_and_an_id_prefix_shift_the_same_draws() -> None:
+    spec = WorkloadSpec(rate_per_min=0.5, hours=2.0)
+    plain = generate_jobs(spec, 7)
+    shifted = generate_jobs(spec, 7, offset_s=86_400.0, id_prefix="d001-")
+    assert len(plain) == len(shifted) > 0
+    for a, b in zip(plain, shifted, strict=True):
+        assert b.job_id == "d001-" + a.job_id
+        # Exactly the float sum, as adding the offset job by job would give.
+        assert b.arrival_s == a.arrival_s + 86_400.0 and b.deadline_s == a.deadline_s + 86_400.0
+        same = (a.kind, a.scaling, a.durations_s, a.dur_full_s)
+        assert (b.kind, b.scaling, b.durations_s, b.dur_full_s) == same
