@@ -71,6 +71,7 @@ class GpuPool:
         self.signature: list[tuple[int, int]] = [(0, 0)] * len(self.model_of)
         self._marginal: dict[tuple[int, int, int, str], float] = {}
         self._sizes_of: dict[int, tuple[int, ...]] = {}
+        self._bits: list[int] = []  # 1 << gpu, built on first use (a big int each for a large cluster)
 
     def update(self, gpu: int, state: int, free_mask: int) -> None:
         """GPU ``gpu`` is in busy state ``state`` with idle slices of the compute sizes whose bits are set in
@@ -78,26 +79,31 @@ class GpuPool:
         old_state, old_mask = self.signature[gpu]
         if free_mask == old_mask and (state == old_state or not free_mask):
             return
-        bit = 1 << gpu
-        model = self.model_of[gpu]
-        by_size = self.by_size
-        by_class = self.by_class
-        sizes_of = self._sizes_of
-        for size in sizes_of.get(old_mask) or self._sizes(old_mask):
-            by_size[size] ^= bit
-            if self._classes:
-                key = (model, old_state, size)
-                left = by_class[key] ^ bit
-                if left:
-                    by_class[key] = left
-                else:
-                    del by_class[key]
-        for size in sizes_of.get(free_mask) or self._sizes(free_mask):
-            by_size[size] = by_size.get(size, 0) | bit
-            if self._classes:
-                key = (model, state, size)
-                by_class[key] = by_class.get(key, 0) | bit
         self.signature[gpu] = (state, free_mask)
+        bits = self._bits
+        if len(bits) <= gpu:
+            bits.extend(1 << g for g in range(len(bits), len(self.model_of)))
+        bit = bits[gpu]
+        sizes_of = self._sizes_of
+        changed = old_mask ^ free_mask  # only the sizes that appear or disappear move in by_size
+        if changed:
+            by_size = self.by_size
+            for size in sizes_of.get(changed) or self._sizes(changed):
+                by_size[size] = by_size.get(size, 0) ^ bit
+        if not self._classes:
+            return
+        model = self.model_of[gpu]
+        by_class = self.by_class
+        for size in sizes_of.get(old_mask) or self._sizes(old_mask):
+            key = (model, old_state, size)
+            left = by_class[key] ^ bit
+            if left:
+                by_class[key] = left
+            else:
+                del by_class[key]
+        for size in sizes_of.get(free_mask) or self._sizes(free_mask):
+            key = (model, state, size)
+            by_class[key] = by_class.get(key, 0) | bit
 
     def _sizes(self, mask: int) -> tuple[int, ...]:
         sizes = self._sizes_of.get(mask)
