@@ -67,6 +67,7 @@ class GpuPool:
         #: (model, busy state, size) -> GPUs of that model and state with an idle slice of that size.
         self.by_class: dict[tuple[int, int, int], int] = {}
         self.sizes: list[int] = sorted({g for gpu in models for g in gpu.compute_sizes})
+        self._size_tuple = tuple(self.sizes)
         #: Per GPU: ``(busy state, bit mask of idle compute sizes)``; mask 0 when unavailable.
         self.signature: list[tuple[int, int]] = [(0, 0)] * len(self.model_of)
         self._marginal: dict[tuple[int, int, int, str], float] = {}
@@ -111,6 +112,12 @@ class GpuPool:
             sizes = self._sizes_of[mask] = tuple(g for g in range(mask.bit_length()) if mask >> g & 1)
         return sizes
 
+    def durations(self, job: Job) -> Sequence[float]:
+        """The job's run time on each of :attr:`sizes` (its own row when it gives exactly those sizes)."""
+        if job.sizes == self._size_tuple:
+            return job.durations_s
+        return [job.duration_for_size(g) for g in self.sizes]
+
     def available(self, gpu: int) -> bool:
         return self.signature[gpu][1] != 0
 
@@ -151,11 +158,12 @@ class FirstFit:
         budget = job.deadline_s - now_s
         on_time = 0
         anywhere = 0
-        for size in pool.sizes:
-            bits = pool.by_size.get(size, 0)
+        by_size = pool.by_size
+        for size, duration in zip(pool.sizes, pool.durations(job), strict=True):
+            bits = by_size.get(size, 0)
             if bits:
                 anywhere |= bits
-                if job.duration_for_size(size) <= budget:
+                if duration <= budget:
                     on_time |= bits
         chosen = on_time or anywhere
         return lowest_gpu(chosen) if chosen else -1
@@ -168,10 +176,12 @@ class BestFit:
     def choose(self, job: Job, now_s: float, pool: GpuPool) -> int:
         budget = job.deadline_s - now_s
         largest = 0
-        for size in pool.sizes:  # ascending: the first size that meets the deadline is the tightest fit
-            bits = pool.by_size.get(size, 0)
+        by_size = pool.by_size
+        # Sizes ascending: the first size that meets the deadline is the tightest fit.
+        for size, duration in zip(pool.sizes, pool.durations(job), strict=True):
+            bits = by_size.get(size, 0)
             if bits:
-                if job.duration_for_size(size) <= budget:
+                if duration <= budget:
                     return lowest_gpu(bits)
                 largest = bits
         return lowest_gpu(largest) if largest else -1

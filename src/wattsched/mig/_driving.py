@@ -132,7 +132,8 @@ class ClusterDriving:
         """Give the simulation one more job, arriving at ``arrival_s`` (default ``job.arrival_s``; never
         before the last arrival given nor the clock). Returns its rank. Tardiness counts against
         ``job.deadline_s``."""
-        return _dynamic.add_job(self._simulation(), job, job.arrival_s if arrival_s is None else arrival_s)
+        # self is the MigSimulation (this mixin's only user); no cast() call: this runs once per job.
+        return _dynamic.add_job(self, job, job.arrival_s if arrival_s is None else arrival_s)  # type: ignore[arg-type]
 
     def next_event_s(self, limit: float = math.inf) -> float:
         """Time of the next instant (its first live event or arrival), ``inf`` when nothing is pending.
