@@ -86,6 +86,11 @@ def test_verbose_anywhere_is_accepted_and_counted(capsys: pytest.CaptureFixture[
          "did you mean 'alibaba-day'"),
         (["mig", "configs", "--gpu", "a100-40g"], "did you mean 'a100-40gb'"),
         (["schema", "trcae"], "did you mean 'trace'"),
+        # A mistyped required option: argparse reports it missing; the hint names the typo.
+        (["mig", "run", "--polcy", "llf", "--config", "3"],
+         "'--polcy' is not an option (did you mean '--policy'"),
+        (["mig", "run", "--config=3", "--policyy=llf"],
+         "'--policyy' is not an option (did you mean '--policy'"),
     ],
 )
 def test_did_you_mean(argv: list[str], suggestion: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -126,6 +126,16 @@ class OneLineErrorParser(argparse.ArgumentParser):
             if first.startswith("-"):
                 options = [o for a in self._leaf()._actions for o in a.option_strings if o.startswith("--")]
                 return did_you_mean(first.split("=")[0], options)
+        if message.startswith("the following arguments are required: "):
+            # argparse reports the missing option before the mistyped one that was meant to give it.
+            missing = message.removeprefix("the following arguments are required: ").split(", ")
+            known = {o for a in self._leaf()._actions for o in a.option_strings}
+            for token in self._parsed:
+                name = token.split("=")[0]
+                if name.startswith("--") and name not in known:
+                    hint = did_you_mean(name, missing)
+                    if hint:
+                        return f"; '{name}' is not an option{hint}"
         return ""
 
     def _leaf(self) -> argparse.ArgumentParser:
