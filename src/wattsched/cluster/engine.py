@@ -89,7 +89,8 @@ class ClusterSimulation:
             model_of.append(distinct.index(gpu))
         self._models = distinct
         self._idle_w = [gpu.power.table(None).power_w[0] for gpu in distinct]
-        self._pool = GpuPool(distinct, model_of, classes=getattr(self._placement, "uses_classes", True))
+        self._pool_classes = bool(getattr(self._placement, "uses_classes", True))
+        self._pool = GpuPool(distinct, model_of, classes=self._pool_classes)
         self._signature = self._pool.signature  # read-only here: what the pool holds per GPU
         seeds = np.random.SeedSequence(options.seed).spawn(len(models))
         schedules = {id(gpu): clock_schedule(gpu) if options.clocks else None for gpu in distinct}
@@ -133,18 +134,20 @@ class ClusterSimulation:
         position, job = next(stream, (-1, None))
         last_arrival = -math.inf
         servers = self._servers
+        events = servers.events  # the server events' heap: its head is the next server event
+        inf = math.inf
         while True:
-            t_job = job.arrival_s if job is not None else math.inf
-            t_event = servers.next_time()
+            t_job = job.arrival_s if job is not None else inf
+            t_event = events[0][0] if events else inf
             t = t_job if t_job < t_event else t_event
-            if t == math.inf:
+            if t == inf:
                 self._advance(t)  # the last instants may still schedule turn-offs
-                if not servers.events:
+                if not events:
                     break
                 continue
             self._advance(t)
             # The GPUs' instants may have scheduled turn-offs before t: the earliest event goes first.
-            if servers.next_time() <= t_job:
+            if events and events[0][0] <= t_job:
                 self._handle_event()
             else:
                 assert job is not None
@@ -153,8 +156,9 @@ class ClusterSimulation:
                                       f"{t_job} s, after one at {last_arrival} s")
                 last_arrival = t_job
                 following_position, following = next(stream, (-1, None))
-                t_next = following.arrival_s if following is not None else math.inf
-                t_next = min(t_next, servers.next_time())
+                t_next = following.arrival_s if following is not None else inf
+                if events and events[0][0] < t_next:
+                    t_next = events[0][0]
                 self._place(job, t_job, position, t_next)
                 position, job = following_position, following
                 if progress is not None and not self._placed & 4095:
@@ -169,8 +173,9 @@ class ClusterSimulation:
         """Process every GPU instant that starts more than EPS_S before ``t`` (the next arrival)."""
         heap = self._gpu_heap
         gpus = self._gpus
+        heappop = heapq.heappop
         while heap and heap[0][0] + EPS_S < t:
-            h, index = heapq.heappop(heap)
+            h, index = heappop(heap)
             gpu = gpus[index]
             if h != gpu.next_s:
                 continue  # superseded
@@ -203,10 +208,10 @@ class ClusterSimulation:
                 gpu.load = load  # more work on a busy GPU: nothing else to note
             else:
                 self._set_load(gpu, load, sim.now_s)
-        if pending or held or self._servers.servers[gpu.server].state == OFF:
+        if free and (pending or held or self._servers.servers[gpu.server].state == OFF):
             free = 0  # cannot start a job now (or one is already on its way)
         old_state, old_free = self._signature[gpu.index]
-        if free != old_free or (free and state != old_state):
+        if free != old_free or (free and state != old_state and self._pool_classes):
             self._pool.update(gpu.index, state, free)
         every = self._compact_every
         if every:
@@ -238,7 +243,7 @@ class ClusterSimulation:
             index = self._fallback(t)
             self._fallbacks += 1
         gpu = self._gpus[index]
-        state = self._servers.state(gpu.server)
+        state = self._servers.servers[gpu.server].state
         gpu.rows.append(position)
         gpu.given += 1
         self._placed += 1
@@ -253,7 +258,10 @@ class ClusterSimulation:
         if t + EPS_S < t_next:
             # No other job can join this arrival's instant: process it now, exactly as _advance would
             # before t_next (saves queueing the GPU and marking it busy in between).
-            self._set_load(gpu, gpu.load + 1, t)
+            if gpu.load:
+                gpu.load += 1  # more work on a busy GPU: nothing else to note (as _set_load)
+            else:
+                self._set_load(gpu, 1, t)
             epoch = sim.step()
             if epoch and gpu.partitioner is not None and not sim.in_blackout:
                 sim.repartition(gpu.partitioner.decide(sim.snapshot()))
@@ -265,7 +273,10 @@ class ClusterSimulation:
         if nxt != gpu.next_s:
             gpu.next_s = nxt
             heapq.heappush(self._gpu_heap, (nxt, index))
-        self._set_load(gpu, gpu.load + 1, t)
+        if gpu.load:
+            gpu.load += 1
+        else:
+            self._set_load(gpu, 1, t)
         if self._signature[index][1]:
             self._pool.update(index, 0, 0)
 

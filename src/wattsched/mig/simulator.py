@@ -434,14 +434,10 @@ class MigSimulation(ClusterDriving):
         return kind != _TIMER or (st.slice_of[j] == WAITING and st.timer_s[j] == time)
 
     def _next_instant(self) -> bool | None:
-        """Process the next instant (:meth:`EventQueue.pop_instant`). Returns ``None`` when no event is left,
+        """Process the next instant (:meth:`EventQueue.handle_next`). Returns ``None`` when no event is left,
         else whether the instant was a decision epoch."""
-        instant = self._queue.pop_instant(EPS_S, self._is_live)
-        if instant is None:
-            return None
-        time, events, first, stop = instant
         handle = self._handle_instant if self._speed is None else self._handle_capped
-        return handle(events, first, stop, time)
+        return self._queue.handle_next(EPS_S, self._is_live, handle)
 
     def _handle_capped(self, batch: list[Event], first: int, stop: int, t: float) -> bool:
         """:meth:`_handle_instant` with speeds (power cap, clock levels): progress settled at the old state's

@@ -26,11 +26,12 @@ import math
 import operator
 from collections.abc import Callable, Sequence
 from itertools import islice, pairwise
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 __all__ = ["Event", "EventQueue", "Instant"]
 
 Event = tuple[float, int, int, Any]
+T = TypeVar("T")
 _heappush = heapq.heappush
 _heappop = heapq.heappop
 _new_tuple = tuple.__new__
@@ -97,6 +98,16 @@ class EventQueue:
         Stale heads ordered before the next stream entry are discarded first (``is_live`` is asked about each
         head until one is live), so they never move the clock. Later stale events are popped with the instant
         they fall in, exactly as live ones (the caller skips them)."""
+        return self.handle_next(window, is_live, _instant)
+
+    def handle_next(
+        self,
+        window: float,
+        is_live: Callable[[Event], bool],
+        handle: Callable[[list[Event], int, int, float], T],
+    ) -> T | None:
+        """Pop the next instant as :meth:`pop_instant` does and return ``handle(events, first, stop, time)``
+        (the fields of :class:`Instant`), or ``None`` when nothing is left: one step of :meth:`drain`."""
         heap = self._heap
         stream = self._stream
         first = self._next
@@ -125,8 +136,7 @@ class EventQueue:
         if stop > first and stream[stop - 1] > time:
             time = stream[stop - 1]
         self.now = time
-        # Instant(...) without the Python-level __new__ of a NamedTuple: this runs once per instant.
-        return _new_tuple(Instant, (time, batch, first, stop))
+        return handle(batch, first, stop, time)
 
     def drain(
         self,
@@ -135,9 +145,9 @@ class EventQueue:
         handle: Callable[[list[Event], int, int, float], object],
     ) -> None:
         """Pop every instant in turn until nothing is left, calling ``handle(events, first, stop, time)`` for
-        each (the fields of :class:`Instant`; its return value is ignored): exactly the instants of repeated
-        :meth:`pop_instant` calls, without building an :class:`Instant` per instant. ``handle`` may schedule
-        events and append stream entries; the loop sees them."""
+        each (its return value is ignored): :meth:`handle_next` until it returns ``None``, inlined (a run to
+        the end pays no call per instant). ``handle`` may schedule events and append stream entries; the loop
+        sees them."""
         stream_priority = self._stream_priority
         inf = math.inf
         while True:
@@ -253,3 +263,8 @@ class EventQueue:
 
     def __bool__(self) -> bool:
         return bool(self._heap) or self._next < len(self._stream)
+
+
+def _instant(events: list[Event], first: int, stop: int, time: float) -> Instant:
+    # Instant(...) without the Python-level __new__ of a NamedTuple.
+    return _new_tuple(Instant, (time, events, first, stop))
