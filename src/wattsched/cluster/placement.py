@@ -67,7 +67,8 @@ class GpuPool:
         #: (model, busy state, size) -> GPUs of that model and state with an idle slice of that size.
         self.by_class: dict[tuple[int, int, int], int] = {}
         self.sizes: list[int] = sorted({g for gpu in models for g in gpu.compute_sizes})
-        self._size_tuple = tuple(self.sizes)
+        #: :attr:`sizes` as a tuple (a job giving exactly these sizes has its row ready: :meth:`durations`).
+        self.size_tuple = tuple(self.sizes)
         #: Per GPU: ``(busy state, bit mask of idle compute sizes)``; mask 0 when unavailable.
         self.signature: list[tuple[int, int]] = [(0, 0)] * len(self.model_of)
         self._marginal: dict[tuple[int, int, int, str], float] = {}
@@ -114,7 +115,7 @@ class GpuPool:
 
     def durations(self, job: Job) -> Sequence[float]:
         """The job's run time on each of :attr:`sizes` (its own row when it gives exactly those sizes)."""
-        if job.sizes == self._size_tuple:
+        if job.sizes == self.size_tuple:
             return job.durations_s
         return [job.duration_for_size(g) for g in self.sizes]
 
@@ -159,14 +160,15 @@ class FirstFit:
         on_time = 0
         anywhere = 0
         by_size = pool.by_size
-        for size, duration in zip(pool.sizes, pool.durations(job), strict=True):
+        durations = job.durations_s if job.sizes == pool.size_tuple else pool.durations(job)
+        for size, duration in zip(pool.sizes, durations, strict=True):
             bits = by_size.get(size, 0)
             if bits:
                 anywhere |= bits
                 if duration <= budget:
                     on_time |= bits
         chosen = on_time or anywhere
-        return lowest_gpu(chosen) if chosen else -1
+        return (chosen & -chosen).bit_length() - 1 if chosen else -1  # lowest_gpu(), inlined
 
 
 class BestFit:
@@ -178,7 +180,8 @@ class BestFit:
         largest = 0
         by_size = pool.by_size
         # Sizes ascending: the first size that meets the deadline is the tightest fit.
-        for size, duration in zip(pool.sizes, pool.durations(job), strict=True):
+        durations = job.durations_s if job.sizes == pool.size_tuple else pool.durations(job)
+        for size, duration in zip(pool.sizes, durations, strict=True):
             bits = by_size.get(size, 0)
             if bits:
                 if duration <= budget:

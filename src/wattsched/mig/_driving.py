@@ -49,9 +49,6 @@ class ClusterDriving:
     def _is_live(self, event: Event) -> bool:
         raise NotImplementedError
 
-    def _next_instant(self) -> bool | None:
-        raise NotImplementedError
-
     def _finish(self) -> None:
         raise NotImplementedError
 
@@ -128,12 +125,9 @@ class ClusterDriving:
         """Index of the clock level in force (0 without a clock governor)."""
         return self._level
 
-    def add_job(self, job: Job, arrival_s: float | None = None) -> int:
-        """Give the simulation one more job, arriving at ``arrival_s`` (default ``job.arrival_s``; never
-        before the last arrival given nor the clock). Returns its rank. Tardiness counts against
-        ``job.deadline_s``."""
-        # self is the MigSimulation (this mixin's only user); no cast() call: this runs once per job.
-        return _dynamic.add_job(self, job, job.arrival_s if arrival_s is None else arrival_s)  # type: ignore[arg-type]
+    #: ``add_job(job, arrival_s=None)``: see :func:`wattsched.mig._dynamic.add_job` (the function itself,
+    #: not a wrapper: it runs once per job a cluster places).
+    add_job = _dynamic.add_job
 
     def next_event_s(self, limit: float = math.inf) -> float:
         """Time of the next instant (its first live event or arrival), ``inf`` when nothing is pending.
@@ -150,9 +144,7 @@ class ClusterDriving:
     def step(self) -> bool | None:
         """Process the next instant. ``None`` when nothing was pending, else whether it was a decision epoch
         (an arrival or completion outside a blackout; a partitioner may :meth:`repartition` now)."""
-        if self._finished:
-            return None
-        return self._next_instant()
+        raise NotImplementedError  # MigSimulation.step
 
     def finish(self, end_s: float | None = None) -> None:
         """End the run at ``max(end_s, horizon, last event)`` (no event may be pending)."""

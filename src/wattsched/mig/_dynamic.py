@@ -183,10 +183,14 @@ class _OneJobView:
         return getattr(self._state, name)
 
 
-def add_job(sim: MigSimulation, job: Job, arrival_s: float) -> int:
-    """See :meth:`MigSimulation.add_job`."""
+def add_job(sim: MigSimulation, job: Job, arrival_s: float | None = None) -> int:
+    """Give the simulation one more job, arriving at ``arrival_s`` (default ``job.arrival_s``; never before
+    the last arrival given nor the clock). Returns its rank. Tardiness counts against ``job.deadline_s``.
+    (:meth:`MigSimulation.add_job <wattsched.mig.simulator.MigSimulation.add_job>` is this function.)"""
     if sim._finished:
         raise RuntimeError("cannot add a job to a finished simulation")
+    if arrival_s is None:
+        arrival_s = job.arrival_s
     if not (math.isfinite(arrival_s) and arrival_s >= 0.0):
         raise ValueError(f"arrival time must be a finite number >= 0, got {arrival_s!r}")
     st = sim._state

@@ -231,7 +231,7 @@ class MigSimulation(ClusterDriving):
         blackout, after the scheduler has handled it). Returns ``False`` once the run is finished."""
         if self._finished:
             return False
-        while (epoch := self._next_instant()) is not None:
+        while (epoch := self.step()) is not None:
             if epoch:
                 return True
         self._finish()
@@ -433,9 +433,12 @@ class MigSimulation(ClusterDriving):
             return st.slice_of[j] >= 0 and st.finish_s[j] == time
         return kind != _TIMER or (st.slice_of[j] == WAITING and st.timer_s[j] == time)
 
-    def _next_instant(self) -> bool | None:
-        """Process the next instant (:meth:`EventQueue.handle_next`). Returns ``None`` when no event is left,
-        else whether the instant was a decision epoch."""
+    def step(self) -> bool | None:
+        """Process the next instant (:meth:`EventQueue.handle_next`). ``None`` when nothing was pending (or
+        the run is finished), else whether it was a decision epoch (an arrival or completion outside a
+        blackout; a partitioner may :meth:`repartition` now)."""
+        if self._finished:
+            return None
         handle = self._handle_instant if self._speed is None else self._handle_capped
         return self._queue.handle_next(EPS_S, self._is_live, handle)
 
