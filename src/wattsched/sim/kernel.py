@@ -11,8 +11,9 @@ Two things a simulator needs beyond push and pop:
   ``(time, stream_priority, payload=index)``, without ever entering the heap;
 * **instants** (:meth:`EventQueue.pop_instant`): the next live event and every event (and stream entry)
   at most ``window`` after it, popped in one call; the clock moves to the latest of them.
-  :meth:`EventQueue.drain` pops them all in turn, handing each to a callback (a run to the end without
-  per-instant objects).
+  :meth:`EventQueue.handle_next` hands the next instant to a callback instead of returning it (a simulator
+  stepped instant by instant), :meth:`EventQueue.drain` hands them all in turn (a run to the end); neither
+  builds a per-instant object.
 
 A simulator that learns of new stream entries while it runs (a GPU of a cluster, given jobs as they are
 placed) appends them with :meth:`EventQueue.append_stream`, asks when its next live event is with
