@@ -172,7 +172,7 @@ def main() -> int:
     parser.add_argument("--scaling", action="store_true")
     parser.add_argument("--month", action="store_true")
     parser.add_argument("--days", type=float, default=30.0, help="month length in days (default 30)")
-    parser.add_argument("--rounds", type=int, default=3, help="cost: best of this many rounds (3)")
+    parser.add_argument("--rounds", type=int, default=5, help="cost: best of this many rounds (5)")
     parser.add_argument("--jobs-per-point", type=int, default=60_000, help="scaling: jobs per size (60,000)")
     args = parser.parse_args()
     chosen = [args.alibaba, args.cost, args.scaling, args.month]
