@@ -99,12 +99,13 @@ class ClusterDriving:
         st = self._state
         nxt = queue.peek_live_time(self._is_live, limit)
         free = 0
-        compute = st.slice_compute
-        s = 0
-        for j in st.running:
-            if j < 0:
-                free |= 1 << compute[s]
-            s += 1  # noqa: SIM113 - as in the engine's loops
+        if -1 in st.running:
+            compute = st.slice_compute
+            s = 0
+            for j in st.running:
+                if j < 0:
+                    free |= 1 << compute[s]
+                s += 1  # noqa: SIM113 - as in the engine's loops
         return (
             nxt,
             queue.peeked_live,
