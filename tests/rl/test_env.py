@@ -207,3 +207,16 @@ def test_skip_forced_takes_the_single_allowed_actions_and_keeps_the_day_total() 
     assert steps[1][0] < steps[0][0]  # fewer agent steps
     with pytest.raises(ConfigError, match="skip_forced"):
         EnvConfig(skip_forced=True)
+
+
+def test_arrival_forecast_follows_the_profile_at_the_load() -> None:
+    config = EnvConfig(hours=1.0, rate_multiplier=2.5, arrival_forecast=True)
+    # alibaba-day: 0.111 and 0.083 jobs/min in hours 0 and 1, x 2.5 x 60 = 16.65 and 12.45 per hour; peak
+    # hour 10 with 0.201 jobs/min -> 30.15 per hour
+    counts = config.hourly_arrivals()
+    assert counts[0] == pytest.approx(16.65) and counts[1] == pytest.approx(12.45)
+    assert max(counts) == pytest.approx(30.15)
+    env = MigRepartitionEnv(config)
+    assert env.observation_space.shape == (103,)
+    obs, _ = env.reset(seed=0, options={"jobs": _two_jobs()})
+    assert obs[-1] == pytest.approx(16.65 / 30.15, rel=1e-6)  # t = 0: all of hour 0 ahead

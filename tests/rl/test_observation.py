@@ -14,6 +14,7 @@ from wattsched.rl.observation import (
     QueueFeatures,
     bin_index,
     encode_observation,
+    expected_arrivals_next_hour,
     job_features,
     queue_features,
 )
@@ -149,3 +150,31 @@ def test_spec_for_gpu_sizes_the_slice_block() -> None:
     spec = ObservationSpec.for_gpu("a100-40gb", count_bins=12, slice_busy=True)
     assert spec.max_slices == 7  # configuration 12: seven 1g slices
     assert spec.size == 102 + 12 + 7
+
+
+def test_expected_arrivals_next_hour_by_hand() -> None:
+    counts = [10.0] * 24
+    counts[5], counts[6], counts[23] = 20.0, 40.0, 4.0
+    # 5:15: three quarters of hour 5 (20) and a quarter of hour 6 (40): 15 + 10 = 25
+    assert expected_arrivals_next_hour(5 * 3600 + 900, counts) == pytest.approx(25.0)
+    assert expected_arrivals_next_hour(6 * 3600, counts) == pytest.approx(40.0)  # on the hour: that hour's
+    # 23:30 wraps to hour 0 of the next day: 0.5 * 4 + 0.5 * 10 = 7; a second day starts over
+    assert expected_arrivals_next_hour(23 * 3600 + 1800, counts) == pytest.approx(7.0)
+    assert expected_arrivals_next_hour(86_400 + 5 * 3600 + 900, counts) == pytest.approx(25.0)
+
+
+def test_forecast_input_is_last_and_scaled_by_the_peak_hour() -> None:
+    counts = tuple([10.0] * 5 + [20.0, 40.0] + [10.0] * 17)
+    spec = ObservationSpec(count_bins=4, hourly_arrivals=counts)
+    assert spec.size == 102 + 4 + 1
+    vector = encode_observation(12, 5 * 3600 + 900, [], spec, QueueFeatures(2, 0, 0))
+    assert vector[-1] == pytest.approx(25.0 / 40.0)
+    np.testing.assert_array_equal(vector[102:106], [0, 0, 1, 0])  # the count block is unmoved
+    # without queue blocks the forecast needs no queue; off, the vector is P1's
+    alone = encode_observation(12, 6 * 3600, [], ObservationSpec(hourly_arrivals=counts))
+    assert alone.shape == (103,) and alone[-1] == 1.0
+    np.testing.assert_array_equal(alone[:102], encode_observation(12, 6 * 3600, [], ObservationSpec()))
+    with pytest.raises(ValueError, match="hourly_arrivals"):
+        ObservationSpec(hourly_arrivals=(1.0,) * 23)
+    with pytest.raises(ValueError, match="hourly_arrivals"):
+        ObservationSpec(hourly_arrivals=(0.0,) * 24)

@@ -33,9 +33,10 @@ class EnvConfig:
     from pilot runs at the same load), ``jobs_norm`` the lateness normaliser (``None``: the profile's expected
     jobs per day at ``rate_multiplier``, 207 at 1 and 516 at 2.5), ``switch_penalty_s`` seconds of lateness
     charged per repartition (0: P1's reward). Observation (:mod:`wattsched.rl.observation`): P1's state plus
-    the queue blocks ``count_bins``, ``training_bins``, ``waiting_bins``, ``slice_busy`` (all off: exactly
-    P1's state). Actions: the GPU's configurations (``actions=None``), the listed subset, or with
-    ``balanced_actions`` the most even configuration per number of slices;
+    the queue blocks ``count_bins``, ``training_bins``, ``waiting_bins``, ``slice_busy`` and the
+    ``arrival_forecast`` input (all off: exactly P1's state). Actions: the GPU's configurations
+    (``actions=None``), the listed subset, or with ``balanced_actions`` the most even configuration per
+    number of slices;
     ``mask_idle_slices`` masks every configuration that has more slices than there are unfinished jobs
     (never the current one), see :mod:`wattsched.rl.masking`; ``skip_forced`` lets the environment take the
     epochs where it allows a single action (:mod:`wattsched.rl.env`).
@@ -72,6 +73,8 @@ class EnvConfig:
     training_bins: int = 0
     waiting_bins: int = 0
     slice_busy: bool = False
+    #: Arrival-forecast input: expected arrivals in the next hour from the workload's day profile.
+    arrival_forecast: bool = False
     #: Configurations the agent may choose (``None``: all of the GPU's, in its order) ...
     actions: tuple[ConfigId, ...] | None = None
     #: ... or, when True, the most even configuration per number of slices (``balanced_configurations``).
@@ -126,7 +129,16 @@ class EnvConfig:
             training_bins=self.training_bins,
             waiting_bins=self.waiting_bins,
             slice_busy=self.slice_busy,
+            hourly_arrivals=self.hourly_arrivals() if self.arrival_forecast else (),
         )
+
+    def hourly_arrivals(self) -> tuple[float, ...]:
+        """Expected arrivals in each hour of the day (24 counts): the profile's rate in jobs/min x 60 x
+        ``rate_multiplier`` (what the workload generator draws from)."""
+        from wattsched.workload.arrivals import PROFILES
+
+        rates = PROFILES.make(self.profile).rates_per_min
+        return tuple(r * 60.0 * self.rate_multiplier for r in rates)
 
     def action_ids(self, gpu: MigGpu | str | None = None) -> tuple[ConfigId, ...]:
         """The configuration of each action on ``gpu`` (ConfigError for an id the GPU does not have)."""

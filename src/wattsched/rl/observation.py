@@ -16,6 +16,11 @@ each off at 0 / ``False``, which gives P1's state exactly), appended in this ord
 * ``waiting_bins``: the same for jobs that wait for a slice.
 * ``slice_busy``: one flag per slice position of the current configuration (``max_slices`` positions, in the
   configuration's placement order), 1 when a job runs there.
+* ``hourly_arrivals`` (24 expected arrival counts, one per hour of day; empty: off): one input, not a
+  one-hot, the expected number of arrivals in the next hour ``[now, now + 1 h)`` from that day profile (the
+  generator's, piecewise constant per hour) divided by the largest hourly count, so in ``[0, 1]``. It tells
+  the agent where in the hour it is and whether the load is about to rise or fall; it uses no actual future
+  arrival.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ __all__ = [
     "ObservationSpec",
     "QueueFeatures",
     "encode_observation",
+    "expected_arrivals_next_hour",
     "job_features",
     "queue_features",
     "snapshot_observation",
@@ -87,6 +93,8 @@ class ObservationSpec:
     slice_busy: bool = False
     #: Slice positions of the ``slice_busy`` block (the most slices any configuration of the GPU has).
     max_slices: int = 7
+    #: Expected arrivals per hour of day (24 values) for the arrival-forecast input; ``()``: no forecast.
+    hourly_arrivals: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("count_bins", "training_bins", "waiting_bins"):
@@ -97,6 +105,11 @@ class ObservationSpec:
             raise ValueError(f"max_slices must be >= 1, got {self.max_slices}")
         if self.n_hours < 0 or self.jobs_observed < 0:
             raise ValueError("n_hours and jobs_observed must be >= 0 (0: block off)")
+        if self.hourly_arrivals:
+            counts = tuple(float(c) for c in self.hourly_arrivals)
+            if len(counts) != 24 or min(counts) < 0 or max(counts) <= 0:
+                raise ValueError("hourly_arrivals needs 24 counts >= 0, not all 0")
+            object.__setattr__(self, "hourly_arrivals", counts)
 
     @classmethod
     def for_gpu(cls, gpu: MigGpu | str | None, **blocks: Any) -> ObservationSpec:
@@ -124,12 +137,23 @@ class ObservationSpec:
     @property
     def size(self) -> int:
         busy = self.max_slices if self.slice_busy else 0
-        return self.p1_size + self.count_bins + self.training_bins + self.waiting_bins + busy
+        forecast = 1 if self.hourly_arrivals else 0
+        return self.p1_size + self.count_bins + self.training_bins + self.waiting_bins + busy + forecast
 
     @property
     def uses_queue(self) -> bool:
         """Whether any queue block is on (the observation then needs :class:`QueueFeatures`)."""
         return bool(self.count_bins or self.training_bins or self.waiting_bins or self.slice_busy)
+
+
+def expected_arrivals_next_hour(time_s: float, hourly_arrivals: Sequence[float]) -> float:
+    """Expected arrivals in ``[time_s, time_s + 3600)`` under a profile of ``hourly_arrivals[h]`` arrivals in
+    hour ``h`` of the day (constant within the hour; days wrap around): the rest of this hour's count plus the
+    matching share of the next hour's."""
+    hour, into_s = divmod(float(time_s), 3600.0)
+    share = into_s / 3600.0
+    now, after = hourly_arrivals[int(hour) % 24], hourly_arrivals[(int(hour) + 1) % 24]
+    return float(now * (1.0 - share) + after * share)
 
 
 def bin_index(value_min: float, edges_min: Sequence[float]) -> int:
@@ -205,6 +229,9 @@ def encode_observation(
         vector[offset + deadline_bin] = 1.0
         vector[offset + width + duration_bin] = 1.0
         offset += 2 * width
+    if spec.hourly_arrivals:
+        peak = max(spec.hourly_arrivals)
+        vector[-1] = expected_arrivals_next_hour(time_s, spec.hourly_arrivals) / peak
     if not spec.uses_queue:
         return vector
     if queue is None:
