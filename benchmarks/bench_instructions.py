@@ -99,9 +99,10 @@ def main() -> int:
     if args.worker:
         print(worker(args.worker, args.run))
         return 0
-    if shutil.which("valgrind") is None:
-        print("bench_instructions.py: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
-        return 2
+    if shutil.which("valgrind") is None:  # skipped, not failed: `make bench` runs every script
+        print("bench_instructions.py: skipped, valgrind is not installed (apt-get install valgrind)",
+              file=sys.stderr)
+        return 0
     everything = not (args.engine or args.cost)
     if args.engine or everything:
         with tempfile.TemporaryDirectory() as scratch:
