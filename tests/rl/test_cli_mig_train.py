@@ -62,7 +62,9 @@ def test_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "unknown method" in capsys.readouterr().err
 
 
-def test_presets_and_the_et_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_presets_and_the_et_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "model"
     argv = ["mig", "train", "--timesteps", "100", "--seed", "2", "--et-coefficient", "3e-8", "--json"]
     assert main([*argv, "--out", str(out), "--preset", "literal"]) == 0
@@ -72,8 +74,14 @@ def test_presets_and_the_et_pool(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
     assert load_config(trained["model"]).env.rate_multiplier == 1.0  # the preset reached the environment
     evaluate = ["mig", "evaluate", "--model", trained["model"], "--days", "1", "--json"]
-    # the model's own preset by default; the ET pool is stated
+    # the model's own preset by default; the ET pool is stated; the model is read once
+    import wattsched.rl.dqn as dqn
+
+    loads: list[object] = []
+    real_load = dqn.load_model
+    monkeypatch.setattr(dqn, "load_model", lambda path: loads.append(path) or real_load(path))
     assert main([*evaluate, "--methods", "no-mig,static,dynamic"]) == 0
+    assert len(loads) == 1
     own = json.loads(capsys.readouterr().out)
     assert own["preset"] == "literal" and own["et_coefficient_source"] == "pooled"
     assert own["et_pool"] == ["no-mig", "static", "dynamic"]

@@ -172,7 +172,7 @@ def _evaluation_preset(args: argparse.Namespace) -> str:
 
 def _run_evaluate(args: argparse.Namespace) -> int:
     from wattsched.experiments.presets import get_preset
-    from wattsched.experiments.protocol import Method, Setting, method_from_label, run_method
+    from wattsched.experiments.protocol import Method, Setting, build_policy, method_from_label, run_method
     from wattsched.hardware.catalogue import DEFAULT_GPU
     from wattsched.mig.partition.evaluate import et_by_method
 
@@ -192,10 +192,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         repartition_mode=args.repartition_mode,
     )
     methods = [method_from_label(label) for label in dict.fromkeys(labels)]
-    if any(m.kind == "dynamic" for m in methods):
-        from wattsched.rl.dqn import load_model
-
-        load_model(args.model)  # a missing or broken model fails before any day runs
+    # The DQN is loaded once, before any day runs (a missing or broken model fails first).
+    prebuilt = {m.label: build_policy(m, setting) for m in methods if m.kind == "dynamic"}
     if args.static_config is not None:
         gpu.configuration(args.static_config)  # ConfigError lists the valid ids
         methods = [
@@ -203,7 +201,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         ]
     results = []
     for method in methods:
-        results += run_method(method, range(args.days), setting)
+        results += run_method(method, range(args.days), setting, prebuilt.get(method.label))
     evaluated = [m.label for m in methods]
     pool: list[str]
     if isinstance(args.et_coefficient, float):
