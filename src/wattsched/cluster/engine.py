@@ -89,8 +89,7 @@ class ClusterSimulation:
             model_of.append(distinct.index(gpu))
         self._models = distinct
         self._idle_w = [gpu.power.table(None).power_w[0] for gpu in distinct]
-        self._pool_classes = bool(getattr(self._placement, "uses_classes", True))
-        self._pool = GpuPool(distinct, model_of, classes=self._pool_classes)
+        self._pool = GpuPool(distinct, model_of, classes=getattr(self._placement, "uses_classes", True))
         self._signature = self._pool.signature  # read-only here: what the pool holds per GPU
         seeds = np.random.SeedSequence(options.seed).spawn(len(models))
         schedules = {id(gpu): clock_schedule(gpu) if options.clocks else None for gpu in distinct}
@@ -211,7 +210,7 @@ class ClusterSimulation:
         if free and (pending or held or self._servers.servers[gpu.server].state == OFF):
             free = 0  # cannot start a job now (or one is already on its way)
         old_state, old_free = self._signature[gpu.index]
-        if free != old_free or (free and state != old_state and self._pool_classes):
+        if free != old_free or (free and state != old_state and self._pool.classes):
             self._pool.update(gpu.index, state, free)
         every = self._compact_every
         if every:

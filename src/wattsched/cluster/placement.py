@@ -54,7 +54,8 @@ class GpuPool:
     def __init__(self, models: Sequence[MigGpu], model_of: Sequence[int], *, classes: bool = True) -> None:
         """``classes``: keep :attr:`by_class` too (placements that read only :attr:`by_size` skip it)."""
         self.model_of = list(model_of)
-        self._classes = classes
+        #: Whether :attr:`by_class` is kept (the placement reads it).
+        self.classes = classes
         #: Power table (watts per busy state) and kind weights of each GPU model, for marginal energy.
         self.power_w: list[tuple[float, ...]] = []
         self.kind_weight: list[dict[str, int]] = []
@@ -67,13 +68,14 @@ class GpuPool:
         #: (model, busy state, size) -> GPUs of that model and state with an idle slice of that size.
         self.by_class: dict[tuple[int, int, int], int] = {}
         self.sizes: list[int] = sorted({g for gpu in models for g in gpu.compute_sizes})
-        #: :attr:`sizes` as a tuple (a job giving exactly these sizes has its row ready: :meth:`durations`).
-        self.size_tuple = tuple(self.sizes)
+        # :attr:`sizes` as a tuple: a job giving exactly these sizes has its row ready (:meth:`durations`).
+        self._size_tuple = tuple(self.sizes)
         #: Per GPU: ``(busy state, bit mask of idle compute sizes)``; mask 0 when unavailable.
         self.signature: list[tuple[int, int]] = [(0, 0)] * len(self.model_of)
         self._marginal: dict[tuple[int, int, int, str], float] = {}
         self._sizes_of: dict[int, tuple[int, ...]] = {}
-        self._bits: list[int] = []  # 1 << gpu, built on first use (a big int each for a large cluster)
+        #: Each GPU's bit (a big int on a large cluster: built once).
+        self._bits = [1 << g for g in range(len(self.model_of))]
 
     def update(self, gpu: int, state: int, free_mask: int) -> None:
         """GPU ``gpu`` is in busy state ``state`` with idle slices of the compute sizes whose bits are set in
@@ -82,17 +84,14 @@ class GpuPool:
         if free_mask == old_mask and (state == old_state or not free_mask):
             return
         self.signature[gpu] = (state, free_mask)
-        bits = self._bits
-        if len(bits) <= gpu:
-            bits.extend(1 << g for g in range(len(bits), len(self.model_of)))
-        bit = bits[gpu]
+        bit = self._bits[gpu]
         sizes_of = self._sizes_of
         changed = old_mask ^ free_mask  # only the sizes that appear or disappear move in by_size
         if changed:
             by_size = self.by_size
             for size in sizes_of.get(changed) or self._sizes(changed):
                 by_size[size] = by_size.get(size, 0) ^ bit
-        if not self._classes:
+        if not self.classes:
             return
         model = self.model_of[gpu]
         by_class = self.by_class
@@ -115,7 +114,7 @@ class GpuPool:
 
     def durations(self, job: Job) -> Sequence[float]:
         """The job's run time on each of :attr:`sizes` (its own row when it gives exactly those sizes)."""
-        if job.sizes == self.size_tuple:
+        if job.sizes == self._size_tuple:
             return job.durations_s
         return [job.duration_for_size(g) for g in self.sizes]
 
@@ -160,15 +159,14 @@ class FirstFit:
         on_time = 0
         anywhere = 0
         by_size = pool.by_size
-        durations = job.durations_s if job.sizes == pool.size_tuple else pool.durations(job)
-        for size, duration in zip(pool.sizes, durations, strict=True):
+        for size, duration in zip(pool.sizes, pool.durations(job), strict=True):
             bits = by_size.get(size, 0)
             if bits:
                 anywhere |= bits
                 if duration <= budget:
                     on_time |= bits
         chosen = on_time or anywhere
-        return (chosen & -chosen).bit_length() - 1 if chosen else -1  # lowest_gpu(), inlined
+        return lowest_gpu(chosen) if chosen else -1
 
 
 class BestFit:
@@ -180,8 +178,7 @@ class BestFit:
         largest = 0
         by_size = pool.by_size
         # Sizes ascending: the first size that meets the deadline is the tightest fit.
-        durations = job.durations_s if job.sizes == pool.size_tuple else pool.durations(job)
-        for size, duration in zip(pool.sizes, durations, strict=True):
+        for size, duration in zip(pool.sizes, pool.durations(job), strict=True):
             bits = by_size.get(size, 0)
             if bits:
                 if duration <= budget:

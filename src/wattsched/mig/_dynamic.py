@@ -194,8 +194,7 @@ def add_job(sim: MigSimulation, job: Job, arrival_s: float | None = None) -> int
     if not (math.isfinite(arrival_s) and arrival_s >= 0.0):
         raise ValueError(f"arrival time must be a finite number >= 0, got {arrival_s!r}")
     st = sim._state
-    sizes = sim._gpu.compute_sizes
-    durations = (*job.durations_s, job.dur_full_s) if job.sizes == sizes else job.durations_for(sizes)
+    durations = job.durations_for(sim._gpu.compute_sizes)
     j = len(sim._jobs)
     if len(sim._arrival_s) != j:
         raise AssertionError("the arrival stream and the job list disagree")  # an engine bug
