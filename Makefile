@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 SCALE ?= quick
 OUT ?= results
 WORKERS ?=
+# More options of `wattsched reproduce`, e.g. ARGS="--only table3" or "--study-option table3.dqn_timesteps=30000"
+ARGS ?=
 
 .PHONY: venv test test-slow lint reproduce bench clean
 
@@ -33,7 +35,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 reproduce: $(STAMP)
-	$(BIN)/wattsched reproduce --scale $(SCALE) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),)
+	$(BIN)/wattsched reproduce --scale $(SCALE) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),) $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

@@ -13,11 +13,17 @@ gains are also shown with ``a`` pooled over the three benchmarks only. Intervals
 days of the ratio of means (``a`` held fixed). Training wall time excludes the pilot runs and evaluation; the
 1-minute load average is printed beside it (the machine is shared).
 
+The DQN is an ensemble (``paper_config``: 8 networks, seeds ``seed`` .. ``seed + 7``, acting on their mean
+Q-values), trained ``--workers`` networks at a time (default 2, one per core; the networks do not depend on
+it). Each network is also scored alone (rows ``member<k>``, in no ET pool), which shows the spread between
+training seeds that the ensemble removes. ``--extra-seeds`` trains whole ensembles again: space the seeds by
+the ensemble size (8, 16, ...) so that they share no network.
+
 Ablation: each change of the paper config switched off in turn (one at a time, at ``--ablation-steps`` and on
 ``--ablation-days`` held-out days, the first of the same days), one training per row.
 
     .venv/bin/python benchmarks/bench_dqn.py [--days 100] [--steps N] [--ablation-steps N]
-        [--ablation-days 30] [--no-ablation] [--extra-seeds S ...] [--reuse] [--seed 0]
+        [--ablation-days 30] [--no-ablation] [--extra-seeds S ...] [--reuse] [--seed 0] [--workers 2]
         [--out benchmarks/out/dqn]
 
 ``--reuse`` skips the main run and runs ``--extra-seeds`` and the ablation (unless ``--no-ablation``) against
@@ -60,13 +66,14 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
-def _train(config: DQNConfig, out: Path) -> dict[str, Any]:
+def _train(config: DQNConfig, out: Path, workers: int = 1) -> dict[str, Any]:
     from wattsched.rl.dqn import train
 
     load_before = _load()
-    result = train(config, out)
+    result = train(config, out, workers=workers)
     return {
         "model": str(result.model_path),
+        "networks": result.members,
         "steps": result.timesteps,
         "wall_s": result.wall_s,
         "steps_per_s": result.timesteps / result.wall_s,
@@ -171,6 +178,8 @@ ABLATIONS: tuple[tuple[str, str, Callable[[DQNConfig], DQNConfig]], ...] = (
         lambda c: replace(c, learning_rate=1e-3),
     ),
     ("P1 (all off)", "p1_config: P1's state and reward, all actions, 1-step, lr 1e-3", _p1),
+    ("- ensemble", "one network (the ensemble's first member)", lambda c: replace(c, ensemble=1)),
+    ("- 4 envs", "one environment (4x the gradient steps per env step)", lambda c: replace(c, n_envs=1)),
     ("+ double DQN", "added: double-DQN targets", lambda c: replace(c, double_q=True)),
     ("+ switch penalty 30 s", "added: 30 s of lateness charged per repartition", _env(switch_penalty_s=30.0)),
 )
@@ -192,6 +201,7 @@ def _evaluate_all(args: argparse.Namespace, a_pilot: float, model_path: str) -> 
         **_methods(args.seed, a_pilot, args.selection_days),
         "dynamic": DQNPartitioner.from_file(model_path),
     }
+    policies.update(_members(model_path))
     for method, policy in policies.items():
         started = time.perf_counter()
         rows += _rows(method, policy, days, args.seed)
@@ -200,6 +210,26 @@ def _evaluate_all(args: argparse.Namespace, a_pilot: float, model_path: str) -> 
             flush=True,
         )
     return rows
+
+
+def _members(model_path: str) -> dict[str, RepartitionPolicy]:
+    """Each member of an ensemble alone ("member<k>", not in any ET pool): the spread between seeds."""
+    from wattsched.rl.dqn import load_config, load_model, member_path
+    from wattsched.rl.partitioner import DQNPartitioner, QNetwork
+
+    config = load_config(model_path)
+    if config.ensemble == 1:
+        return {}
+    env = config.env
+    return {
+        f"member{k}": DQNPartitioner(
+            QNetwork.from_sb3(load_model(member_path(model_path, k))),
+            env.initial_configuration,
+            env.scheduler,
+            env=env,
+        )
+        for k in range(config.ensemble)
+    }
 
 
 def _summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -213,6 +243,11 @@ def _summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "et": {m: float(v.mean()) for m, v in table.items()},
             "dynamic_gain": {m: gain(table["dynamic"], table[m]) for m, _ in TARGETS},
             "lookahead_gain": {m: gain(table["lookahead"], table[m]) for m, _ in TARGETS},
+            "member_gain": {
+                member: {m: gain(table[member], table[m])["gain"] for m, _ in TARGETS}
+                for member in table
+                if member.startswith("member")
+            },
             "dynamic_vs_lookahead": gain(table["dynamic"], table["lookahead"]),
         }
     return out
@@ -253,13 +288,23 @@ def _print_main(
             g = block[key][method]
             cells.append(f"{g['gain']:6.1%} [{g['ci95_low']:6.1%}, {g['ci95_high']:6.1%}]")
         print(f"{'vs ' + method:<22} {target:>7.0%} {cells[0]:>26} {cells[1]:>26} {cells[2]:>26}")
+    members = pool4["member_gain"]
+    if members:
+        spread = {m: [g[m] for g in members.values()] for m, _ in TARGETS}
+        print(
+            f"each of the {len(members)} networks alone (mean [min, max]): "
+            + ", ".join(
+                f"vs {m} {np.mean(v):.1%} [{min(v):.1%}, {max(v):.1%}]" for m, v in spread.items()
+            )
+        )
     g = pool4["dynamic_vs_lookahead"]
     print(
         f"{'dynamic vs lookahead':<22} {'':>7} {g['gain']:6.1%} [{g['ci95_low']:6.1%}, {g['ci95_high']:6.1%}]"
         f" ({g['days_better']} of {g['days']} days better)"
     )
     print(
-        f"\ntraining: {training['steps']} steps in {training['wall_s']:.1f} s "
+        f"\ntraining: {training['networks']} network(s), {training['steps']} steps in all in "
+        f"{training['wall_s']:.1f} s "
         f"({training['steps_per_s']:.0f} steps/s), 1-min load average {training['load_1min_before']:.1f} "
         f"before / {training['load_1min_after']:.1f} after, on {os.cpu_count()} cores"
     )
@@ -287,7 +332,7 @@ def _ablation(
             trained: dict[str, Any] = {"steps": base.timesteps, "wall_s": main_wall_s}
         else:
             with tempfile.TemporaryDirectory(prefix="bench-dqn-") as tmp:
-                trained = _train(config, Path(tmp))
+                trained = _train(config, Path(tmp), args.workers)
                 rows = _rows("dynamic", DQNPartitioner.from_file(trained["model"]), days, args.seed)
         et, _ = _et_table(rows, ET_POOL, a)
         row = {
@@ -324,7 +369,7 @@ def _other_seeds(
     out = []
     for seed in args.extra_seeds:
         with tempfile.TemporaryDirectory(prefix="bench-dqn-") as tmp:
-            trained = _train(replace(base, seed=seed), Path(tmp))
+            trained = _train(replace(base, seed=seed), Path(tmp), args.workers)
             rows = _rows("dynamic", DQNPartitioner.from_file(trained["model"]), range(args.days), args.seed)
         et, _ = _et_table(rows, ET_POOL, a)
         row = {
@@ -411,6 +456,9 @@ def main() -> int:
         default=[],
         help="train the paper config again with these seeds, scored on the same days",
     )
+    parser.add_argument(
+        "--workers", type=int, default=2, help="networks of the ensemble trained at once (default: 2)"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "out" / "dqn")
     args = parser.parse_args()
 
@@ -433,7 +481,7 @@ def main() -> int:
         f"training {config.timesteps} steps",
         flush=True,
     )
-    training = _train(config, args.out / "model")
+    training = _train(config, args.out / "model", args.workers)
     print(f"trained {training['steps']} steps in {training['wall_s']:.1f} s", flush=True)
     rows = _evaluate_all(args, a_pilot, training["model"])
     _write_csv(args.out / "days.csv", rows)
@@ -451,6 +499,7 @@ def main() -> int:
         "rate_multiplier": RATE_MULTIPLIER,
         "days": args.days,
         "seed": args.seed,
+        "train_networks": training["networks"],
         "train_steps": training["steps"],
         "train_wall_s": round(training["wall_s"], 1),
         "train_within_budget": training["wall_s"] <= TRAIN_BUDGET_S,

@@ -50,7 +50,7 @@ PUBLIC_API: dict[str, set[str]] = {
         "NoMigPartitioner", "PARTITIONERS", "RepartitionPolicy", "StaticPartitioner",
         "hour_of_day", "run_day",
     },
-    "wattsched.rl.partitioner": {"DQNPartitioner", "QNetwork"},
+    "wattsched.rl.partitioner": {"DQNPartitioner", "QEnsemble", "QNetwork"},
     "wattsched.rl": {"ENV_ID", "register_envs"},
     "wattsched.viz": {
         "FORMATS", "METRICS", "PNG_DPI", "TIMELINE_COLUMNS", "Metric", "Sweep", "bar_figure", "gantt_figure",

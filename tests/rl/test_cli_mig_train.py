@@ -24,12 +24,15 @@ def test_train_then_evaluate(tmp_path: Path, capsys: pytest.CaptureFixture[str])
             str(out),
             "--et-coefficient",
             "3e-8",
+            "--ensemble",
+            "2",
             "--json",
         ]
     )
     assert status == 0
     trained = json.loads(capsys.readouterr().out)
-    assert trained["timesteps"] == 200 and Path(trained["model"]).is_file()
+    assert trained["timesteps"] == 400 and trained["networks"] == 2  # 200 steps for each of 2 networks
+    assert Path(trained["model"]).is_file() and (out / "dqn_model-member1.zip").is_file()
     status = main(
         [
             "mig",
@@ -67,6 +70,7 @@ def test_presets_and_the_et_pool(
 ) -> None:
     out = tmp_path / "model"
     argv = ["mig", "train", "--timesteps", "100", "--seed", "2", "--et-coefficient", "3e-8", "--json"]
+    argv += ["--ensemble", "1"]
     assert main([*argv, "--out", str(out), "--preset", "literal"]) == 0
     trained = json.loads(capsys.readouterr().out)
     assert trained["preset"] == "literal" and trained["rate_multiplier"] == 1.0

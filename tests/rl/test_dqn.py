@@ -16,6 +16,8 @@ from wattsched.rl.partitioner import DQNPartitioner
 from wattsched.workload.generators import WorkloadSpec, generate_jobs
 
 TINY = quick_config(
+    n_envs=1,
+    ensemble=1,
     net_arch=(16, 16),
     total_timesteps=300,
     learning_starts=100,
@@ -176,6 +178,8 @@ def test_exploration_only_stores_allowed_actions(tmp_path: Path) -> None:
 def test_rejects_bad_vectorisation_and_mask_without_counts() -> None:
     with pytest.raises(ConfigError):
         DQNConfig(n_envs=0)
+    with pytest.raises(ConfigError, match="ensemble"):
+        DQNConfig(ensemble=0)
     with pytest.raises(ConfigError, match="count_bins"):
         EnvConfig(mask_idle_slices=True)
 
@@ -194,3 +198,92 @@ def test_quick_changes_are_exactly_what_p1_config_switches_off() -> None:
     assert paper.env.rate_multiplier == 2.5 and paper.seed == 4
     assert replace(paper, seed=0, env=replace(paper.env, rate_multiplier=1.0)) == quick
     assert quick.env.shaping_gamma == quick.gamma  # shaping keeps the optimal policy only with the agent's γ
+
+
+# ---------------------------------------------------------------------------------------------- ensembles
+TINY_ENSEMBLE = replace(TINY, ensemble=2, total_timesteps=200, seed=3)
+
+
+@pytest.fixture(scope="module")
+def trained_ensemble(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return train(TINY_ENSEMBLE, tmp_path_factory.mktemp("dqn-ensemble")).model_path
+
+
+def _same_network(first: object, second: object) -> None:
+    for a, b in zip(first.weights + first.biases, second.weights + second.biases, strict=True):  # type: ignore[attr-defined]
+        np.testing.assert_array_equal(a, b)
+
+
+def test_ensemble_members_are_the_single_networks_of_their_seeds(
+    trained_ensemble: Path, tmp_path: Path
+) -> None:
+    from wattsched.rl.dqn import member_path
+    from wattsched.rl.partitioner import QEnsemble, QNetwork
+
+    assert member_path(trained_ensemble, 1).name == "dqn_model-member1.zip"
+    assert load_config(trained_ensemble) == TINY_ENSEMBLE
+    policy = DQNPartitioner.from_file(trained_ensemble)
+    assert isinstance(policy.network, QEnsemble) and len(policy.network.members) == 2
+    # member k is exactly the single network trained with seed + k
+    assert TINY_ENSEMBLE.member(1) == replace(TINY_ENSEMBLE, seed=4, ensemble=1)
+    single = train(TINY_ENSEMBLE.member(1), tmp_path / "single").model_path
+    _same_network(policy.network.members[1], QNetwork.from_sb3(load_model(single)))
+    _same_network(policy.network.members[0], QNetwork.from_sb3(load_model(trained_ensemble)))
+
+
+def test_ensemble_acts_on_the_mean_q_values(trained_ensemble: Path) -> None:
+    from wattsched.hardware.catalogue import load_gpu
+
+    policy = DQNPartitioner.from_file(trained_ensemble)
+    policy.reset(load_gpu("a100-40gb"))
+    members = policy.network.members  # type: ignore[union-attr]
+    observations = np.random.default_rng(2).integers(0, 2, size=(32, members[0].inputs)).astype(np.float64)
+    mask = policy._mask
+    for obs in observations:
+        mean = (members[0].q_values(obs) + members[1].q_values(obs)) / 2.0
+        np.testing.assert_allclose(policy.network.q_values(obs), mean, rtol=0, atol=1e-12)
+        allowed = mask.of(obs) if mask is not None else np.ones_like(mean, dtype=bool)
+        assert policy.action(obs) == int(np.argmax(np.where(allowed, mean, -np.inf)))
+
+
+def test_ensemble_needs_every_member_file(trained_ensemble: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "dqn_model.zip"
+    shutil.copy(trained_ensemble, copy)
+    shutil.copy(trained_ensemble.with_suffix(".json"), copy.with_suffix(".json"))
+    with pytest.raises(InputError, match="member1"):
+        DQNPartitioner.from_file(copy)
+
+
+def test_parallel_workers_train_the_same_ensemble(trained_ensemble: Path, tmp_path: Path) -> None:
+    from wattsched.rl.dqn import member_path
+
+    again = train(TINY_ENSEMBLE, tmp_path, workers=2)
+    assert again.members == 2 and again.timesteps == 400
+    for k in range(2):
+        first = _network_of(member_path(trained_ensemble, k))
+        second = _network_of(member_path(again.model_path, k))
+        _same_network(first, second)
+    with pytest.raises(ConfigError, match="workers"):
+        train(TINY_ENSEMBLE, tmp_path, workers=0)
+
+
+def _network_of(path: Path) -> object:
+    from wattsched.rl.partitioner import QNetwork
+
+    return QNetwork.from_sb3(load_model(path))
+
+
+def test_ensemble_shapes_must_agree() -> None:
+    from wattsched.rl.partitioner import QEnsemble, QNetwork
+
+    small = QNetwork((np.ones((2, 3)),), (np.zeros(2),))
+    wide = QNetwork((np.ones((2, 4)),), (np.zeros(2),))
+    with pytest.raises(ValueError, match="differ"):
+        QEnsemble((small, wide))
+    with pytest.raises(ValueError, match="at least one"):
+        QEnsemble(())
+    both = QEnsemble((small, QNetwork((2 * np.ones((2, 3)),), (np.ones(2),))))
+    # by hand: member 1 gives 3 per output, member 2 gives 2·3 + 1 = 7; mean 5
+    np.testing.assert_array_equal(both.q_values(np.ones(3)), [5.0, 5.0])

@@ -38,12 +38,28 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     train = mig_commands.add_parser("train", help="train the DQN repartitioning agent (stable-baselines3)")
     length = train.add_mutually_exclusive_group()
     length.add_argument("--days", type=int_at_least(1), help="training episodes (simulated days)")
-    length.add_argument("--timesteps", type=int_at_least(1), help="training decision steps")
+    length.add_argument(
+        "--timesteps", type=int_at_least(1), help="training decision steps (of each network)"
+    )
     train.add_argument(
         "--scale",
         choices=("quick", "paper"),
         default="quick",
-        help="hyperparameter preset: quick (64-64 net, 120k steps) or paper (§A.6.4, 2000 days)",
+        help="hyperparameter preset: quick (8 networks of 64-64, 120k steps each) or paper (§A.6.4, "
+        "2000 days)",
+    )
+    train.add_argument(
+        "--ensemble",
+        type=int_at_least(1),
+        default=None,
+        help="networks trained with seeds seed, seed+1, ... acting on their mean Q-values "
+        "(default: the scale's, 8 at quick, 1 at paper)",
+    )
+    train.add_argument(
+        "--workers",
+        type=int_at_least(1),
+        default=1,
+        help="processes training ensemble members at once (the result does not depend on it; default: 1)",
     )
     train.add_argument("--seed", type=int_at_least(0), default=0,
                        help="random seed of the training days and the agent")
@@ -119,6 +135,8 @@ def _run_train(args: argparse.Namespace) -> int:
         config = replace(config, episodes=args.days, total_timesteps=None)
     if args.timesteps:
         config = replace(config, total_timesteps=args.timesteps)
+    if args.ensemble:
+        config = replace(config, ensemble=args.ensemble)
     if args.checkpoint_every:
         config = replace(config, checkpoint_every_steps=args.checkpoint_every)
     workload = preset.day_workload()
@@ -138,10 +156,11 @@ def _run_train(args: argparse.Namespace) -> int:
         gpu=gpu_name,
     )
     config = replace(config, env=env)
-    result = train(config, args.out)
+    result = train(config, args.out, workers=args.workers)
     summary = {
         "model": str(result.model_path),
         "timesteps": result.timesteps,
+        "networks": result.members,
         "wall_s": round(result.wall_s, 2),
         "et_coefficient": a,
         "preset": preset.name,
@@ -151,7 +170,8 @@ def _run_train(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"trained {result.timesteps} steps in {result.wall_s:.1f} s -> {result.model_path}")
+        networks = f" ({result.members} networks)" if result.members > 1 else ""
+        print(f"trained {result.timesteps} steps{networks} in {result.wall_s:.1f} s -> {result.model_path}")
     return 0
 
 

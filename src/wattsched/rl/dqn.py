@@ -13,7 +13,8 @@ only when train_freq is 1), one torch thread (more threads only add contention f
 
 The algorithm is :class:`wattsched.rl.algorithm.MaskedDQN` (SB3's DQN plus the action mask and an optional
 double-DQN target). Artefacts: ``<out>/dqn_model.zip`` (SB3 format) and ``<out>/dqn_model.json`` (this
-config, for evaluation), ``<out>/checkpoints/`` when ``checkpoint_every_steps`` > 0. Writes are atomic.
+config, for evaluation), an ensemble's other members as ``<out>/dqn_model-member<k>.zip``,
+``<out>/checkpoints/`` when ``checkpoint_every_steps`` > 0. Writes are atomic.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "TrainResult",
     "load_config",
     "load_model",
+    "member_path",
     "p1_config",
     "paper_config",
     "quick_config",
@@ -85,6 +87,9 @@ class DQNConfig:
     n_steps: int = 1
     #: Double-DQN targets (:mod:`wattsched.rl.algorithm`); ``False``: SB3's max over the target network.
     double_q: bool = False
+    #: Networks trained independently (member ``k`` as seed ``seed + k``, everything else equal) whose mean
+    #: Q-values choose the action (:class:`~wattsched.rl.partitioner.QEnsemble`); 1: one network.
+    ensemble: int = 1
     env: EnvConfig = field(default_factory=EnvConfig)
 
     def __post_init__(self) -> None:
@@ -102,10 +107,19 @@ class DQNConfig:
                               "keep the optimal policy")
         if self.n_envs < 1 or self.n_steps < 1:
             raise ConfigError(f"n_envs and n_steps must be >= 1, got {self.n_envs}, {self.n_steps}")
+        if self.ensemble < 1:
+            raise ConfigError(f"ensemble must be >= 1, got {self.ensemble}")
 
     @property
     def timesteps(self) -> int:
+        """Environment steps of one network (of each member of an ensemble)."""
         return self.total_timesteps or self.episodes * self.steps_per_episode
+
+    def member(self, index: int) -> DQNConfig:
+        """The single-network config of ensemble member ``index`` (seed ``seed + index``)."""
+        if not 0 <= index < self.ensemble:
+            raise ValueError(f"member index {index} outside 0..{self.ensemble - 1}")
+        return replace(self, seed=self.seed + index, ensemble=1)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -128,17 +142,22 @@ QUICK_CHANGES: dict[str, str] = {
     "shaping_gamma": "potential-based shaping: projected cost of the present jobs (credit assignment)",
     "n_steps": "3-step returns (faster propagation of the delayed lateness)",
     "learning_rate": "3e-4 instead of 1e-3 (less policy churn between checkpoints)",
+    "n_envs": "4 environments stepped together (a quarter of the gradient steps: 2-3x faster training)",
+    "ensemble": "8 networks (seeds seed..seed+7) acting on their mean Q-values (one network's held-out gain "
+    "varies by 6 points between seeds)",
 }
 
 
 def quick_config(**overrides: Any) -> DQNConfig:
-    """The quick-scale setting: 120,000 steps, a 64-64 net, one gradient step every 4 environment steps, and
-    the changes of :data:`QUICK_CHANGES` (job-count state block, idle-slice mask, potential-based shaping,
-    3-step returns, learning rate 3e-4). The load is the caller's (``env.rate_multiplier``, default 1: the
-    literal preset); :func:`paper_config` is this at the paper preset.
+    """The quick-scale setting: 120,000 steps per network, a 64-64 net, one gradient step every 4 environment
+    steps, and the changes of :data:`QUICK_CHANGES` (job-count state block, idle-slice mask, potential-based
+    shaping, 3-step returns, learning rate 3e-4, 4 environments, an ensemble of 8 networks). The load is the
+    caller's (``env.rate_multiplier``, default 1: the literal preset); :func:`paper_config` is this at the
+    paper preset.
 
-    Speed on this 2-core machine: about 600 steps/s with one free core, 250-350 steps/s when the machine is
-    shared (``benchmarks/bench_dqn.py`` prints the measured rate and the load beside it).
+    Speed on this 2-core machine: one network (4 environments) trains in 60-80 s, so the ensemble takes
+    8-10 min on one core and about half that with ``train(..., workers=2)`` (``benchmarks/bench_dqn.py``
+    prints the measured time and the load beside it).
     """
     base = DQNConfig(
         net_arch=(64, 64),
@@ -153,6 +172,8 @@ def quick_config(**overrides: Any) -> DQNConfig:
         n_steps=3,
         total_timesteps=120_000,
         select_best_every=10_000,
+        n_envs=4,
+        ensemble=8,
         env=EnvConfig(count_bins=12, mask_idle_slices=True, shaping_gamma=0.99),
     )
     return replace(base, **overrides)
@@ -167,12 +188,15 @@ def paper_config(**overrides: Any) -> DQNConfig:
 
 def p1_config(**overrides: Any) -> DQNConfig:
     """The quick setting before :data:`QUICK_CHANGES`: P1's state and reward, every configuration an action,
-    SB3's one-step DQN at learning rate 1e-3 (what ``bench_dqn.py`` ablates against)."""
+    SB3's one-step DQN at learning rate 1e-3, one network on one environment (what ``bench_dqn.py`` ablates
+    against)."""
     base = quick_config()
     p1 = replace(
         base,
         learning_rate=1e-3,
         n_steps=1,
+        n_envs=1,
+        ensemble=1,
         env=replace(base.env, count_bins=0, mask_idle_slices=False, shaping_gamma=None),
     )
     return replace(p1, **overrides)
@@ -180,9 +204,13 @@ def p1_config(**overrides: Any) -> DQNConfig:
 
 @dataclass(frozen=True)
 class TrainResult:
+    """``model_path``: the model to evaluate (an ensemble's first member, its config beside it);
+    ``timesteps``: environment steps of all networks together; ``wall_s``: training wall time."""
+
     model_path: Path
     timesteps: int
     wall_s: float
+    members: int = 1
 
 
 def _model_kwargs(config: DQNConfig) -> dict[str, Any]:
@@ -227,27 +255,68 @@ def build_model(config: DQNConfig) -> Any:
     return MaskedDQN("MlpPolicy", env, policy_kwargs=policy_kwargs, **_model_kwargs(config))
 
 
-def train(config: DQNConfig, out_dir: str | Path, *, callback: Any = None) -> TrainResult:
-    """Train, save ``out_dir/dqn_model.zip`` (+ its config), and return the path and wall time."""
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+def member_path(path: str | Path, index: int) -> Path:
+    """The file of ensemble member ``index`` beside the model ``path`` (member 0 is ``path`` itself)."""
+    path = Path(path)
+    return path if index == 0 else path.with_name(f"{path.stem}-member{index}{path.suffix}")
 
+
+def train(
+    config: DQNConfig, out_dir: str | Path, *, callback: Any = None, workers: int = 1
+) -> TrainResult:
+    """Train, save ``out_dir/dqn_model.zip`` (+ its config; an ensemble's other members beside it as
+    ``dqn_model-member<k>.zip``), and return the path and wall time.
+
+    ``workers`` > 1 trains that many ensemble members at once in fresh processes (the members do not
+    depend on it: each is seeded on its own); ``callback`` (an SB3 callback) then sees no member.
+    """
+    if workers < 1:
+        raise ConfigError(f"workers must be >= 1, got {workers}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    path = out / MODEL_FILE
     start = time.perf_counter()
+    members = [config.member(k) for k in range(config.ensemble)]
+    paths = [member_path(path, k) for k in range(config.ensemble)]
+    if workers > 1 and config.ensemble > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = multiprocessing.get_context("spawn")  # no fork of a process holding torch threads
+        with ProcessPoolExecutor(min(workers, config.ensemble), mp_context=context) as pool:
+            list(pool.map(_train_member_file, [m.to_json() for m in members], [str(p) for p in paths]))
+    else:
+        for index, (member, target) in enumerate(zip(members, paths, strict=True)):
+            checkpoints = out / "checkpoints" / (f"member{index}" if config.ensemble > 1 else "")
+            _save_zip(_train_one(member, checkpoints, callback), target)
+    _atomic_write_text(path.with_suffix(_CONFIG_SUFFIX), json.dumps(config.to_json(), indent=2))
+    wall_s = time.perf_counter() - start
+    return TrainResult(path, config.timesteps * config.ensemble, wall_s, config.ensemble)
+
+
+def _train_one(config: DQNConfig, checkpoints: Path, callback: Any = None) -> Any:
+    """One network trained with ``config`` (its best validation weights when ``select_best_every``)."""
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+
     model = build_model(config)
     callbacks = [callback] if callback is not None else []
     if config.checkpoint_every_steps > 0:
-        callbacks.append(CheckpointCallback(config.checkpoint_every_steps, str(out / "checkpoints"), "dqn"))
-    LOG.info("training DQN for %d steps", config.timesteps)
+        callbacks.append(CheckpointCallback(config.checkpoint_every_steps, str(checkpoints), "dqn"))
+    LOG.info("training DQN (seed %d) for %d steps", config.seed, config.timesteps)
     keeper = _BestKeeper(config) if config.select_best_every > 0 else None
     if keeper is not None:
         callbacks.append(keeper.callback())
     model.learn(total_timesteps=config.timesteps, callback=CallbackList(callbacks) if callbacks else None)
     if keeper is not None:
         keeper.finish(model)
-    wall_s = time.perf_counter() - start
-    path = save_model(model, config, out / MODEL_FILE)
-    return TrainResult(path, config.timesteps, wall_s)
+    return model
+
+
+def _train_member_file(config_json: dict[str, Any], path: str) -> str:
+    """Process-pool entry: train one member and save it to ``path`` (no checkpoints)."""
+    config = replace(DQNConfig.from_json(config_json), checkpoint_every_steps=0)
+    _save_zip(_train_one(config, Path(path).parent), Path(path))
+    return path
 
 
 #: Validation days are training-stream days from this index on (episodes use 0, 1, 2, ...).
@@ -324,14 +393,18 @@ def _atomic_write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _save_zip(model: Any, path: Path) -> None:
+    tmp = path.with_name(f".{path.stem}.tmp.zip")
+    model.save(str(tmp))
+    os.replace(tmp, path)
+
+
 def save_model(model: Any, config: DQNConfig, path: str | Path) -> Path:
     """Save the SB3 model to ``path`` (a ``.zip``) and its config beside it, both atomically."""
     path = Path(path)
     if path.suffix != ".zip":
         path = path.with_suffix(".zip")
-    tmp = path.with_name(f".{path.stem}.tmp.zip")
-    model.save(str(tmp))
-    os.replace(tmp, path)
+    _save_zip(model, path)
     _atomic_write_text(path.with_suffix(_CONFIG_SUFFIX), json.dumps(config.to_json(), indent=2))
     return path
 

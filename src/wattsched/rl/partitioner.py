@@ -5,8 +5,8 @@ configurations the actions are and whether actions are masked; the partitioner r
 
 The SB3 model is loaded once (torch/SB3 imported lazily, only here and in :mod:`wattsched.rl`); its Q-network
 weights are then copied into numpy so each decision is a few small matrix products, with the same greedy
-action
-as ``model.predict(obs, deterministic=True)``.
+action as ``model.predict(obs, deterministic=True)``. An ensemble (``DQNConfig.ensemble`` > 1) acts on the
+mean of its members' Q-values (:class:`QEnsemble`), its members read from beside the model file.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from wattsched.rl.config import EnvConfig
 from wattsched.rl.masking import ActionMask
 from wattsched.rl.observation import ObservationSpec, snapshot_observation
 
-__all__ = ["DQNPartitioner", "QNetwork"]
+__all__ = ["DQNPartitioner", "QEnsemble", "QNetwork"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,14 @@ class QNetwork:
 
     weights: tuple[np.ndarray, ...]
     biases: tuple[np.ndarray, ...]
+
+    @property
+    def inputs(self) -> int:
+        return int(self.weights[0].shape[1])
+
+    @property
+    def outputs(self) -> int:
+        return int(self.biases[-1].shape[0])
 
     def q_values(self, observation: np.ndarray) -> np.ndarray:
         hidden = np.asarray(observation, dtype=np.float64)
@@ -57,6 +65,34 @@ class QNetwork:
         return cls(weights, biases)
 
 
+@dataclass(frozen=True)
+class QEnsemble:
+    """Independently trained Q-networks acting together: the Q-values are the members' mean."""
+
+    members: tuple[QNetwork, ...]
+
+    def __post_init__(self) -> None:
+        if not self.members:
+            raise ValueError("an ensemble needs at least one Q-network")
+        shapes = {(m.inputs, m.outputs) for m in self.members}
+        if len(shapes) > 1:
+            raise ValueError(f"ensemble members differ in (inputs, outputs): {sorted(shapes)}")
+
+    @property
+    def inputs(self) -> int:
+        return self.members[0].inputs
+
+    @property
+    def outputs(self) -> int:
+        return self.members[0].outputs
+
+    def q_values(self, observation: np.ndarray) -> np.ndarray:
+        total = self.members[0].q_values(observation)
+        for member in self.members[1:]:
+            total = total + member.q_values(observation)
+        return total / len(self.members)
+
+
 @dataclass
 class DQNPartitioner:
     """Greedy actions of a trained Q-network; action k = the k-th configuration of ``env.action_ids(gpu)``
@@ -64,7 +100,7 @@ class DQNPartitioner:
     environment's config (observation blocks, action set, mask); ``None``: P1's state over every
     configuration. ``initial=None`` starts in the GPU's "initial" role."""
 
-    network: QNetwork
+    network: QNetwork | QEnsemble
     initial: ConfigId | None = None
     scheduler: str = "edf-ss-restricted"
     name: str = "dynamic"
@@ -76,13 +112,13 @@ class DQNPartitioner:
 
     @classmethod
     def from_file(cls, path: str | Path) -> DQNPartitioner:
-        from wattsched.rl.dqn import load_config, load_model
+        """The model at ``path`` with its saved config; an ensemble's members are read from beside it."""
+        from wattsched.rl.dqn import load_config, load_model, member_path
 
-        model = load_model(path)
         config = load_config(path)
-        return cls(
-            QNetwork.from_sb3(model), config.env.initial_configuration, config.env.scheduler, env=config.env
-        )
+        nets = [QNetwork.from_sb3(load_model(member_path(path, k))) for k in range(config.ensemble)]
+        network = nets[0] if len(nets) == 1 else QEnsemble(tuple(nets))
+        return cls(network, config.env.initial_configuration, config.env.scheduler, env=config.env)
 
     @classmethod
     def from_model(
@@ -96,8 +132,7 @@ class DQNPartitioner:
         env = self.env if self.env is not None else EnvConfig()
         spec = env.observation_spec(gpu)
         actions = env.action_ids(gpu)
-        outputs = self.network.biases[-1].shape[0]
-        inputs = self.network.weights[0].shape[1]
+        outputs, inputs = self.network.outputs, self.network.inputs
         if outputs != len(actions) or inputs != spec.size:
             raise ConfigError(
                 f"this DQN was trained for {outputs} actions and {inputs} inputs; with its training config, "
