@@ -178,7 +178,12 @@ ABLATIONS: tuple[tuple[str, str, Callable[[DQNConfig], DQNConfig]], ...] = (
         lambda c: replace(c, learning_rate=1e-3),
     ),
     ("P1 (all off)", "p1_config: P1's state and reward, all actions, 1-step, lr 1e-3", _p1),
-    ("- ensemble", "one network (the ensemble's first member)", lambda c: replace(c, ensemble=1)),
+    (
+        "- ensemble",
+        "one network (seed as the first trained)",
+        lambda c: replace(c, ensemble=1, ensemble_keep=0),
+    ),
+    ("- choice", "all 8 networks act together (none left out)", lambda c: replace(c, ensemble_keep=0)),
     ("- 4 envs", "one environment (4x the gradient steps per env step)", lambda c: replace(c, n_envs=1)),
     ("+ double DQN", "added: double-DQN targets", lambda c: replace(c, double_q=True)),
     ("+ switch penalty 30 s", "added: 30 s of lateness charged per repartition", _env(switch_penalty_s=30.0)),
@@ -213,13 +218,15 @@ def _evaluate_all(args: argparse.Namespace, a_pilot: float, model_path: str) -> 
 
 
 def _members(model_path: str) -> dict[str, RepartitionPolicy]:
-    """Each member of an ensemble alone ("member<k>", not in any ET pool): the spread between seeds."""
+    """Each trained network of an ensemble alone ("member<k>", numbered best first by validation cost when
+    the ensemble keeps the best; in no ET pool): the spread between training seeds."""
     from wattsched.rl.dqn import load_config, load_model, member_path
     from wattsched.rl.partitioner import DQNPartitioner, QNetwork
 
     config = load_config(model_path)
     if config.ensemble == 1:
         return {}
+    # every trained network, the kept ones first (files best first by validation cost)
     env = config.env
     return {
         f"member{k}": DQNPartitioner(

@@ -18,6 +18,8 @@ from cli_checks import assert_one_line_error, run_in
     (["mig", "train", "--timesteps", "0"], ("--timesteps", "positive")),
     (["mig", "train", "--days", "x"], ("--days", "'x'")),
     (["mig", "train", "--days", "3", "--timesteps", "3"], ("not allowed with",)),
+    (["mig", "train", "--ensemble", "2", "--keep", "3", "--timesteps", "10"], ("--keep 3", "--ensemble")),
+    (["mig", "train", "--ensemble", "0", "--timesteps", "10"], ("--ensemble", "0")),
     (["mig", "evaluate", "--model", "nothing.zip", "--seed", "-3"], ("--seed", "-3")),
     (["mig", "evaluate", "--model", "nothing.zip"], ("nothing.zip", "no such model")),
     (["mig", "evaluate", "--model", "nothing.zip", "--days", "0"], ("--days", "positive")),

@@ -67,11 +67,12 @@ def test_each_ablation_row_changes_only_what_it_names(bench: ModuleType) -> None
     assert rows["- n-step"] == replace(base, n_steps=1)
     assert rows["- learning rate"] == replace(base, learning_rate=1e-3)
     assert rows["+ double DQN"] == replace(base, double_q=True)
-    assert rows["- ensemble"] == replace(base, ensemble=1) and base.ensemble == 8
+    assert rows["- ensemble"] == replace(base, ensemble=1, ensemble_keep=0) and base.ensemble == 8
+    assert rows["- choice"] == replace(base, ensemble_keep=0) and base.ensemble_keep == 3
     assert rows["- 4 envs"] == replace(base, n_envs=1) and base.n_envs == 4
     p1 = rows["P1 (all off)"]
     switched_off = (p1.env.count_bins, p1.env.mask_idle_slices, p1.env.shaping_gamma, p1.n_steps)
-    assert switched_off == (0, False, None, 1) and (p1.ensemble, p1.n_envs) == (1, 1)
+    assert switched_off == (0, False, None, 1) and (p1.ensemble, p1.ensemble_keep, p1.n_envs) == (1, 0, 1)
     # The P1 row keeps the preset's load, ET coefficient and budget.
     assert p1.env.rate_multiplier == 2.5 and p1.total_timesteps == 5_000
     assert p1.env.et_coefficient == base.env.et_coefficient

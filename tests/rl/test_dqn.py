@@ -18,6 +18,7 @@ from wattsched.workload.generators import WorkloadSpec, generate_jobs
 TINY = quick_config(
     n_envs=1,
     ensemble=1,
+    ensemble_keep=0,
     net_arch=(16, 16),
     total_timesteps=300,
     learning_starts=100,
@@ -180,6 +181,10 @@ def test_rejects_bad_vectorisation_and_mask_without_counts() -> None:
         DQNConfig(n_envs=0)
     with pytest.raises(ConfigError, match="ensemble"):
         DQNConfig(ensemble=0)
+    with pytest.raises(ConfigError, match="ensemble_keep"):
+        DQNConfig(ensemble=2, ensemble_keep=3)
+    with pytest.raises(ConfigError, match="ensemble_days"):
+        DQNConfig(ensemble=2, ensemble_keep=1, ensemble_days=0)
     with pytest.raises(ConfigError, match="count_bins"):
         EnvConfig(mask_idle_slices=True)
 
@@ -287,3 +292,33 @@ def test_ensemble_shapes_must_agree() -> None:
     both = QEnsemble((small, QNetwork((2 * np.ones((2, 3)),), (np.ones(2),))))
     # by hand: member 1 gives 3 per output, member 2 gives 2·3 + 1 = 7; mean 5
     np.testing.assert_array_equal(both.q_values(np.ones(3)), [5.0, 5.0])
+
+
+TINY_CHOICE = replace(TINY, ensemble=3, ensemble_keep=2, ensemble_days=2, total_timesteps=150, seed=5)
+
+
+def test_ensemble_keeps_the_networks_with_the_lowest_validation_cost(tmp_path: Path) -> None:
+    import json
+
+    from wattsched.rl.dqn import ENSEMBLE_DAY_OFFSET, member_path, validation_cost
+    from wattsched.rl.partitioner import QEnsemble
+
+    result = train(TINY_CHOICE, tmp_path / "model")
+    selection = result.selection
+    assert selection is not None and result.members == 2 and result.timesteps == 3 * 150
+    assert json.loads(result.model_path.with_suffix(".selection.json").read_text()) == selection
+    ranked = selection["ranked"]
+    costs = [r["validation_cost"] for r in ranked]
+    assert sorted(r["seed"] for r in ranked) == [5, 6, 7] and costs == sorted(costs)
+    assert selection["kept_seeds"] == [r["seed"] for r in ranked[:2]]
+    # the files are numbered best first, each the single network of its seed, and its cost recomputes
+    for index, row in enumerate(ranked):
+        member_file = member_path(result.model_path, index)
+        single = train(replace(TINY_CHOICE.member(0), seed=row["seed"]), tmp_path / f"s{row['seed']}")
+        _same_network(_network_of(member_file), _network_of(single.model_path))
+        policy = DQNPartitioner.from_file(single.model_path)
+        again = validation_cost(TINY_CHOICE, policy, ENSEMBLE_DAY_OFFSET, 2)
+        assert again == pytest.approx(row["validation_cost"], rel=1e-12)
+    policy = DQNPartitioner.from_file(result.model_path)
+    assert isinstance(policy.network, QEnsemble) and len(policy.network.members) == 2
+    _same_network(policy.network.members[1], _network_of(member_path(result.model_path, 1)))

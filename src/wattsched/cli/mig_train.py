@@ -56,6 +56,13 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         "(default: the scale's, 8 at quick, 1 at paper)",
     )
     train.add_argument(
+        "--keep",
+        type=int_at_least(0),
+        default=None,
+        help="of the --ensemble networks, act with this many, the best on validation days (0: all; "
+        "default: the scale's, 3 at quick, or all when --ensemble is smaller)",
+    )
+    train.add_argument(
         "--workers",
         type=int_at_least(1),
         default=1,
@@ -135,8 +142,14 @@ def _run_train(args: argparse.Namespace) -> int:
         config = replace(config, episodes=args.days, total_timesteps=None)
     if args.timesteps:
         config = replace(config, total_timesteps=args.timesteps)
-    if args.ensemble:
-        config = replace(config, ensemble=args.ensemble)
+    if args.ensemble or args.keep is not None:
+        ensemble = args.ensemble or config.ensemble
+        keep = args.keep if args.keep is not None else config.ensemble_keep
+        if keep > ensemble:
+            if args.keep is not None:
+                raise ConfigError(f"--keep {keep} is more than the {ensemble} networks trained (--ensemble)")
+            keep = 0  # fewer networks than the scale keeps: act with all of them
+        config = replace(config, ensemble=ensemble, ensemble_keep=keep)
     if args.checkpoint_every:
         config = replace(config, checkpoint_every_steps=args.checkpoint_every)
     workload = preset.day_workload()
@@ -161,6 +174,7 @@ def _run_train(args: argparse.Namespace) -> int:
         "model": str(result.model_path),
         "timesteps": result.timesteps,
         "networks": result.members,
+        "trained_networks": config.ensemble,
         "wall_s": round(result.wall_s, 2),
         "et_coefficient": a,
         "preset": preset.name,

@@ -13,7 +13,8 @@ only when train_freq is 1), one torch thread (more threads only add contention f
 
 The algorithm is :class:`wattsched.rl.algorithm.MaskedDQN` (SB3's DQN plus the action mask and an optional
 double-DQN target). Artefacts: ``<out>/dqn_model.zip`` (SB3 format) and ``<out>/dqn_model.json`` (this
-config, for evaluation), an ensemble's other members as ``<out>/dqn_model-member<k>.zip``,
+config, for evaluation), an ensemble's other members as ``<out>/dqn_model-member<k>.zip`` (and, when it
+keeps the best of its networks, their validation costs in ``<out>/dqn_model.selection.json``),
 ``<out>/checkpoints/`` when ``checkpoint_every_steps`` > 0. Writes are atomic.
 """
 
@@ -45,6 +46,7 @@ __all__ = [
     "quick_config",
     "save_model",
     "train",
+    "validation_cost",
 ]
 
 LOG = logging.getLogger(__name__)
@@ -90,6 +92,10 @@ class DQNConfig:
     #: Networks trained independently (member ``k`` as seed ``seed + k``, everything else equal) whose mean
     #: Q-values choose the action (:class:`~wattsched.rl.partitioner.QEnsemble`); 1: one network.
     ensemble: int = 1
+    #: Of the ``ensemble`` networks, keep this many: those with the lowest validation cost on
+    #: ``ensemble_days`` validation days common to all (0: keep every network).
+    ensemble_keep: int = 0
+    ensemble_days: int = 30
     env: EnvConfig = field(default_factory=EnvConfig)
 
     def __post_init__(self) -> None:
@@ -109,17 +115,27 @@ class DQNConfig:
             raise ConfigError(f"n_envs and n_steps must be >= 1, got {self.n_envs}, {self.n_steps}")
         if self.ensemble < 1:
             raise ConfigError(f"ensemble must be >= 1, got {self.ensemble}")
+        if not 0 <= self.ensemble_keep <= self.ensemble or self.ensemble_days < 1:
+            raise ConfigError(
+                f"need 0 <= ensemble_keep <= ensemble ({self.ensemble}) and ensemble_days >= 1, got "
+                f"ensemble_keep={self.ensemble_keep}, ensemble_days={self.ensemble_days}"
+            )
 
     @property
     def timesteps(self) -> int:
         """Environment steps of one network (of each member of an ensemble)."""
         return self.total_timesteps or self.episodes * self.steps_per_episode
 
+    @property
+    def networks(self) -> int:
+        """Networks the trained model acts with (``ensemble_keep`` of ``ensemble``, or all)."""
+        return self.ensemble_keep or self.ensemble
+
     def member(self, index: int) -> DQNConfig:
         """The single-network config of ensemble member ``index`` (seed ``seed + index``)."""
         if not 0 <= index < self.ensemble:
             raise ValueError(f"member index {index} outside 0..{self.ensemble - 1}")
-        return replace(self, seed=self.seed + index, ensemble=1)
+        return replace(self, seed=self.seed + index, ensemble=1, ensemble_keep=0)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -143,21 +159,23 @@ QUICK_CHANGES: dict[str, str] = {
     "n_steps": "3-step returns (faster propagation of the delayed lateness)",
     "learning_rate": "3e-4 instead of 1e-3 (less policy churn between checkpoints)",
     "n_envs": "4 environments stepped together (a quarter of the gradient steps: 2-3x faster training)",
-    "ensemble": "8 networks (seeds seed..seed+7) acting on their mean Q-values (one network's held-out gain "
-    "varies by 6 points between seeds)",
+    "ensemble": "8 networks trained (seeds seed..seed+7); one network's held-out gain varies by 6 points "
+    "between seeds, and its validation cost ranks it (Spearman 0.99 over 16 seeds)",
+    "ensemble_keep": "the 3 best of the 8 by validation cost act on their mean Q-values",
 }
 
 
 def quick_config(**overrides: Any) -> DQNConfig:
     """The quick-scale setting: 120,000 steps per network, a 64-64 net, one gradient step every 4 environment
     steps, and the changes of :data:`QUICK_CHANGES` (job-count state block, idle-slice mask, potential-based
-    shaping, 3-step returns, learning rate 3e-4, 4 environments, an ensemble of 8 networks). The load is the
+    shaping, 3-step returns, learning rate 3e-4, 4 environments, 8 networks of which the 3 best on validation
+    days act together). The load is the
     caller's (``env.rate_multiplier``, default 1: the literal preset); :func:`paper_config` is this at the
     paper preset.
 
-    Speed on this 2-core machine: one network (4 environments) trains in 60-80 s, so the ensemble takes
-    8-10 min on one core and about half that with ``train(..., workers=2)`` (``benchmarks/bench_dqn.py``
-    prints the measured time and the load beside it).
+    Speed on this 2-core machine: one network (4 environments) trains in 60-80 s, so the 8 take 8-10 min on
+    one core and about half that with ``train(..., workers=2)``; choosing the 3 adds ~30 s
+    (``benchmarks/bench_dqn.py`` prints the measured time and the load beside it).
     """
     base = DQNConfig(
         net_arch=(64, 64),
@@ -174,6 +192,7 @@ def quick_config(**overrides: Any) -> DQNConfig:
         select_best_every=10_000,
         n_envs=4,
         ensemble=8,
+        ensemble_keep=3,
         env=EnvConfig(count_bins=12, mask_idle_slices=True, shaping_gamma=0.99),
     )
     return replace(base, **overrides)
@@ -197,6 +216,7 @@ def p1_config(**overrides: Any) -> DQNConfig:
         n_steps=1,
         n_envs=1,
         ensemble=1,
+        ensemble_keep=0,
         env=replace(base.env, count_bins=0, mask_idle_slices=False, shaping_gamma=None),
     )
     return replace(p1, **overrides)
@@ -205,12 +225,16 @@ def p1_config(**overrides: Any) -> DQNConfig:
 @dataclass(frozen=True)
 class TrainResult:
     """``model_path``: the model to evaluate (an ensemble's first member, its config beside it);
-    ``timesteps``: environment steps of all networks together; ``wall_s``: training wall time."""
+    ``timesteps``: environment steps of all networks trained; ``wall_s``: training wall time (the choice of
+    the kept networks included); ``members``: networks the model acts with; ``selection``: for an ensemble
+    with ``ensemble_keep``, each trained network's seed and validation cost, best first (the member files
+    are numbered in that order), and the kept seeds (also in ``dqn_model.selection.json``)."""
 
     model_path: Path
     timesteps: int
     wall_s: float
     members: int = 1
+    selection: dict[str, Any] | None = None
 
 
 def _model_kwargs(config: DQNConfig) -> dict[str, Any]:
@@ -289,9 +313,61 @@ def train(
         for index, (member, target) in enumerate(zip(members, paths, strict=True)):
             checkpoints = out / "checkpoints" / (f"member{index}" if config.ensemble > 1 else "")
             _save_zip(_train_one(member, checkpoints, callback), target)
+    selection = _keep_best(config, paths) if config.ensemble_keep else None
+    if selection is not None:
+        _atomic_write_text(path.with_suffix(_SELECTION_SUFFIX), json.dumps(selection, indent=2))
     _atomic_write_text(path.with_suffix(_CONFIG_SUFFIX), json.dumps(config.to_json(), indent=2))
     wall_s = time.perf_counter() - start
-    return TrainResult(path, config.timesteps * config.ensemble, wall_s, config.ensemble)
+    return TrainResult(path, config.timesteps * config.ensemble, wall_s, config.networks, selection)
+
+
+#: Training-stream index of the first validation day of the ensemble choice (after the best-weights
+#: check's days, so that member 0 is not scored on the days that chose its weights).
+ENSEMBLE_DAY_OFFSET = 2_001_000
+_SELECTION_SUFFIX = ".selection.json"
+
+
+def validation_cost(config: DQNConfig, policy: Any, first_day: int, days: int) -> float:
+    """Mean reward-scale cost ``a·E + T`` (``T`` in minutes) of ``policy`` on training-stream days
+    ``first_day`` .. of ``config.seed`` (the env config's workload, ``a`` and repartition mode)."""
+    from wattsched.mig.partition.evaluate import evaluate_policy
+
+    env = config.env
+    rows = evaluate_policy(
+        "dqn",
+        policy,
+        range(first_day, first_day + days),
+        config.seed,
+        env.workload(),
+        held_out=False,
+        repartition_mode=env.repartition_mode,
+    )
+    a = env.reward_spec().et_coefficient
+    return sum(a * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / len(rows)
+
+
+def _keep_best(config: DQNConfig, paths: list[Path]) -> dict[str, Any]:
+    """Score every trained network on the common validation days and renumber the files best first: the
+    model acts with members ``0 .. ensemble_keep - 1``; the others stay beside it for inspection."""
+    from wattsched.rl.partitioner import DQNPartitioner
+
+    env = config.env
+    costs = []
+    for index, member_file in enumerate(paths):
+        policy = DQNPartitioner.from_model(load_model(member_file), env.initial_configuration, env)
+        costs.append((validation_cost(config, policy, ENSEMBLE_DAY_OFFSET, config.ensemble_days), index))
+    ranked = sorted(costs)
+    staged = [p.with_name(f".{p.name}.ranked") for p in paths]
+    for (_, index), target in zip(ranked, staged, strict=True):
+        os.replace(paths[index], target)
+    for target, final in zip(staged, paths, strict=True):
+        os.replace(target, final)
+    kept = [index for _, index in ranked[: config.ensemble_keep]]
+    return {
+        "validation_days": config.ensemble_days,
+        "ranked": [{"seed": config.seed + i, "validation_cost": c} for c, i in ranked],
+        "kept_seeds": [config.seed + i for i in kept],
+    }
 
 
 def _train_one(config: DQNConfig, checkpoints: Path, callback: Any = None) -> Any:
@@ -333,24 +409,11 @@ class _BestKeeper:
         self.scored_at = -1
 
     def score(self, model: Any) -> float:
-        from wattsched.mig.partition.evaluate import evaluate_policy
         from wattsched.rl.partitioner import DQNPartitioner
 
         env = self.config.env
-        reward = env.reward_spec()
-        days = range(VALIDATION_DAY_OFFSET, VALIDATION_DAY_OFFSET + self.config.validation_days)
         policy = DQNPartitioner.from_model(model, env.initial_configuration, env)
-        rows = evaluate_policy(
-            "dqn",
-            policy,
-            days,
-            self.config.seed,
-            env.workload(),
-            held_out=False,
-            repartition_mode=env.repartition_mode,
-        )
-        a = reward.et_coefficient
-        return sum(a * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / len(rows)
+        return validation_cost(self.config, policy, VALIDATION_DAY_OFFSET, self.config.validation_days)
 
     def consider(self, model: Any) -> None:
         import copy

@@ -116,7 +116,7 @@ class DQNPartitioner:
         from wattsched.rl.dqn import load_config, load_model, member_path
 
         config = load_config(path)
-        nets = [QNetwork.from_sb3(load_model(member_path(path, k))) for k in range(config.ensemble)]
+        nets = [QNetwork.from_sb3(load_model(member_path(path, k))) for k in range(config.networks)]
         network = nets[0] if len(nets) == 1 else QEnsemble(tuple(nets))
         return cls(network, config.env.initial_configuration, config.env.scheduler, env=config.env)
 
