@@ -185,6 +185,13 @@ def test_rejects_bad_vectorisation_and_mask_without_counts() -> None:
         DQNConfig(ensemble=2, ensemble_keep=3)
     with pytest.raises(ConfigError, match="ensemble_days"):
         DQNConfig(ensemble=2, ensemble_keep=1, ensemble_days=0)
+    # with_ensemble: the kept number carries over while it fits, else every network acts
+    quick = quick_config()
+    assert (quick.ensemble, quick.ensemble_keep) == (8, 3)
+    assert (quick.with_ensemble(4).ensemble, quick.with_ensemble(4).ensemble_keep) == (4, 3)
+    assert quick.with_ensemble(2).ensemble_keep == 0 and quick.with_ensemble(5, 1).ensemble_keep == 1
+    with pytest.raises(ConfigError, match="ensemble_keep"):
+        quick.with_ensemble(2, 3)
     with pytest.raises(ConfigError, match="count_bins"):
         EnvConfig(mask_idle_slices=True)
 

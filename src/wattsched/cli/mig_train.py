@@ -144,12 +144,9 @@ def _run_train(args: argparse.Namespace) -> int:
         config = replace(config, total_timesteps=args.timesteps)
     if args.ensemble or args.keep is not None:
         ensemble = args.ensemble or config.ensemble
-        keep = args.keep if args.keep is not None else config.ensemble_keep
-        if keep > ensemble:
-            if args.keep is not None:
-                raise ConfigError(f"--keep {keep} is more than the {ensemble} networks trained (--ensemble)")
-            keep = 0  # fewer networks than the scale keeps: act with all of them
-        config = replace(config, ensemble=ensemble, ensemble_keep=keep)
+        if args.keep is not None and args.keep > ensemble:
+            raise ConfigError(f"--keep {args.keep} is more than the {ensemble} networks trained (--ensemble)")
+        config = config.with_ensemble(ensemble, args.keep)
     if args.checkpoint_every:
         config = replace(config, checkpoint_every_steps=args.checkpoint_every)
     workload = preset.day_workload()

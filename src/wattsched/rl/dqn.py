@@ -131,6 +131,13 @@ class DQNConfig:
         """Networks the trained model acts with (``ensemble_keep`` of ``ensemble``, or all)."""
         return self.ensemble_keep or self.ensemble
 
+    def with_ensemble(self, networks: int, keep: int | None = None) -> DQNConfig:
+        """This config training ``networks`` networks of which ``keep`` act (``None``: as many as this
+        config keeps, or all of them when that is more than ``networks``)."""
+        if keep is None:
+            keep = self.ensemble_keep if self.ensemble_keep <= networks else 0
+        return replace(self, ensemble=networks, ensemble_keep=keep)
+
     def member(self, index: int) -> DQNConfig:
         """The single-network config of ensemble member ``index`` (seed ``seed + index``)."""
         if not 0 <= index < self.ensemble:

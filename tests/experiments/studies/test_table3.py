@@ -26,6 +26,7 @@ TINY = {
     "quick_selection_days": 1,
     "pilot_days": 1,
     "dqn_timesteps": 200,
+    "dqn_ensemble": 2,
     "sensitivity_multipliers": (1.0, 2.5),
     "sensitivity_slacks": ((2.0, 3.0),),
     "sensitivity_quick_days": 2,

@@ -112,6 +112,8 @@ class Table3Cell:
     dqn_timesteps: int | None = None
     #: The DQN's hyperparameters: "quick" (:func:`~wattsched.rl.dqn.quick_config`) or "paper" (§A.6.4).
     dqn_hyperparameters: str | None = None
+    #: Networks the DQN trains (``None``: its hyperparameters'); see ``DQNConfig.with_ensemble``.
+    dqn_ensemble: int | None = None
 
     @property
     def key(self) -> str:
@@ -157,6 +159,9 @@ class Table3Study:
     dqn_timesteps: int | None = None
     #: The DQN's hyperparameters, "quick" or "paper" (§A.6.4); ``None``: the scale's.
     dqn_hyperparameters: str | None = None
+    #: Networks each DQN trains (``None``: its hyperparameters', 8 at quick keeping the best 3; fewer than
+    #: the kept number act all together).
+    dqn_ensemble: int | None = None
     #: Variants that train a DQN at quick scale (each costs ~3 min of one core); at paper scale every
     #: variant with ``dqn`` does.
     quick_dqn_variants: tuple[str, ...] = ("paper", "literal")
@@ -172,6 +177,8 @@ class Table3Study:
         get_preset(self.preset)
         if self.dqn_hyperparameters not in (None, "quick", "paper"):
             raise ConfigError(f"dqn_hyperparameters must be quick or paper, got {self.dqn_hyperparameters!r}")
+        if self.dqn_ensemble is not None and self.dqn_ensemble < 1:
+            raise ConfigError(f"dqn_ensemble must be >= 1, got {self.dqn_ensemble}")
         known = {v.name: v for v in variants_with_gpus(DEFAULT_VARIANTS, self.gpus, _gpu_variant)}
         wanted = list(known) if self.variants is None else list(self.variants)
         unknown = [n for n in wanted if n not in known]
@@ -210,9 +217,9 @@ class Table3Study:
                     selection,
                     self.pilot_days,
                     *(
-                        (self.dqn_timesteps, self.dqn_hyperparameters or scale)
+                        (self.dqn_timesteps, self.dqn_hyperparameters or scale, self.dqn_ensemble)
                         if method is not None and method.kind == "dynamic"
-                        else (None, None)
+                        else (None, None, None)
                     ),
                 )
 
@@ -317,6 +324,8 @@ def _train_dqn(cell: Table3Cell, setting: Setting) -> tuple[Any, Row]:
     config = replace(config, env=env)
     if cell.dqn_timesteps is not None:
         config = replace(config, total_timesteps=cell.dqn_timesteps)
+    if cell.dqn_ensemble is not None:
+        config = config.with_ensemble(cell.dqn_ensemble)
     with tempfile.TemporaryDirectory(prefix="wattsched-dqn-") as tmp:
         result = train(config, tmp)
         policy = DQNPartitioner.from_file(result.model_path)
