@@ -329,3 +329,20 @@ def test_ensemble_keeps_the_networks_with_the_lowest_validation_cost(tmp_path: P
     policy = DQNPartitioner.from_file(result.model_path)
     assert isinstance(policy.network, QEnsemble) and len(policy.network.members) == 2
     _same_network(policy.network.members[1], _network_of(member_path(result.model_path, 1)))
+
+
+def test_validation_cost_runs_on_the_training_gpu_by_hand() -> None:
+    from wattsched.mig.partition.evaluate import evaluate_policy
+    from wattsched.mig.partition.fixed import StaticPartitioner
+    from wattsched.rl.dqn import validation_cost
+
+    def config_on(gpu: str) -> DQNConfig:
+        return replace(TINY, env=EnvConfig(hours=2.0, gpu=gpu, et_coefficient=4e-8, rate_multiplier=2.5))
+
+    h200 = config_on("h200-141gb")
+    workload = h200.env.workload()
+    rows = evaluate_policy("s", StaticPartitioner(3), range(7, 9), h200.seed, workload, held_out=False,
+                           gpu="h200-141gb")
+    by_hand = sum(4e-8 * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / 2
+    assert validation_cost(h200, StaticPartitioner(3), 7, 2) == pytest.approx(by_hand, rel=1e-12)
+    assert validation_cost(config_on("a100-40gb"), StaticPartitioner(3), 7, 2) != pytest.approx(by_hand)

@@ -181,8 +181,12 @@ def _run_train(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     else:
-        networks = f" ({result.members} networks)" if result.members > 1 else ""
-        print(f"trained {result.timesteps} steps{networks} in {result.wall_s:.1f} s -> {result.model_path}")
+        if config.ensemble == 1:
+            what = f"{result.timesteps} steps"
+        else:
+            acting = "all act" if result.members == config.ensemble else f"the best {result.members} act"
+            what = f"{config.ensemble} networks, {result.timesteps} steps ({acting})"
+        print(f"trained {what} in {result.wall_s:.1f} s -> {result.model_path}")
     return 0
 
 

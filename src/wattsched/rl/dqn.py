@@ -336,7 +336,7 @@ _SELECTION_SUFFIX = ".selection.json"
 
 def validation_cost(config: DQNConfig, policy: Any, first_day: int, days: int) -> float:
     """Mean reward-scale cost ``a·E + T`` (``T`` in minutes) of ``policy`` on training-stream days
-    ``first_day`` .. of ``config.seed`` (the env config's workload, ``a`` and repartition mode)."""
+    ``first_day`` .. of ``config.seed`` (the env config's workload, GPU, ``a`` and repartition mode)."""
     from wattsched.mig.partition.evaluate import evaluate_policy
 
     env = config.env
@@ -348,6 +348,7 @@ def validation_cost(config: DQNConfig, policy: Any, first_day: int, days: int) -
         env.workload(),
         held_out=False,
         repartition_mode=env.repartition_mode,
+        gpu=env.gpu,
     )
     a = env.reward_spec().et_coefficient
     return sum(a * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / len(rows)
