@@ -52,6 +52,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         "--ensemble",
         type=int_at_least(1),
         default=None,
+        metavar="N",
         help="networks trained with seeds seed, seed+1, ... acting on their mean Q-values "
         "(default: the scale's, 8 at quick, 1 at paper)",
     )
@@ -59,6 +60,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         "--keep",
         type=int_at_least(0),
         default=None,
+        metavar="K",
         help="of the --ensemble networks, act with this many, the best on validation days (0: all; "
         "default: the scale's, 3 at quick, or all when --ensemble is smaller)",
     )
@@ -66,6 +68,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         "--workers",
         type=int_at_least(1),
         default=1,
+        metavar="N",
         help="processes training ensemble members at once (the result does not depend on it; default: 1)",
     )
     train.add_argument("--seed", type=int_at_least(0), default=0,
