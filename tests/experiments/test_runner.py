@@ -87,7 +87,11 @@ def test_a_sigkilled_sweep_resumes_where_it_stopped(tmp_path: Path) -> None:
 
 
 INTERRUPT_SCRIPT = """
+import signal
 import sys
+# A process started in the background by a shell without job control inherits SIGINT ignored; Ctrl-C's
+# default handler is what this test needs.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {here!r})
 from experiments_fakes import FakeStudy
 from wattsched.experiments.executors import LocalExecutor
