@@ -222,7 +222,7 @@ def _members(model_path: str) -> dict[str, RepartitionPolicy]:
     """Each trained network of an ensemble alone ("member<k>", numbered best first by validation cost when
     the ensemble keeps the best; in no ET pool): the spread between training seeds."""
     from wattsched.rl.dqn import load_config, load_model, member_path
-    from wattsched.rl.partitioner import DQNPartitioner, QNetwork
+    from wattsched.rl.partitioner import DQNPartitioner
 
     config = load_config(model_path)
     if config.ensemble == 1:
@@ -230,11 +230,8 @@ def _members(model_path: str) -> dict[str, RepartitionPolicy]:
     # every trained network, the kept ones first (files best first by validation cost)
     env = config.env
     return {
-        f"member{k}": DQNPartitioner(
-            QNetwork.from_sb3(load_model(member_path(model_path, k))),
-            env.initial_configuration,
-            env.scheduler,
-            env=env,
+        f"member{k}": DQNPartitioner.from_model(
+            load_model(member_path(model_path, k)), env.initial_configuration, env
         )
         for k in range(config.ensemble)
     }

@@ -323,7 +323,7 @@ def train(
     selection = _keep_best(config, paths) if config.ensemble_keep else None
     if selection is not None:
         _atomic_write_text(path.with_suffix(_SELECTION_SUFFIX), json.dumps(selection, indent=2))
-    _atomic_write_text(path.with_suffix(_CONFIG_SUFFIX), json.dumps(config.to_json(), indent=2))
+    _save_config(config, path)
     wall_s = time.perf_counter() - start
     return TrainResult(path, config.timesteps * config.ensemble, wall_s, config.networks, selection)
 
@@ -470,13 +470,18 @@ def _save_zip(model: Any, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def _save_config(config: DQNConfig, path: Path) -> None:
+    """The config sidecar of the model ``path`` (``dqn_model.json`` beside ``dqn_model.zip``), atomically."""
+    _atomic_write_text(path.with_suffix(_CONFIG_SUFFIX), json.dumps(config.to_json(), indent=2))
+
+
 def save_model(model: Any, config: DQNConfig, path: str | Path) -> Path:
     """Save the SB3 model to ``path`` (a ``.zip``) and its config beside it, both atomically."""
     path = Path(path)
     if path.suffix != ".zip":
         path = path.with_suffix(".zip")
     _save_zip(model, path)
-    _atomic_write_text(path.with_suffix(_CONFIG_SUFFIX), json.dumps(config.to_json(), indent=2))
+    _save_config(config, path)
     return path
 
 
