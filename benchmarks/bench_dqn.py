@@ -20,12 +20,20 @@ best first by validation cost, in no ET pool), which shows the spread between tr
 choice narrows. ``--extra-seeds`` trains whole ensembles again: space the seeds by
 the ensemble size (8, 16, ...) so that they share no network.
 
+``--rollout K`` (default 2; 0: off) also scores ``dynamic-rollout``: the trained DQN improved at each decision
+by rollouts (:class:`wattsched.mig.partition.rollout.RolloutPartitioner`): its 3 best-ranked configurations
+are each tried on copies of the simulation holding only the jobs that have arrived plus the arrivals of K
+sampled days of the same profile over the next 30 min, the DQN deciding the rest of the window; the cheapest
+is taken. It never sees the day's real future arrivals; training is unchanged, the cost is at decision time
+(~7 s of one core a day; its days are shared by ``--workers`` processes). Its gains are shown with ``a``
+pooled over P1's four methods with it as Dynamic (``pool4r``), and with the DQN's and the benchmarks' pools.
+
 Ablation: each change of the paper config switched off in turn (one at a time, at ``--ablation-steps`` and on
 ``--ablation-days`` held-out days, the first of the same days), one training per row.
 
     .venv/bin/python benchmarks/bench_dqn.py [--days 100] [--steps N] [--ablation-steps N]
         [--ablation-days 30] [--no-ablation] [--extra-seeds S ...] [--reuse] [--seed 0] [--workers 2]
-        [--out benchmarks/out/dqn]
+        [--rollout 2] [--out benchmarks/out/dqn]
 
 ``--reuse`` skips the main run and runs ``--extra-seeds`` and the ablation (unless ``--no-ablation``) against
 the finished run in ``--out`` (its ``days.csv``, ``summary.json`` and saved model config), so the parts can
@@ -60,6 +68,9 @@ TARGETS = (("static", 0.29), ("day-night", 0.23), ("no-mig", 0.67))
 TRAIN_BUDGET_S = 600.0
 ET_POOL = ("no-mig", "static", "day-night", "dynamic")
 BENCH_POOL = ("no-mig", "static", "day-night")
+ROLLOUT = "dynamic-rollout"
+#: P1's pool with the rollout as the Dynamic method.
+ROLLOUT_POOL = ("no-mig", "static", "day-night", ROLLOUT)
 BOOTSTRAP = 4000
 
 
@@ -75,6 +86,7 @@ def _train(config: DQNConfig, out: Path, workers: int = 1) -> dict[str, Any]:
     return {
         "model": str(result.model_path),
         "networks": result.members,
+        "trained_networks": config.ensemble,
         "steps": result.timesteps,
         "wall_s": result.wall_s,
         "steps_per_s": result.timesteps / result.wall_s,
@@ -83,13 +95,29 @@ def _train(config: DQNConfig, out: Path, workers: int = 1) -> dict[str, Any]:
     }
 
 
-def _rows(method: str, policy: RepartitionPolicy, days: Sequence[int], seed: int) -> list[dict[str, Any]]:
+def _rows(
+    method: str, policy: RepartitionPolicy, days: Sequence[int], seed: int, workers: int = 1
+) -> list[dict[str, Any]]:
     from wattsched.mig.partition.evaluate import evaluate_policy
     from wattsched.workload.generators import WorkloadSpec
 
     spec = WorkloadSpec(profile="alibaba-day", rate_multiplier=RATE_MULTIPLIER)
     keep = ("method", "day", "energy_j", "avg_tardiness_s", "repartitions", "late_jobs", "jobs")
-    return [{k: r[k] for k in keep} for r in evaluate_policy(method, policy, days, seed, spec)]
+    rows = evaluate_policy(method, policy, days, seed, spec, workers=workers)
+    return [{k: r[k] for k in keep} for r in rows]
+
+
+def _rollout(model_path: str, a: float, scenarios: int) -> RepartitionPolicy:
+    """The DQN improved by rollouts over ``scenarios`` sampled days of the paper preset at each decision."""
+    from wattsched.mig.partition import RolloutPartitioner
+    from wattsched.rl.partitioner import DQNPartitioner
+    from wattsched.workload.arrivals import PROFILES
+    from wattsched.workload.generators import WorkloadSpec
+
+    spec = WorkloadSpec(profile="alibaba-day", rate_multiplier=RATE_MULTIPLIER)
+    norm = PROFILES.make("alibaba-day").expected_count(spec.horizon_s, RATE_MULTIPLIER)
+    base = DQNPartitioner.from_file(model_path)
+    return RolloutPartitioner(base, a, norm, scenarios=scenarios, workload=spec, name=ROLLOUT)
 
 
 def _et_table(
@@ -208,13 +236,16 @@ def _evaluate_all(args: argparse.Namespace, a_pilot: float, model_path: str) -> 
         "dynamic": DQNPartitioner.from_file(model_path),
     }
     policies.update(_members(model_path))
+    if args.rollout:
+        policies[ROLLOUT] = _rollout(model_path, a_pilot, args.rollout)
     for method, policy in policies.items():
         started = time.perf_counter()
-        rows += _rows(method, policy, days, args.seed)
-        print(
-            f"  evaluated {method:<22} on {args.days} days in {time.perf_counter() - started:6.1f} s",
-            flush=True,
-        )
+        workers = args.workers if method == ROLLOUT else 1
+        rows += _rows(method, policy, days, args.seed, workers)
+        wall_s = time.perf_counter() - started
+        if method == ROLLOUT:
+            args.rollout_wall_s = wall_s
+        print(f"  evaluated {method:<22} on {args.days} days in {wall_s:6.1f} s", flush=True)
     return rows
 
 
@@ -240,7 +271,9 @@ def _members(model_path: str) -> dict[str, RepartitionPolicy]:
 def _summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """ET per method for both pools, the gains of Dynamic and of the lookahead with intervals."""
     out: dict[str, Any] = {}
-    for label, pool in (("pool4", ET_POOL), ("pool3", BENCH_POOL)):
+    rollout = any(r["method"] == ROLLOUT for r in rows)
+    pools = (("pool4", ET_POOL), ("pool3", BENCH_POOL), *((("pool4r", ROLLOUT_POOL),) if rollout else ()))
+    for label, pool in pools:
         table, a = _et_table(rows, pool)
         out[label] = {
             "pool": list(pool),
@@ -248,6 +281,7 @@ def _summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "et": {m: float(v.mean()) for m, v in table.items()},
             "dynamic_gain": {m: gain(table["dynamic"], table[m]) for m, _ in TARGETS},
             "lookahead_gain": {m: gain(table["lookahead"], table[m]) for m, _ in TARGETS},
+            "rollout_gain": {m: gain(table[ROLLOUT], table[m]) for m, _ in TARGETS} if rollout else {},
             "member_gain": {
                 member: {m: gain(table[member], table[m])["gain"] for m, _ in TARGETS}
                 for member in table
@@ -307,8 +341,20 @@ def _print_main(
         f"{'dynamic vs lookahead':<22} {'':>7} {g['gain']:6.1%} [{g['ci95_low']:6.1%}, {g['ci95_high']:6.1%}]"
         f" ({g['days_better']} of {g['days']} days better)"
     )
+    if "pool4r" in summary:
+        print(f"\n{ROLLOUT} (the DQN improved by rollouts at each decision; pool4r: P1's pool with it as "
+              f"Dynamic, a = {summary['pool4r']['a_per_j']:.3e}/J)")
+        columns = ("rollout (pool4r)", "rollout (pool4)", "rollout (pool3)")
+        print(f"{'':<22} {'target':>7} " + " ".join(f"{c:>26}" for c in columns))
+        for method, target in TARGETS:
+            cells = []
+            for block in (summary["pool4r"], pool4, pool3):
+                g = block["rollout_gain"][method]
+                cells.append(f"{g['gain']:6.1%} [{g['ci95_low']:6.1%}, {g['ci95_high']:6.1%}]")
+            print(f"{'vs ' + method:<22} {target:>7.0%} {cells[0]:>26} {cells[1]:>26} {cells[2]:>26}")
     print(
-        f"\ntraining: {training['networks']} network(s), {training['steps']} steps in all in "
+        f"\ntraining: {training['trained_networks']} network(s) trained ({training['networks']} act), "
+        f"{training['steps']} steps in all in "
         f"{training['wall_s']:.1f} s "
         f"({training['steps_per_s']:.0f} steps/s), 1-min load average {training['load_1min_before']:.1f} "
         f"before / {training['load_1min_after']:.1f} after, on {os.cpu_count()} cores"
@@ -464,8 +510,17 @@ def main() -> int:
     parser.add_argument(
         "--workers", type=int, default=2, help="networks of the ensemble trained at once (default: 2)"
     )
+    parser.add_argument(
+        "--rollout",
+        type=int,
+        default=2,
+        metavar="K",
+        help=f"also score the DQN improved by rollouts over K sampled days ('{ROLLOUT}', ~7 s a day at "
+        "K = 2, its days shared by --workers processes); 0: off (default 2)",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "out" / "dqn")
     args = parser.parse_args()
+    args.rollout_wall_s = None
 
     from wattsched.mig.partition.evaluate import pilot_et_coefficient
     from wattsched.rl.dqn import paper_config
@@ -499,12 +554,28 @@ def main() -> int:
         ablation = _run_ablation(args, config, rows, summary["pool4"]["a_per_j"], training["wall_s"])
     gains = summary["pool4"]["dynamic_gain"]
     met = {m: gains[m]["gain"] >= t for m, t in TARGETS}
+    rollout: dict[str, Any] = {}
+    if "pool4r" in summary:
+        rollout_gains = summary["pool4r"]["rollout_gain"]
+        rollout_met = {m: rollout_gains[m]["gain"] >= t for m, t in TARGETS}
+        rollout = {
+            "scenarios": args.rollout,
+            "gains": {m: {k: round(v, 4) for k, v in g.items()} for m, g in rollout_gains.items()},
+            "gains_pool4": {m: round(g["gain"], 4) for m, g in summary["pool4"]["rollout_gain"].items()},
+            "gains_pool3": {m: round(g["gain"], 4) for m, g in summary["pool3"]["rollout_gain"].items()},
+            "targets_met": rollout_met,
+            "all_met": all(rollout_met.values()) and training["wall_s"] <= TRAIN_BUDGET_S,
+            "eval_wall_s": round(args.rollout_wall_s, 1),
+            "eval_workers": args.workers,
+            "cpu_s_per_day": round(args.rollout_wall_s * min(args.workers, args.days) / args.days, 2),
+        }
     result = {
         "preset": "paper",
         "rate_multiplier": RATE_MULTIPLIER,
         "days": args.days,
         "seed": args.seed,
-        "train_networks": training["networks"],
+        "train_networks": training["trained_networks"],
+        "acting_networks": training["networks"],
         "train_steps": training["steps"],
         "train_wall_s": round(training["wall_s"], 1),
         "train_within_budget": training["wall_s"] <= TRAIN_BUDGET_S,
@@ -517,6 +588,7 @@ def main() -> int:
         "targets_met": met,
         "other_seeds": seeds,
         "all_met": all(met.values()) and training["wall_s"] <= TRAIN_BUDGET_S,
+        "rollout": rollout,
         "ablation": ablation,
     }
     (args.out / "summary.json").write_text(

@@ -47,7 +47,7 @@ PUBLIC_API: dict[str, set[str]] = {
     },
     "wattsched.mig.partition": {
         "ConfigId", "DayNightPartitioner", "DayRun", "Decision", "LookaheadPartitioner",
-        "NoMigPartitioner", "PARTITIONERS", "RepartitionPolicy", "StaticPartitioner",
+        "NoMigPartitioner", "PARTITIONERS", "RepartitionPolicy", "RolloutPartitioner", "StaticPartitioner",
         "hour_of_day", "run_day",
     },
     "wattsched.rl.partitioner": {"DQNPartitioner", "QEnsemble", "QNetwork"},

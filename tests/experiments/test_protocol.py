@@ -31,7 +31,10 @@ from wattsched.workload.generators import WorkloadSpec
 def test_method_specs() -> None:
     assert Method("static").label == "static" and Method("static", best=True).label == "static-best"
     assert Method("static", configuration=5, name="five").label == "five"
-    assert list(METHOD_LABELS) == ["no-mig", "static", "static-best", "day-night", "lookahead", "dynamic"]
+    assert list(METHOD_LABELS) == [
+        "no-mig", "static", "static-best", "day-night", "lookahead", "dynamic", "dynamic-rollout"
+    ]
+    assert method_from_label("dynamic-rollout") == Method("dynamic", rollout=2)
     assert method_from_label("static-best") == Method("static", best=True)
     with pytest.raises(ConfigError, match="unknown method 'weekly'"):
         Method("weekly")
@@ -41,6 +44,10 @@ def test_method_specs() -> None:
         Method("static", configuration=3, best=True)
     with pytest.raises(ConfigError, match="valid: no-mig"):
         method_from_label("static-cfg3")
+    with pytest.raises(ConfigError, match="only for 'dynamic'"):
+        Method("lookahead", rollout=2)
+    with pytest.raises(ConfigError, match="rollout=-1"):
+        Method("dynamic", rollout=-1)
 
 
 def test_day_streams_are_one_scheme() -> None:

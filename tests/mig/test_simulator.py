@@ -115,6 +115,40 @@ def test_fork_is_independent() -> None:
     assert forked.repartitions == 1 and plain.repartitions == 0
 
 
+def test_fork_of_the_arrived_jobs_knows_no_future_arrival() -> None:
+    # At the first epoch (t = 0) only A has arrived: the fork runs as if B never came (A alone: 100 s on 7g),
+    # and the real run still gets B.
+    sim = MigSimulation(_repartition_trace(), 1, "edf-ss-restricted", horizon_s=500.0)
+    sim.advance()
+    look = sim.fork(arrived_only=True)
+    assert look.pending_arrivals == 0 and sim.pending_arrivals == 1
+    alone = look.run()
+    assert alone == simulate(_repartition_trace()[:1], 1, "edf-ss-restricted", horizon_s=500.0)
+    assert alone.jobs == 1 and alone.energy_j == pytest.approx(248.5 * 100 + 40 * 400)
+    assert alone.avg_tardiness_s == 0.0
+    assert sim.run() == simulate(_repartition_trace(), 1, "edf-ss-restricted", horizon_s=500.0)
+
+
+def test_fork_of_the_arrived_jobs_takes_sampled_arrivals() -> None:
+    # The fork at t = 0 given B (a planner's sample) runs exactly like the whole trace.
+    sim = MigSimulation(_repartition_trace(), 1, "edf-ss-restricted")
+    sim.advance()
+    look = sim.fork(arrived_only=True)
+    look.add_job(_repartition_trace()[1])
+    assert look.run() == simulate(_repartition_trace(), 1, "edf-ss-restricted")
+
+
+def test_snapshot_fork_is_refused_once_the_epoch_is_left() -> None:
+    sim = MigSimulation(_repartition_trace(), 1, "edf-ss-restricted")
+    sim.advance()
+    snap = sim.snapshot()
+    assert snap.fork_arrived is not None
+    assert snap.fork_arrived().pending_arrivals == 0
+    sim.advance()
+    with pytest.raises(RuntimeError, match="moved past"):
+        snap.fork_arrived()
+
+
 def test_no_mig_uses_the_full_gpu_duration_and_p7() -> None:
     # One job, 90 s with MIG disabled (100 s on 7g). Busy at P(7) = 248.5 W for 90 s; horizon 200 adds
     # 110 s idle at 40 W.

@@ -77,3 +77,27 @@ def test_each_ablation_row_changes_only_what_it_names(bench: ModuleType) -> None
     assert p1.env.rate_multiplier == 2.5 and p1.total_timesteps == 5_000
     assert p1.env.et_coefficient == base.env.et_coefficient
     assert quick_config().env.rate_multiplier == 1.0
+
+
+def test_summary_scores_the_rollout_in_its_own_pool(bench: ModuleType) -> None:
+    # Tardiness proportional to energy: ET (linear in both) is then proportional to energy, so every gain is
+    # 1 - energy ratio whatever a is (by hand: the rollout uses 0.7 of Day-Night's energy each day, 0.5 of
+    # Static's, 0.2 of No-MIG's).
+    energy = {"no-mig": 10.0, "static": 4.0, "day-night": 20.0 / 7.0, "dynamic": 2.5, "lookahead": 3.0,
+              bench.ROLLOUT: 2.0}
+    rows = [
+        {"method": m, "day": d, "energy_j": e * 1e7 * (1 + d), "avg_tardiness_s": e * (1 + d),
+         "repartitions": 1}
+        for m, e in energy.items()
+        for d in range(3)
+    ]
+    summary = bench._summarise(rows)
+    assert summary["pool4r"]["pool"] == ["no-mig", "static", "day-night", bench.ROLLOUT]
+    for pool in ("pool4", "pool3", "pool4r"):
+        gains = summary[pool]["rollout_gain"]
+        assert gains["day-night"]["gain"] == pytest.approx(0.3)
+        assert gains["static"]["gain"] == pytest.approx(0.5)
+        assert gains["no-mig"]["gain"] == pytest.approx(0.8)
+        assert summary[pool]["dynamic_gain"]["static"]["gain"] == pytest.approx(1 - 2.5 / 4.0)
+    without = bench._summarise([r for r in rows if r["method"] != bench.ROLLOUT])
+    assert "pool4r" not in without and without["pool4"]["rollout_gain"] == {}

@@ -42,13 +42,13 @@ def test_train_then_evaluate(tmp_path: Path, capsys: pytest.CaptureFixture[str])
             "--days",
             "1",
             "--methods",
-            "static,day-night,dynamic",
+            "static,day-night,dynamic,dynamic-rollout",
             "--json",
         ]
     )
     assert status == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result["methods"]) == {"static", "day-night", "dynamic"}
+    assert set(result["methods"]) == {"static", "day-night", "dynamic", "dynamic-rollout"}
     assert result["methods"]["day-night"]["repartitions"] == 2.0
     assert all(v["energy_j"] > 0 for v in result["methods"].values())
 

@@ -75,9 +75,12 @@ def test_partitioner_never_chooses_a_masked_configuration() -> None:
     seen: list[tuple[int, int | str, int | str]] = []
     decide = policy.decide
 
+    ranked: list[list[int | str]] = []
+
     def recording(snapshot):  # type: ignore[no-untyped-def]
         choice = decide(snapshot)
         seen.append((len(snapshot.jobs), snapshot.configuration, choice))
+        ranked.append(policy.ranked(snapshot))
         return choice
 
     policy.decide = recording  # type: ignore[method-assign]
@@ -85,7 +88,9 @@ def test_partitioner_never_chooses_a_masked_configuration() -> None:
     run_day(generate_jobs(spec, 11), policy, horizon_s=spec.horizon_s)
     assert len(seen) > 20
     slices = {c: len(GPU.configuration(c).slices) for c in ALL}
-    for jobs, current, choice in seen:
+    for (jobs, current, choice), order in zip(seen, ranked, strict=True):
         limit = 7 if jobs >= 7 else max(1, jobs)
         allowed = {c for c in ALL if slices[c] <= limit} | {current}
         assert choice == max(allowed, key=int), (jobs, current, choice)
+        # What a rollout tries: the allowed configurations, best Q-value (here: highest number) first.
+        assert order == sorted(allowed, key=int, reverse=True) and order[0] == choice

@@ -21,7 +21,9 @@ from wattsched.errors import ConfigError
 
 __all__ = ["add_parser"]
 
-_METHODS = ("no-mig", "static", "static-best", "day-night", "lookahead", "dynamic")
+_METHODS = ("no-mig", "static", "static-best", "day-night", "lookahead", "dynamic", "dynamic-rollout")
+#: Not in the default ``--methods``: slower, or a choice of their own.
+_OPT_IN = ("static-best", "dynamic-rollout")
 #: ET's pool (CONTRACT §2): P1's four Table III methods, where evaluated.
 _ET_POOL = ("no-mig", "static", "day-night", "dynamic")
 
@@ -111,8 +113,9 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument(
         "--methods",
-        default=",".join(m for m in _METHODS if m != "static-best"),
-        help=f"comma-separated subset of {', '.join(_METHODS)} (default: all but static-best)",
+        default=",".join(m for m in _METHODS if m not in _OPT_IN),
+        help=f"comma-separated subset of {', '.join(_METHODS)} (default: all but {' and '.join(_OPT_IN)}; "
+        "dynamic-rollout: the DQN improved by rollouts over 2 sampled days, ~7 s a day at the paper load)",
     )
     evaluate.add_argument(
         "--et-coefficient",
@@ -122,6 +125,8 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         help="ET's a per joule: a fixed number, or 'pilot' (pilot runs of the benchmark methods); default: "
         f"pooled over the evaluated methods among {', '.join(_ET_POOL)}, so ET changes with --methods",
     )
+    evaluate.add_argument("--workers", type=int_at_least(1), default=1, metavar="N",
+                          help="processes the days of each method are shared among (same results)")
     evaluate.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout",
                           help="a repartition stops the GPU for its blackout, or shifts deadlines instead")
     add_preset_options(evaluate, default=None)
@@ -239,7 +244,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         ]
     results = []
     for method in methods:
-        results += run_method(method, range(args.days), setting, prebuilt.get(method.label))
+        results += run_method(method, range(args.days), setting, prebuilt.get(method.label), args.workers)
     evaluated = [m.label for m in methods]
     pool: list[str]
     if isinstance(args.et_coefficient, float):
@@ -288,10 +293,10 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         f"deadline rule {rule}, {gpu.name}\n"
         f"ET a = {a:.3e} per J ({pool_text.get(source, 'pooled over ' + ', '.join(pool))})\n"
     )
-    out.write(f"{'method':<12} {'ET':>8} {'energy kWh':>11} {'tardiness min':>14} {'repart./day':>12}\n")
+    out.write(f"{'method':<15} {'ET':>8} {'energy kWh':>11} {'tardiness min':>14} {'repart./day':>12}\n")
     for m, v in table.items():
         out.write(
-            f"{m:<12} {v['et']:>8.3f} {v['energy_j'] / 3.6e6:>11.3f} {v['avg_tardiness_s'] / 60:>14.3f} "
+            f"{m:<15} {v['et']:>8.3f} {v['energy_j'] / 3.6e6:>11.3f} {v['avg_tardiness_s'] / 60:>14.3f} "
             f"{v['repartitions']:>12.1f}\n"
         )
     return 0

@@ -3,7 +3,9 @@
 * :class:`Method` — a typed method spec: ``Method("static")`` (the GPU's static role: P1's choice),
   ``Method("static", best=True)`` (the best configuration by ET on selection days), ``Method("static",
   configuration=...)`` (a given id), ``Method("no-mig")``, ``Method("day-night")``, ``Method("lookahead")``,
-  ``Method("dynamic")`` (a trained DQN, from :attr:`Setting.model_path`).
+  ``Method("dynamic")`` (a trained DQN, from :attr:`Setting.model_path`), ``Method("dynamic", rollout=2)``
+  (the DQN improved at each decision by rollouts over 2 sampled days:
+  :class:`~wattsched.mig.partition.rollout.RolloutPartitioner`).
 * :class:`Setting` — what the days are: study seed, workload, GPU, pilot/selection days, repartition mode.
 * :func:`build_policy` — the one place a method spec becomes a repartitioning policy.
 * :func:`run_method` — a method on held-out days, as typed :class:`DayResult` values (array columns).
@@ -69,7 +71,9 @@ class Method:
     configuration: ConfigId | None = None
     #: static only: the configuration with the lowest ET on the selection days (P1's procedure).
     best: bool = False
-    #: Row label; empty: ``kind``, or ``static-best`` for the selected static.
+    #: dynamic only: sampled days of a rollout over the DQN at each decision; 0: the DQN alone.
+    rollout: int = 0
+    #: Row label; empty: ``kind``, ``static-best`` for the selected static, ``dynamic-rollout`` for a rollout.
     name: str = ""
 
     def __post_init__(self) -> None:
@@ -79,10 +83,17 @@ class Method:
             raise ConfigError(f"method '{self.kind}' takes no configuration (only 'static' does)")
         if self.best and self.configuration is not None:
             raise ConfigError("a static method is either the best by ET or a given configuration, not both")
+        if self.rollout < 0 or (self.rollout and self.kind != "dynamic"):
+            raise ConfigError(f"rollout takes a number of sampled days >= 1, and only for 'dynamic'; got "
+                              f"{self.kind} with rollout={self.rollout}")
 
     @property
     def label(self) -> str:
-        return self.name or (f"{self.kind}-best" if self.best else self.kind)
+        if self.name:
+            return self.name
+        if self.rollout:
+            return f"{self.kind}-rollout"
+        return f"{self.kind}-best" if self.best else self.kind
 
 
 #: The methods of ``mig evaluate --methods`` and the Table III study, by label.
@@ -95,6 +106,7 @@ METHOD_LABELS: dict[str, Method] = {
         Method("day-night"),
         Method("lookahead"),
         Method("dynamic"),
+        Method("dynamic", rollout=2),
     )
 }
 
@@ -156,6 +168,18 @@ def build_policy(method: Method, setting: Setting) -> RepartitionPolicy:
         import wattsched.rl.partitioner  # noqa: F401  (registers "dynamic"; torch is imported lazily)
 
         options["model_path"] = Path(setting.model_path)
+        if method.rollout:
+            a = setting.et_coefficient if setting.et_coefficient is not None else setting.pilot_coefficient()
+            from wattsched.mig.partition.rollout import RolloutPartitioner
+
+            return RolloutPartitioner(
+                PARTITIONERS.make("dynamic", **options),
+                et_coefficient=a,
+                jobs_norm=setting.jobs_norm(),
+                scenarios=method.rollout,
+                workload=setting.workload,
+                name=method.label,
+            )
     return PARTITIONERS.make(method.kind, **options)
 
 
@@ -165,9 +189,14 @@ def configuration_of(policy: RepartitionPolicy) -> ConfigId | None:
 
 
 def run_method(
-    method: Method, days: Iterable[int], setting: Setting, policy: RepartitionPolicy | None = None
+    method: Method,
+    days: Iterable[int],
+    setting: Setting,
+    policy: RepartitionPolicy | None = None,
+    workers: int = 1,
 ) -> list[DayResult]:
-    """``method`` on held-out days ``days`` of ``setting`` (``policy`` overrides :func:`build_policy`)."""
+    """``method`` on held-out days ``days`` of ``setting`` (``policy`` overrides :func:`build_policy`;
+    ``workers`` processes share the days, with the same results)."""
     return evaluate_days(
         method.label,
         policy if policy is not None else build_policy(method, setting),
@@ -177,6 +206,7 @@ def run_method(
         stream=DayStream.HELD_OUT,
         repartition_mode=setting.repartition_mode,
         gpu=load_gpu(setting.gpu),
+        workers=workers,
     )
 
 

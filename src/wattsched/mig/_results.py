@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from wattsched.hardware.mig import MigGpu
     from wattsched.mig._state import EngineState
+    from wattsched.mig.simulator import MigSimulation
     from wattsched.workload.job import Job, JobKind, Scaling
 
 __all__ = [
@@ -189,3 +190,8 @@ class SimSnapshot:
     repartitions: int
     #: The simulated GPU (its configurations are the ids a partitioner may choose).
     gpu: MigGpu | None = None
+    #: A copy of the simulation at this epoch holding only the jobs that have arrived (no future arrival),
+    #: for planners that simulate ahead (:class:`wattsched.mig.partition.rollout.RolloutPartitioner`); call it
+    #: before the epoch is left (``RuntimeError`` after). ``None``: the snapshot does not come from a
+    #: simulation (a live GPU).
+    fork_arrived: Callable[[], MigSimulation] | None = field(default=None, compare=False, repr=False)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import operator
 from bisect import insort
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from wattsched.errors import ConfigError
@@ -50,6 +50,7 @@ from wattsched.mig._state import (
     ARRIVAL,
     BLACKOUT_END,
     COMPLETION,
+    PER_JOB,
     TIMER,
     WAITING,
     EngineState,
@@ -333,10 +334,37 @@ class MigSimulation(ClusterDriving):
             preemptions=self._preemptions,
             repartitions=self._repartitions,
             gpu=self._gpu,
+            fork_arrived=self._arrived_fork_at_this_epoch(),
         )
 
-    def fork(self) -> MigSimulation:
-        """An independent copy for look-ahead (jobs, GPU and the stateless policy are shared)."""
+    def _arrived_fork_at_this_epoch(self) -> Callable[[], MigSimulation]:
+        """``fork(arrived_only=True)``, refused once the simulation has left the epoch it was made at."""
+        epoch = self._epoch_key()
+
+        def fork_arrived() -> MigSimulation:
+            if self._epoch_key() != epoch:
+                raise RuntimeError(
+                    "the simulation has moved past this snapshot's epoch; fork it from a new one"
+                )
+            return self.fork(arrived_only=True)
+
+        return fork_arrived
+
+    def _epoch_key(self) -> tuple[float, int, int, int, bool]:
+        return (self._now_s, self._queue.stream_position, self._completed, self._repartitions, self._finished)
+
+    def fork(self, *, arrived_only: bool = False) -> MigSimulation:
+        """An independent copy for look-ahead (jobs, GPU and the stateless policy are shared).
+
+        ``arrived_only``: the copy holds only the jobs that have arrived by now (finished, running or
+        waiting), not the ones still to come, so a planner that runs it on knows no more than the present;
+        it may :meth:`add_job` jobs of its own (sampled arrivals) after now."""
+        other = self._copy()
+        if arrived_only:
+            _forget_pending(other)
+        return other
+
+    def _copy(self) -> MigSimulation:
         other = MigSimulation.__new__(MigSimulation)
         other.__dict__.update(self.__dict__)
         other._state = self._state.copy()
@@ -552,6 +580,24 @@ class MigSimulation(ClusterDriving):
         self._now_s = end
         self._end_s = end
         self._finished = True
+
+
+def _forget_pending(sim: MigSimulation) -> None:
+    """Drop the jobs of a (forked) simulation whose arrival has not been processed: the tail of every
+    per-job list from the arrival stream's position on (arrivals come from the stream, so those jobs have no
+    event in the heap yet)."""
+    arrived = sim._queue.stream_position
+    if arrived == len(sim._arrival_s):
+        return
+    st = sim._state
+    for name in PER_JOB:
+        del getattr(st, name)[arrived:]
+    if st.history is not None:
+        del st.history[arrived:]
+    if len(st.job_reference_s) > arrived:
+        st.job_reference_s = list(st.job_reference_s[:arrived])
+    for values in (sim._jobs, sim._rows, sim._inference, sim._weight, sim._arrival_s):
+        del values[arrived:]
 
 
 def simulate(

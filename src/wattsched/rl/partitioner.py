@@ -150,15 +150,29 @@ class DQNPartitioner:
 
     def action(self, observation: np.ndarray) -> int:
         """The greedy action (masked actions excluded when the training config masked them)."""
+        return int(np.argmax(self._masked_q(observation)))
+
+    def _masked_q(self, observation: np.ndarray) -> np.ndarray:
         q_values = self.network.q_values(observation)
         if self._mask is not None:
             q_values = np.where(self._mask.of(observation), q_values, -np.inf)
-        return int(np.argmax(q_values))
+        return q_values
 
     def decide(self, snapshot: SimSnapshot) -> ConfigId:
+        return self._actions[self.action(self._observe(snapshot))]
+
+    def ranked(self, snapshot: SimSnapshot) -> list[ConfigId]:
+        """The configurations the network allows here (masked ones left out), highest Q-value first (ties:
+        action order, so the first is :meth:`decide`'s choice); what a rollout tries
+        (:class:`~wattsched.mig.partition.rollout.RolloutPartitioner`)."""
+        q_values = self._masked_q(self._observe(snapshot))
+        order = np.argsort(-q_values, kind="stable")
+        return [self._actions[int(k)] for k in order if np.isfinite(q_values[k])]
+
+    def _observe(self, snapshot: SimSnapshot) -> np.ndarray:
         if self._spec is None:
             raise RuntimeError("call reset(gpu) before decide()")
-        return self._actions[self.action(snapshot_observation(snapshot, self._spec))]
+        return snapshot_observation(snapshot, self._spec)
 
 
 @PARTITIONERS.register("dynamic")

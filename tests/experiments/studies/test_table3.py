@@ -27,6 +27,7 @@ TINY = {
     "pilot_days": 1,
     "dqn_timesteps": 200,
     "dqn_ensemble": 2,
+    "dqn_rollout": 1,
     "sensitivity_multipliers": (1.0, 2.5),
     "sensitivity_slacks": ((2.0, 3.0),),
     "sensitivity_quick_days": 2,
@@ -87,7 +88,9 @@ def test_options_are_validated() -> None:
 
 def test_summary_blocks(rows: pd.DataFrame) -> None:
     summary = Table3Study().summarize(rows)
-    assert set(summary["table3"]) == {"no-mig", "static", "static-best", "day-night", "dynamic", "lookahead"}
+    assert set(summary["table3"]) == {
+        "no-mig", "static", "static-best", "day-night", "dynamic", "lookahead", "dynamic-rollout"
+    }
     for method in summary["table3"]:
         detail = summary["table3_detail"][method]
         assert detail["days"] == 2 and detail["energy_j"] > 0 and detail["avg_tardiness_s"] >= 0
@@ -98,9 +101,11 @@ def test_summary_blocks(rows: pd.DataFrame) -> None:
     assert extra["preset"] == "paper" and extra["rate_multiplier"] == 2.5
     assert extra["static_configuration"] == "3"  # the A100's static role (P1's choice)
     assert extra["static_best_configuration"] in extra["selection_et"]
-    assert extra["et_pool"] == ["no-mig", "static", "day-night", "dynamic"]
+    assert extra["et_pool"] == ["no-mig", "static", "day-night", "dynamic"]  # the rollout is not in it
     imp = extra["improvements"]["dynamic_vs_static"]
     assert imp["days"] == 2 and imp["ci95_low"] <= imp["ratio_of_means"] <= imp["ci95_high"]
+    assert extra["improvements"]["dynamic-rollout_vs_dynamic"]["days"] == 2
+    assert extra["paper_order_holds_rollout"] in (True, False)
     # both presets, both rules, both GPUs
     assert set(summary["presets"]) == {"paper", "literal"}
     assert summary["presets"]["paper"]["table3"] == summary["table3"]
@@ -193,7 +198,8 @@ def test_array_columns(rows: pd.DataFrame) -> None:
 def test_report_writes_figures(rows: pd.DataFrame, tmp_path: Path) -> None:
     text = Table3Study().report(rows, tmp_path)
     assert "Table III" in text and "P1 ET" in text and "Both presets side by side" in text
-    assert "Deadline rule" in text
+    assert "Deadline rule" in text and "with the DQN improved by rollouts" in text
+    assert "P1 order (DQN + rollout)" in text
     assert (tmp_path / "table3_repartitions_per_hour.png").is_file()
     assert (tmp_path / "table3_fig11_dynamic.png").is_file()
     assert "sensitivity" in text and "x1-slack2-3" in text and "P1 order" in text

@@ -114,6 +114,8 @@ class Table3Cell:
     dqn_hyperparameters: str | None = None
     #: Networks the DQN trains (``None``: its hyperparameters'); see ``DQNConfig.with_ensemble``.
     dqn_ensemble: int | None = None
+    #: Sampled days of the DQN-with-rollout method scored beside the DQN on the same days (0: not scored).
+    dqn_rollout: int = 0
 
     @property
     def key(self) -> str:
@@ -162,6 +164,10 @@ class Table3Study:
     #: Networks each DQN trains (``None``: its hyperparameters', 8 at quick keeping the best 3; fewer than
     #: the kept number act all together).
     dqn_ensemble: int | None = None
+    #: Also score ``dynamic-rollout`` (the trained DQN improved by rollouts over this many sampled days at
+    #: each decision, :class:`~wattsched.mig.partition.rollout.RolloutPartitioner`) on the DQN's days;
+    #: 0: not scored (about 7 s a day at the paper load with 2, in the DQN's cell).
+    dqn_rollout: int = 0
     #: Variants that train a DQN at quick scale (each costs ~3 min of one core); at paper scale every
     #: variant with ``dqn`` does.
     quick_dqn_variants: tuple[str, ...] = ("paper", "literal")
@@ -179,6 +185,8 @@ class Table3Study:
             raise ConfigError(f"dqn_hyperparameters must be quick or paper, got {self.dqn_hyperparameters!r}")
         if self.dqn_ensemble is not None and self.dqn_ensemble < 1:
             raise ConfigError(f"dqn_ensemble must be >= 1, got {self.dqn_ensemble}")
+        if self.dqn_rollout < 0:
+            raise ConfigError(f"dqn_rollout must be >= 0 (0: off), got {self.dqn_rollout}")
         known = {v.name: v for v in variants_with_gpus(DEFAULT_VARIANTS, self.gpus, _gpu_variant)}
         wanted = list(known) if self.variants is None else list(self.variants)
         unknown = [n for n in wanted if n not in known]
@@ -217,9 +225,10 @@ class Table3Study:
                     selection,
                     self.pilot_days,
                     *(
-                        (self.dqn_timesteps, self.dqn_hyperparameters or scale, self.dqn_ensemble)
+                        (self.dqn_timesteps, self.dqn_hyperparameters or scale, self.dqn_ensemble,
+                         self.dqn_rollout)
                         if method is not None and method.kind == "dynamic"
-                        else (None, None, None)
+                        else (None, None, None, 0)
                     ),
                 )
 
@@ -301,10 +310,35 @@ def run_table3_cell(cell: Table3Cell) -> list[Row]:
         chosen_id = setting.best_static()[0] if method.best else load_gpu(setting.gpu).role("static")
         configuration = str(chosen_id)
         method = replace(method, configuration=chosen_id, best=False, name=method.label)
+    days = range(cell.first_day, cell.first_day + cell.days)
     started = time.perf_counter()
-    results = run_method(method, range(cell.first_day, cell.first_day + cell.days), setting, policy)
+    results = run_method(method, days, setting, policy)
     extra["eval_wall_s"] = time.perf_counter() - started
-    return [{**common, "kind": "day", "configuration": configuration, **r.row(), **extra} for r in results]
+    out = [{**common, "kind": "day", "configuration": configuration, **r.row(), **extra} for r in results]
+    if method.kind == "dynamic" and cell.dqn_rollout:
+        out += _rollout_rows(cell, setting, policy, days, common, extra)
+    return out
+
+
+def _rollout_rows(
+    cell: Table3Cell, setting: Setting, dqn: Any, days: range, common: Row, extra: Row
+) -> list[Row]:
+    """The trained DQN improved by rollouts (``dynamic-rollout``) on the same days."""
+    from wattsched.mig.partition.rollout import RolloutPartitioner
+
+    method = Method("dynamic", rollout=cell.dqn_rollout)
+    policy = RolloutPartitioner(
+        dqn,
+        setting.pilot_coefficient(),
+        setting.jobs_norm(),
+        scenarios=cell.dqn_rollout,
+        workload=setting.workload,
+        name=method.label,
+    )
+    started = time.perf_counter()
+    results = run_method(method, days, setting, policy)
+    timing = {**extra, "eval_wall_s": time.perf_counter() - started}
+    return [{**common, "kind": "day", "configuration": "", **r.row(), **timing} for r in results]
 
 
 def _train_dqn(cell: Table3Cell, setting: Setting) -> tuple[Any, Row]:

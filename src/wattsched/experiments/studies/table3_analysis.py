@@ -39,7 +39,11 @@ PAPER_CLAIMS: dict[str, float] = {"day-night": 0.26, "static": 0.31, "no-mig": 0
 #: ET's pool: the four methods of P1's Table III (Static = the GPU's static role).
 ET_POOL: tuple[str, ...] = ("no-mig", "static", "day-night", "dynamic")
 #: Method labels in report order.
-METHODS: tuple[str, ...] = ("no-mig", "static", "static-best", "day-night", "dynamic", "lookahead")
+METHODS: tuple[str, ...] = (
+    "no-mig", "static", "static-best", "day-night", "dynamic", "lookahead", "dynamic-rollout"
+)
+#: The DQN improved by rollouts (the study's ``dqn_rollout`` option), scored with the pool's ``a``.
+ROLLOUT = "dynamic-rollout"
 #: The preset of the per-GPU comparison ("P1 on an H200").
 GPU_PRESET = "paper"
 #: P1's order, best first; the planner may stand in for the DQN.
@@ -75,7 +79,7 @@ def variant_block(days: pd.DataFrame, selection: pd.DataFrame) -> dict[str, Any]
             "days": len(group),
         }
     improvements = {}
-    for ours in ("dynamic", "lookahead"):
+    for ours in ("dynamic", "lookahead", ROLLOUT):
         for other in ("no-mig", "static", "static-best", "day-night", "dynamic"):
             if ours != other and ours in per_day and other in per_day:
                 improvements[f"{ours}_vs_{other}"] = compare(per_day[ours], per_day[other])
@@ -101,6 +105,7 @@ def variant_block(days: pd.DataFrame, selection: pd.DataFrame) -> dict[str, Any]
         "improvements": improvements,
         "paper_order_holds": _order_holds(table, "dynamic"),
         "paper_order_holds_lookahead": _order_holds(table, "lookahead"),
+        "paper_order_holds_rollout": _order_holds(table, ROLLOUT),
         "dqn_train_wall_s": float(train["train_wall_s"].iloc[0])
         if "train_wall_s" in train and len(train)
         else None,

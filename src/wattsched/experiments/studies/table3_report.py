@@ -16,6 +16,7 @@ from wattsched.experiments.studies.table3_analysis import (
     METHODS,
     PAPER_CLAIMS,
     PAPER_TABLE3,
+    ROLLOUT,
     configuration_share,
     repartitions_per_hour,
     summarize,
@@ -54,16 +55,18 @@ def _main_table(block: dict[str, Any]) -> list[str]:
     header = ["method", "ET", "P1 ET", "energy kWh/day", "avg tardiness min", "late jobs", "repartitions/day"]
     lines = [markdown_table(header, body)]
     holds, planner = extra["paper_order_holds"], extra["paper_order_holds_lookahead"]
+    rollout = extra.get("paper_order_holds_rollout")
     verdict = {True: "holds", False: "does not hold", None: "not measured"}
     lines.append(
         f"P1's order Dynamic < Day-Night < Static < No-MIG: **{verdict[holds]}** with the DQN; "
-        f"**{verdict[planner]}** with the lookahead planner in the DQN's place."
+        f"**{verdict[planner]}** with the lookahead planner in the DQN's place"
+        + (f"; **{verdict[rollout]}** with the DQN improved by rollouts." if rollout is not None else ".")
     )
     imp = extra["improvements"]
     rows = []
     for key, v in imp.items():
         ours, other = key.split("_vs_")
-        claim = PAPER_CLAIMS.get(other) if ours == "dynamic" else None
+        claim = PAPER_CLAIMS.get(other) if ours in ("dynamic", ROLLOUT) else None
         rows.append(
             [
                 f"{ours} vs {other}",
@@ -130,11 +133,21 @@ def _side_by_side(presets: dict[str, Any]) -> list[str]:
             *[verdict[presets[n]["table3_extra"]["paper_order_holds_lookahead"]] for n in names],
         ]
     )
+    rollout = [presets[n]["table3_extra"].get("paper_order_holds_rollout") for n in names]
+    if any(v is not None for v in rollout):
+        body.append(["P1 order (DQN + rollout)", "—", *[verdict[v] for v in rollout]])
     return [markdown_table(header, body)]
 
 
 def _rules(rules: dict[str, Any]) -> list[str]:
-    header = ["deadline rule", "preset", *[m for m in METHODS if m != "dynamic"], "dynamic"]
+    scored = any(ROLLOUT in block["table3"] for by_preset in rules.values() for block in by_preset.values())
+    header = [
+        "deadline rule",
+        "preset",
+        *[m for m in METHODS if m not in ("dynamic", ROLLOUT)],
+        "dynamic",
+        *([ROLLOUT] if scored else []),
+    ]
     body = []
     for rule, by_preset in rules.items():
         for preset, block in by_preset.items():
@@ -222,7 +235,7 @@ def _plot(days: pd.DataFrame, figures_dir: Path) -> list[str]:
     fig.savefig(figures_dir / "table3_repartitions_per_hour.png", dpi=120)
     plt.close(fig)
     names.append("table3_repartitions_per_hour.png")
-    for method in ("dynamic", "lookahead"):
+    for method in ("dynamic", "lookahead", ROLLOUT):
         found = configuration_share(days, method)
         if found is None:
             continue

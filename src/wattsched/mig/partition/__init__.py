@@ -1,7 +1,7 @@
 """Repartitioning policies: which MIG configuration to use at each job arrival and completion.
 
-Importing this package registers ``no-mig``, ``static``, ``day-night`` and ``lookahead`` in
-:data:`PARTITIONERS`;
+Importing this package registers ``no-mig``, ``static``, ``day-night``, ``lookahead`` and ``rollout`` (a
+base policy improved by simulating it ahead) in :data:`PARTITIONERS`;
 ``dynamic`` (a trained DQN) lives in :mod:`wattsched.rl.partitioner` and registers when that is imported
 (``mig``
 never imports ``rl``).
@@ -9,11 +9,12 @@ never imports ``rl``).
 
 from __future__ import annotations
 
-from wattsched.mig.partition import day_night, fixed, lookahead
+from wattsched.mig.partition import day_night, fixed, lookahead, rollout
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId, RepartitionPolicy, hour_of_day
 from wattsched.mig.partition.day_night import DayNightPartitioner
 from wattsched.mig.partition.fixed import NoMigPartitioner, StaticPartitioner
 from wattsched.mig.partition.lookahead import LookaheadPartitioner
+from wattsched.mig.partition.rollout import RolloutPartitioner
 from wattsched.mig.partition.runner import DayRun, Decision, run_day
 
 __all__ = [
@@ -25,9 +26,10 @@ __all__ = [
     "LookaheadPartitioner",
     "NoMigPartitioner",
     "RepartitionPolicy",
+    "RolloutPartitioner",
     "StaticPartitioner",
     "hour_of_day",
     "run_day",
 ]
 
-del day_night, fixed, lookahead
+del day_night, fixed, lookahead, rollout

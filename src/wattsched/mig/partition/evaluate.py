@@ -171,11 +171,22 @@ def evaluate_days(
     stream: DayStream = DayStream.HELD_OUT,
     repartition_mode: RepartitionMode = "blackout",
     gpu: MigGpu | str | None = None,
+    workers: int = 1,
 ) -> list[DayResult]:
     """``policy`` on days ``days`` of ``stream`` (default: held-out) of ``seed``; ``spec`` defaults to the
-    Fig. 5 profile at multiplier 1, ``gpu`` to the A100-40GB."""
+    Fig. 5 profile at multiplier 1, ``gpu`` to the A100-40GB.
+
+    ``workers`` > 1 runs the days in that many spawned processes, each with a copy of ``policy`` (it must
+    pickle; the policies here do): the results are the same, in ``days`` order, since a policy is reset
+    with the day's index before each day."""
     spec = spec or WorkloadSpec(profile="alibaba-day")
     resolved = load_gpu(gpu)
+    days = list(days)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if workers > 1 and len(days) > 1:
+        return _evaluate_in_processes(method, policy, days, seed, spec, stream, repartition_mode, resolved,
+                                      workers)
     results = []
     for day in days:
         jobs = generate_jobs(spec, day_seed(seed, stream, day))
@@ -184,6 +195,50 @@ def evaluate_days(
         )
         results.append(DayResult.from_run(method, day, run, resolved))
     return results
+
+
+def _evaluate_in_processes(
+    method: str,
+    policy: RepartitionPolicy,
+    days: list[int],
+    seed: int,
+    spec: WorkloadSpec,
+    stream: DayStream,
+    repartition_mode: RepartitionMode,
+    gpu: MigGpu,
+    workers: int,
+) -> list[DayResult]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    count = min(workers, len(days))
+    chunks = [days[k::count] for k in range(count)]  # interleaved: busy and quiet days spread evenly
+    context = multiprocessing.get_context("spawn")  # no fork of a process that may hold torch threads
+    with ProcessPoolExecutor(count, mp_context=context) as pool:
+        parts = list(
+            pool.map(
+                _evaluate_chunk,
+                *zip(*[(method, policy, c, seed, spec, stream, repartition_mode, gpu) for c in chunks],
+                     strict=True),
+            )
+        )
+    by_day = {r.day: r for part in parts for r in part}
+    return [by_day[d] for d in days]
+
+
+def _evaluate_chunk(
+    method: str,
+    policy: RepartitionPolicy,
+    days: list[int],
+    seed: int,
+    spec: WorkloadSpec,
+    stream: DayStream,
+    repartition_mode: RepartitionMode,
+    gpu: MigGpu,
+) -> list[DayResult]:
+    """Process-pool entry: one worker's days."""
+    return evaluate_days(method, policy, days, seed, spec, stream=stream, repartition_mode=repartition_mode,
+                         gpu=gpu)
 
 
 def evaluate_policy(
@@ -196,11 +251,14 @@ def evaluate_policy(
     held_out: bool = True,
     repartition_mode: RepartitionMode = "blackout",
     gpu: MigGpu | str | None = None,
+    workers: int = 1,
 ) -> list[dict[str, Any]]:
-    """Rows (:meth:`DayResult.row`) of ``policy`` on held-out (or training-stream) days ``days``."""
+    """Rows (:meth:`DayResult.row`) of ``policy`` on held-out (or training-stream) days ``days``
+    (``workers``: see :func:`evaluate_days`)."""
     stream = DayStream.HELD_OUT if held_out else DayStream.TRAINING
     results = evaluate_days(
-        method, policy, days, seed, spec, stream=stream, repartition_mode=repartition_mode, gpu=gpu
+        method, policy, days, seed, spec, stream=stream, repartition_mode=repartition_mode, gpu=gpu,
+        workers=workers,
     )
     return [r.row() for r in results]
 
