@@ -69,7 +69,10 @@ def test_cells_are_unique_and_cover_every_variant_and_method() -> None:
     dynamic = Method("dynamic")
     paper_scale = [c for c in study.cells("paper") if isinstance(c, Table3Cell) and c.method == dynamic]
     assert {c.variant.name for c in paper_scale} == {"paper", "literal", "paper+h200-141gb"}
-    assert {c.dqn_hyperparameters for c in paper_scale} == {"paper"}  # the §A.6.4 defaults unless told
+    # the tuned ensemble at both scales; P1's §A.6.4 DQN only when asked for
+    assert {c.dqn_hyperparameters for c in paper_scale} == {"quick"}
+    asked = Table3Study(dqn_hyperparameters="paper").cells("paper")
+    assert {c.dqn_hyperparameters for c in asked if isinstance(c, Table3Cell) and c.method == dynamic} == {"paper"}
     paper = [c for c in cells if c.variant.name == "paper"]
     assert all(c.variant.workload().rate_multiplier == 2.5 for c in paper)
     assert all(c.variant.workload().rate_multiplier == 1.0 for c in cells if c.variant.preset == "literal")
@@ -82,6 +85,8 @@ def test_options_are_validated() -> None:
         Table3Study(preset="bogus")
     with pytest.raises(ConfigError, match="deadline rule"):
         Table3Variant(deadline_rule="soon")
+    with pytest.raises(ConfigError, match="dqn_hyperparameters must be quick or paper"):
+        Table3Study(dqn_hyperparameters="tuned")
     study = STUDIES.make("table3", variants=["literal"], preset="literal")
     assert {c.variant.name for c in study.cells("quick") if isinstance(c, Table3Cell)} == {"literal"}
 

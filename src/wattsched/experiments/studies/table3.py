@@ -9,8 +9,8 @@ fields):
 * ``<variant>/<method>/bNNN`` for no-mig, static (the GPU's static role: P1's cfg 3 on the A100-40GB),
   static-best (the selected one, reported beside it), day-night and lookahead: ``block_days`` held-out days;
 * ``<variant>/dynamic/b000``: trains the DQN deterministically from the study seed on the variant's workload
-  and GPU (:func:`wattsched.rl.dqn.quick_config` at quick scale, the §A.6.4 defaults at paper scale, or as
-  ``dqn_hyperparameters`` says), then evaluates it on every held-out day;
+  and GPU (:func:`wattsched.rl.dqn.quick_config`, the tuned ensemble, at both scales; P1's §A.6.4 DQN with
+  ``dqn_hyperparameters = "paper"``), then evaluates it on every held-out day;
 * ``sens/...``: the load and deadline-slack sensitivity (:mod:`.table3_sensitivity`).
 
 Every method of a variant runs on the same held-out days (common random numbers; variants that differ only in
@@ -159,8 +159,11 @@ class Table3Study:
     #: Training steps of every DQN; ``None``: the length of its hyperparameters (quick_config: 120k steps;
     #: §A.6.4: 2,000 days).
     dqn_timesteps: int | None = None
-    #: The DQN's hyperparameters, "quick" or "paper" (§A.6.4); ``None``: the scale's.
-    dqn_hyperparameters: str | None = None
+    #: The DQN's hyperparameters at both scales: "quick" (:func:`~wattsched.rl.dqn.quick_config`, the tuned
+    #: ensemble that meets P1's Static and No-MIG gains) or "paper" (P1's §A.6.4 DQN: one network, 2,000
+    #: days, P1's state; worse than Day-Night at the ``paper`` preset). The paper *scale* sets day counts.
+    dqn_hyperparameters: str = "quick"
+
     #: Networks each DQN trains (``None``: its hyperparameters', 8 at quick keeping the best 3; fewer than
     #: the kept number act all together).
     dqn_ensemble: int | None = None
@@ -181,7 +184,7 @@ class Table3Study:
 
     def __post_init__(self) -> None:
         get_preset(self.preset)
-        if self.dqn_hyperparameters not in (None, "quick", "paper"):
+        if self.dqn_hyperparameters not in ("quick", "paper"):
             raise ConfigError(f"dqn_hyperparameters must be quick or paper, got {self.dqn_hyperparameters!r}")
         if self.dqn_ensemble is not None and self.dqn_ensemble < 1:
             raise ConfigError(f"dqn_ensemble must be >= 1, got {self.dqn_ensemble}")
@@ -225,7 +228,7 @@ class Table3Study:
                     selection,
                     self.pilot_days,
                     *(
-                        (self.dqn_timesteps, self.dqn_hyperparameters or scale, self.dqn_ensemble,
+                        (self.dqn_timesteps, self.dqn_hyperparameters, self.dqn_ensemble,
                          self.dqn_rollout)
                         if method is not None and method.kind == "dynamic"
                         else (None, None, None, 0)
@@ -347,7 +350,7 @@ def _train_dqn(cell: Table3Cell, setting: Setting) -> tuple[Any, Row]:
     from wattsched.rl.dqn import DQNConfig, quick_config, train
     from wattsched.rl.partitioner import DQNPartitioner
 
-    quick = (cell.dqn_hyperparameters or cell.scale) == "quick"
+    quick = (cell.dqn_hyperparameters or "quick") == "quick"
     config = quick_config(seed=cell.seed) if quick else DQNConfig(seed=cell.seed)
     env = replace(
         config.env,
