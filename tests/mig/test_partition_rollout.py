@@ -122,3 +122,11 @@ def test_days_shared_among_processes_give_the_same_results() -> None:
     assert [r.row() for r in shared] == [r.row() for r in alone]
     with pytest.raises(ValueError, match="workers"):
         evaluate_days("rollout", policy, days, 7, spec, workers=0)
+    # the simulator's power options reach the worker processes
+    options = {"gpu": "h200-141gb", "power_curve": "compute-fma", "power_cap": True}
+    fma = evaluate_days("dn", PARTITIONERS.make("day-night"), days, 7, spec, workers=2, **options)
+    assert [r.row() for r in fma] == [
+        r.row() for r in evaluate_days("dn", PARTITIONERS.make("day-night"), days, 7, spec, **options)
+    ]
+    default = evaluate_days("dn", PARTITIONERS.make("day-night"), days, 7, spec, gpu="h200-141gb")
+    assert [r.energy_j for r in fma] != pytest.approx([r.energy_j for r in default])

@@ -346,3 +346,20 @@ def test_validation_cost_runs_on_the_training_gpu_by_hand() -> None:
     by_hand = sum(4e-8 * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / 2
     assert validation_cost(h200, StaticPartitioner(3), 7, 2) == pytest.approx(by_hand, rel=1e-12)
     assert validation_cost(config_on("a100-40gb"), StaticPartitioner(3), 7, 2) != pytest.approx(by_hand)
+
+
+def test_validation_cost_runs_with_the_training_power_options() -> None:
+    # An env trained with one power curve and the 700 W cap is validated on that simulator, not the default.
+    from wattsched.mig.partition.evaluate import evaluate_policy
+    from wattsched.mig.partition.fixed import StaticPartitioner
+    from wattsched.rl.dqn import validation_cost
+
+    env = EnvConfig(hours=2.0, gpu="h200-141gb", et_coefficient=4e-8, rate_multiplier=2.5)
+    config = replace(TINY, env=replace(env, power_curve="compute-fma", power_cap=True))
+    rows = evaluate_policy("s", StaticPartitioner(3), range(7, 9), config.seed, env.workload(),
+                           held_out=False, gpu="h200-141gb", power_curve="compute-fma", power_cap=True)
+    default = evaluate_policy("s", StaticPartitioner(3), range(7, 9), config.seed, env.workload(),
+                              held_out=False, gpu="h200-141gb")
+    assert [r["energy_j"] for r in rows] != pytest.approx([r["energy_j"] for r in default])
+    by_hand = sum(4e-8 * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / 2
+    assert validation_cost(config, StaticPartitioner(3), 7, 2) == pytest.approx(by_hand, rel=1e-12)

@@ -336,7 +336,8 @@ _SELECTION_SUFFIX = ".selection.json"
 
 def validation_cost(config: DQNConfig, policy: Any, first_day: int, days: int) -> float:
     """Mean reward-scale cost ``a·E + T`` (``T`` in minutes) of ``policy`` on training-stream days
-    ``first_day`` .. of ``config.seed`` (the env config's workload, GPU, ``a`` and repartition mode)."""
+    ``first_day`` .. of ``config.seed`` (the env config's workload, GPU, power options, ``a`` and repartition
+    mode: the simulator the network was trained on)."""
     from wattsched.mig.partition.evaluate import evaluate_policy
 
     env = config.env
@@ -349,6 +350,8 @@ def validation_cost(config: DQNConfig, policy: Any, first_day: int, days: int) -
         held_out=False,
         repartition_mode=env.repartition_mode,
         gpu=env.gpu,
+        power_curve=env.power_curve,
+        power_cap=env.power_cap,
     )
     a = env.reward_spec().et_coefficient
     return sum(a * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / len(rows)

@@ -71,8 +71,8 @@ def test_cells_are_unique_and_cover_every_variant_and_method() -> None:
     assert {c.variant.name for c in paper_scale} == {"paper", "literal", "paper+h200-141gb"}
     # the tuned ensemble at both scales; P1's §A.6.4 DQN only when asked for
     assert {c.dqn_hyperparameters for c in paper_scale} == {"quick"}
-    asked = Table3Study(dqn_hyperparameters="paper").cells("paper")
-    assert {c.dqn_hyperparameters for c in asked if isinstance(c, Table3Cell) and c.method == dynamic} == {"paper"}
+    asked = [c for c in Table3Study(dqn_hyperparameters="paper").cells("paper") if isinstance(c, Table3Cell)]
+    assert {c.dqn_hyperparameters for c in asked if c.method == dynamic} == {"paper"}
     paper = [c for c in cells if c.variant.name == "paper"]
     assert all(c.variant.workload().rate_multiplier == 2.5 for c in paper)
     assert all(c.variant.workload().rate_multiplier == 1.0 for c in cells if c.variant.preset == "literal")

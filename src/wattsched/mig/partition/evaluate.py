@@ -172,9 +172,12 @@ def evaluate_days(
     repartition_mode: RepartitionMode = "blackout",
     gpu: MigGpu | str | None = None,
     workers: int = 1,
+    power_curve: str | None = None,
+    power_cap: bool = False,
 ) -> list[DayResult]:
     """``policy`` on days ``days`` of ``stream`` (default: held-out) of ``seed``; ``spec`` defaults to the
-    Fig. 5 profile at multiplier 1, ``gpu`` to the A100-40GB.
+    Fig. 5 profile at multiplier 1, ``gpu`` to the A100-40GB; ``power_curve`` and ``power_cap`` are the
+    simulator's (:class:`~wattsched.mig.simulator.MigSimulation`).
 
     ``workers`` > 1 runs the days in that many spawned processes, each with a copy of ``policy`` (it must
     pickle; the policies here do): the results are the same, in ``days`` order, since a policy is reset
@@ -186,12 +189,13 @@ def evaluate_days(
         raise ValueError(f"workers must be >= 1, got {workers}")
     if workers > 1 and len(days) > 1:
         return _evaluate_in_processes(method, policy, days, seed, spec, stream, repartition_mode, resolved,
-                                      workers)
+                                      workers, power_curve, power_cap)
     results = []
     for day in days:
         jobs = generate_jobs(spec, day_seed(seed, stream, day))
         run = run_day(
-            jobs, policy, horizon_s=spec.horizon_s, repartition_mode=repartition_mode, seed=day, gpu=resolved
+            jobs, policy, horizon_s=spec.horizon_s, repartition_mode=repartition_mode, seed=day, gpu=resolved,
+            power_curve=power_curve, power_cap=power_cap,
         )
         results.append(DayResult.from_run(method, day, run, resolved))
     return results
@@ -207,6 +211,8 @@ def _evaluate_in_processes(
     repartition_mode: RepartitionMode,
     gpu: MigGpu,
     workers: int,
+    power_curve: str | None,
+    power_cap: bool,
 ) -> list[DayResult]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -218,8 +224,8 @@ def _evaluate_in_processes(
         parts = list(
             pool.map(
                 _evaluate_chunk,
-                *zip(*[(method, policy, c, seed, spec, stream, repartition_mode, gpu) for c in chunks],
-                     strict=True),
+                *zip(*[(method, policy, c, seed, spec, stream, repartition_mode, gpu, power_curve, power_cap)
+                       for c in chunks], strict=True),
             )
         )
     by_day = {r.day: r for part in parts for r in part}
@@ -235,10 +241,12 @@ def _evaluate_chunk(
     stream: DayStream,
     repartition_mode: RepartitionMode,
     gpu: MigGpu,
+    power_curve: str | None,
+    power_cap: bool,
 ) -> list[DayResult]:
     """Process-pool entry: one worker's days."""
     return evaluate_days(method, policy, days, seed, spec, stream=stream, repartition_mode=repartition_mode,
-                         gpu=gpu)
+                         gpu=gpu, power_curve=power_curve, power_cap=power_cap)
 
 
 def evaluate_policy(
@@ -252,13 +260,15 @@ def evaluate_policy(
     repartition_mode: RepartitionMode = "blackout",
     gpu: MigGpu | str | None = None,
     workers: int = 1,
+    power_curve: str | None = None,
+    power_cap: bool = False,
 ) -> list[dict[str, Any]]:
     """Rows (:meth:`DayResult.row`) of ``policy`` on held-out (or training-stream) days ``days``
-    (``workers``: see :func:`evaluate_days`)."""
+    (``workers``, ``power_curve``, ``power_cap``: see :func:`evaluate_days`)."""
     stream = DayStream.HELD_OUT if held_out else DayStream.TRAINING
     results = evaluate_days(
         method, policy, days, seed, spec, stream=stream, repartition_mode=repartition_mode, gpu=gpu,
-        workers=workers,
+        workers=workers, power_curve=power_curve, power_cap=power_cap,
     )
     return [r.row() for r in results]
 
