@@ -271,8 +271,10 @@ def test_ensemble_needs_every_member_file(trained_ensemble: Path, tmp_path: Path
 def test_parallel_workers_train_the_same_ensemble(trained_ensemble: Path, tmp_path: Path) -> None:
     from wattsched.rl.dqn import member_path
 
-    again = train(TINY_ENSEMBLE, tmp_path, workers=2)
+    steps: list[int] = []
+    again = train(TINY_ENSEMBLE, tmp_path, workers=2, progress=steps.append)
     assert again.members == 2 and again.timesteps == 400
+    assert steps == [200, 400]  # once per finished network
     for k in range(2):
         first = _network_of(member_path(trained_ensemble, k))
         second = _network_of(member_path(again.model_path, k))
@@ -363,3 +365,14 @@ def test_validation_cost_runs_with_the_training_power_options() -> None:
     assert [r["energy_j"] for r in rows] != pytest.approx([r["energy_j"] for r in default])
     by_hand = sum(4e-8 * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / 2
     assert validation_cost(config, StaticPartitioner(3), 7, 2) == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_training_reports_its_steps_as_it_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import wattsched.rl.dqn as dqn
+
+    monkeypatch.setattr(dqn, "_PROGRESS_EVERY", 50)
+    steps: list[int] = []
+    config = replace(TINY, ensemble=2, total_timesteps=150, select_best_every=0)
+    result = train(config, tmp_path, progress=steps.append)
+    assert steps == sorted(steps) and steps[-1] == result.timesteps == 300
+    assert {50, 100, 150, 200, 250} <= set(steps)  # within each network, and the second counts on from 150

@@ -7,11 +7,12 @@ import json
 import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from wattsched.errors import ConfigError, InputError
 
-__all__ = ["check_suffix", "check_writable", "json_text", "print_json", "write_text"]
+__all__ = ["check_suffix", "check_writable", "json_text", "print_json", "progress_bar", "write_text"]
 
 
 def check_suffix(path: str, suffixes: tuple[str, ...], option: str = "-o") -> None:
@@ -73,3 +74,20 @@ def _plain(value: object) -> object:
     if hasattr(value, "item") and callable(value.item) and type(value).__module__ == "numpy":
         return _plain(value.item())  # numpy scalars
     return value
+
+
+def progress_bar(total: int, unit: str, desc: str) -> Callable[[int], None] | None:
+    """A tqdm bar on stderr as a callback taking the count done so far (closed when it reaches ``total``),
+    or ``None`` when stderr is not a terminal (piped output and CI stay clean)."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit=unit, file=sys.stderr, desc=desc)
+
+    def update(done: int) -> None:
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return update

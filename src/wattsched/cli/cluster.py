@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wattsched.cli._output import print_json
+from wattsched.cli._output import print_json, progress_bar
 from wattsched.cli._parsing import int_at_least, positive_finite_float
 from wattsched.errors import ConfigError, InputError, did_you_mean
 
@@ -219,7 +219,7 @@ def _run(args: argparse.Namespace) -> int:
         for gpu in {id(g): g for g in models}.values():
             require_sizes(jobs, gpu.compute_sizes, args.trace)
     simulation = ClusterSimulation(spec, options, horizon_s=horizon_s)
-    result = simulation.run(jobs, progress=_progress_bar(len(jobs)))
+    result = simulation.run(jobs, progress=progress_bar(len(jobs), "job", "cluster"))
     summary = {"placement": args.placement, "partitioner": args.partitioner, "policy": args.policy,
                "config": args.config, "power_states": args.power_states, "clocks": args.clocks,
                **result.to_dict()}
@@ -234,21 +234,6 @@ def _run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(_table(summary))
     return 0
-
-
-def _progress_bar(total: int) -> Any:
-    if not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, unit="job", file=sys.stderr, desc="cluster")
-
-    def update(done: int) -> None:
-        bar.update(done - bar.n)
-        if done >= total:
-            bar.close()
-
-    return update
 
 
 def _write_jobs(result: Any, path: str) -> None:

@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from wattsched.cli._output import print_json
+from wattsched.cli._output import print_json, progress_bar
 from wattsched.cli._parsing import (
     add_gpu_option,
     add_preset_options,
@@ -174,7 +174,8 @@ def _run_train(args: argparse.Namespace) -> int:
         gpu=gpu_name,
     )
     config = replace(config, env=env)
-    result = train(config, args.out, workers=args.workers)
+    bar = progress_bar(config.timesteps * config.ensemble, "step", "training")
+    result = train(config, args.out, workers=args.workers, progress=bar)
     summary = {
         "model": str(result.model_path),
         "timesteps": result.timesteps,

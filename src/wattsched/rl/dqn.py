@@ -25,6 +25,7 @@ import logging
 import os
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -293,13 +294,21 @@ def member_path(path: str | Path, index: int) -> Path:
 
 
 def train(
-    config: DQNConfig, out_dir: str | Path, *, callback: Any = None, workers: int = 1
+    config: DQNConfig,
+    out_dir: str | Path,
+    *,
+    callback: Any = None,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
 ) -> TrainResult:
     """Train, save ``out_dir/dqn_model.zip`` (+ its config; an ensemble's other members beside it as
     ``dqn_model-member<k>.zip``), and return the path and wall time.
 
     ``workers`` > 1 trains that many ensemble members at once in fresh processes (the members do not
     depend on it: each is seeded on its own); ``callback`` (an SB3 callback) then sees no member.
+    ``progress`` is called with the environment steps trained so far over all networks (non-decreasing,
+    ending at ``config.timesteps * config.ensemble``): every few thousand steps in this process, once per
+    finished network with ``workers`` > 1.
     """
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
@@ -311,15 +320,25 @@ def train(
     paths = [member_path(path, k) for k in range(config.ensemble)]
     if workers > 1 and config.ensemble > 1:
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor, as_completed
 
         context = multiprocessing.get_context("spawn")  # no fork of a process holding torch threads
         with ProcessPoolExecutor(min(workers, config.ensemble), mp_context=context) as pool:
-            list(pool.map(_train_member_file, [m.to_json() for m in members], [str(p) for p in paths]))
+            jobs = [(m.to_json(), str(p)) for m, p in zip(members, paths, strict=True)]
+            futures = [pool.submit(_train_member_file, *job) for job in jobs]
+            for finished, future in enumerate(as_completed(futures), start=1):
+                future.result()
+                if progress is not None:
+                    progress(finished * config.timesteps)
     else:
         for index, (member, target) in enumerate(zip(members, paths, strict=True)):
             checkpoints = out / "checkpoints" / (f"member{index}" if config.ensemble > 1 else "")
-            _save_zip(_train_one(member, checkpoints, callback), target)
+            counter = None if progress is None else _step_counter(progress, index * config.timesteps,
+                                                                  config.timesteps)
+            callbacks = [c for c in (callback, counter) if c is not None]
+            _save_zip(_train_one(member, checkpoints, callbacks or None), target)
+            if progress is not None:
+                progress((index + 1) * config.timesteps)
     selection = _keep_best(config, paths) if config.ensemble_keep else None
     if selection is not None:
         _atomic_write_text(path.with_suffix(_SELECTION_SUFFIX), json.dumps(selection, indent=2))
@@ -381,12 +400,33 @@ def _keep_best(config: DQNConfig, paths: list[Path]) -> dict[str, Any]:
     }
 
 
+#: Environment steps between two calls of ``train``'s ``progress`` within one network.
+_PROGRESS_EVERY = 2_000
+
+
+def _step_counter(progress: Callable[[int], None], offset: int, timesteps: int) -> Any:
+    """An SB3 callback reporting ``offset`` + the network's steps (at most ``timesteps``) to ``progress``."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class _Steps(BaseCallback):
+        last = 0
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps - self.last >= _PROGRESS_EVERY:
+                self.last = self.num_timesteps
+                progress(offset + min(self.num_timesteps, timesteps))
+            return True
+
+    return _Steps()
+
+
 def _train_one(config: DQNConfig, checkpoints: Path, callback: Any = None) -> Any:
-    """One network trained with ``config`` (its best validation weights when ``select_best_every``)."""
+    """One network trained with ``config`` (its best validation weights when ``select_best_every``);
+    ``callback``: an SB3 callback or a list of them."""
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
     model = build_model(config)
-    callbacks = [callback] if callback is not None else []
+    callbacks = list(callback) if isinstance(callback, list) else [callback] if callback is not None else []
     if config.checkpoint_every_steps > 0:
         callbacks.append(CheckpointCallback(config.checkpoint_every_steps, str(checkpoints), "dqn"))
     LOG.info("training DQN (seed %d) for %d steps", config.seed, config.timesteps)
