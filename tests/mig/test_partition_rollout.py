@@ -116,10 +116,13 @@ def test_days_shared_among_processes_give_the_same_results() -> None:
         "rollout", base="day-night", et_coefficient=1e-7, jobs_norm=500.0, scenarios=1, workload=spec
     )
     days = [4, 1, 2]
-    alone = evaluate_days("rollout", policy, days, 7, spec)
-    shared = evaluate_days("rollout", policy, days, 7, spec, workers=2)
+    counts: list[int] = []
+    alone = evaluate_days("rollout", policy, days, 7, spec, progress=counts.append)
+    shared_counts: list[int] = []
+    shared = evaluate_days("rollout", policy, days, 7, spec, workers=2, progress=shared_counts.append)
     assert [r.day for r in shared] == days
     assert [r.row() for r in shared] == [r.row() for r in alone]
+    assert counts == shared_counts == [1, 2, 3]  # days done, after each day, in either mode
     with pytest.raises(ValueError, match="workers"):
         evaluate_days("rollout", policy, days, 7, spec, workers=0)
     # the simulator's power options reach the worker processes

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from wattsched.cli._output import print_json, progress_bar
@@ -214,6 +216,10 @@ def _evaluation_preset(args: argparse.Namespace) -> str:
     return "paper"
 
 
+def _offset(update: Callable[[int], None], offset: int, done: int) -> None:
+    update(offset + done)
+
+
 def _run_evaluate(args: argparse.Namespace) -> int:
     from wattsched.experiments.presets import get_preset
     from wattsched.experiments.protocol import Method, Setting, build_policy, method_from_label, run_method
@@ -244,8 +250,11 @@ def _run_evaluate(args: argparse.Namespace) -> int:
             Method("static", configuration=args.static_config) if m.label == "static" else m for m in methods
         ]
     results = []
-    for method in methods:
-        results += run_method(method, range(args.days), setting, prebuilt.get(method.label), args.workers)
+    bar = progress_bar(len(methods) * args.days, "day", "evaluate")
+    for index, method in enumerate(methods):
+        done = None if bar is None else partial(_offset, bar, index * args.days)
+        results += run_method(method, range(args.days), setting, prebuilt.get(method.label), args.workers,
+                              done)
     evaluated = [m.label for m in methods]
     pool: list[str]
     if isinstance(args.et_coefficient, float):

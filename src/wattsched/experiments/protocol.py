@@ -17,7 +17,7 @@ Day streams (``day_seed``), the day result and the pilot coefficient come from
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -194,9 +194,10 @@ def run_method(
     setting: Setting,
     policy: RepartitionPolicy | None = None,
     workers: int = 1,
+    progress: Callable[[int], None] | None = None,
 ) -> list[DayResult]:
     """``method`` on held-out days ``days`` of ``setting`` (``policy`` overrides :func:`build_policy`;
-    ``workers`` processes share the days, with the same results)."""
+    ``workers`` processes share the days, with the same results; ``progress``: days done so far)."""
     return evaluate_days(
         method.label,
         policy if policy is not None else build_policy(method, setting),
@@ -207,6 +208,7 @@ def run_method(
         repartition_mode=setting.repartition_mode,
         gpu=load_gpu(setting.gpu),
         workers=workers,
+        progress=progress,
     )
 
 

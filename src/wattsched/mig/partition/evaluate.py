@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -174,14 +174,16 @@ def evaluate_days(
     workers: int = 1,
     power_curve: str | None = None,
     power_cap: bool = False,
+    progress: Callable[[int], None] | None = None,
 ) -> list[DayResult]:
     """``policy`` on days ``days`` of ``stream`` (default: held-out) of ``seed``; ``spec`` defaults to the
     Fig. 5 profile at multiplier 1, ``gpu`` to the A100-40GB; ``power_curve`` and ``power_cap`` are the
     simulator's (:class:`~wattsched.mig.simulator.MigSimulation`).
 
-    ``workers`` > 1 runs the days in that many spawned processes, each with a copy of ``policy`` (it must
-    pickle; the policies here do): the results are the same, in ``days`` order, since a policy is reset
-    with the day's index before each day."""
+    ``workers`` > 1 runs the days in that many spawned processes, each day with a copy of ``policy`` (it
+    must pickle; the policies here do): the results are the same, in ``days`` order, since a policy is reset
+    with the day's index before each day. ``progress`` is called with the number of days done so far after
+    each day."""
     spec = spec or WorkloadSpec(profile="alibaba-day")
     resolved = load_gpu(gpu)
     days = list(days)
@@ -189,7 +191,7 @@ def evaluate_days(
         raise ValueError(f"workers must be >= 1, got {workers}")
     if workers > 1 and len(days) > 1:
         return _evaluate_in_processes(method, policy, days, seed, spec, stream, repartition_mode, resolved,
-                                      workers, power_curve, power_cap)
+                                      workers, power_curve, power_cap, progress)
     results = []
     for day in days:
         jobs = generate_jobs(spec, day_seed(seed, stream, day))
@@ -198,6 +200,8 @@ def evaluate_days(
             power_curve=power_curve, power_cap=power_cap,
         )
         results.append(DayResult.from_run(method, day, run, resolved))
+        if progress is not None:
+            progress(len(results))
     return results
 
 
@@ -213,22 +217,25 @@ def _evaluate_in_processes(
     workers: int,
     power_curve: str | None,
     power_cap: bool,
+    progress: Callable[[int], None] | None,
 ) -> list[DayResult]:
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    count = min(workers, len(days))
-    chunks = [days[k::count] for k in range(count)]  # interleaved: busy and quiet days spread evenly
     context = multiprocessing.get_context("spawn")  # no fork of a process that may hold torch threads
-    with ProcessPoolExecutor(count, mp_context=context) as pool:
-        parts = list(
-            pool.map(
-                _evaluate_chunk,
-                *zip(*[(method, policy, c, seed, spec, stream, repartition_mode, gpu, power_curve, power_cap)
-                       for c in chunks], strict=True),
-            )
-        )
-    by_day = {r.day: r for part in parts for r in part}
+    by_day: dict[int, DayResult] = {}
+    with ProcessPoolExecutor(min(workers, len(days)), mp_context=context) as pool:
+        # one task a day: a free worker takes the next day, so busy and quiet days balance themselves
+        futures = [
+            pool.submit(_evaluate_chunk, method, policy, [day], seed, spec, stream, repartition_mode, gpu,
+                        power_curve, power_cap)
+            for day in days
+        ]
+        for future in as_completed(futures):
+            for result in future.result():
+                by_day[result.day] = result
+            if progress is not None:
+                progress(len(by_day))
     return [by_day[d] for d in days]
 
 
