@@ -69,8 +69,11 @@ def test_cells_are_unique_and_cover_every_variant_and_method() -> None:
     dynamic = Method("dynamic")
     paper_scale = [c for c in study.cells("paper") if isinstance(c, Table3Cell) and c.method == dynamic]
     assert {c.variant.name for c in paper_scale} == {"paper", "literal", "paper+h200-141gb"}
-    # the tuned ensemble at both scales; P1's §A.6.4 DQN only when asked for
+    # the tuned ensemble at both scales, scored with and without rollouts; P1's §A.6.4 DQN only when asked
     assert {c.dqn_hyperparameters for c in paper_scale} == {"quick"}
+    assert {c.dqn_rollout for c in paper_scale} == {2}
+    off = [c for c in Table3Study(dqn_rollout=0).cells("quick") if isinstance(c, Table3Cell)]
+    assert {c.dqn_rollout for c in off if c.method == dynamic} == {0}
     asked = [c for c in Table3Study(dqn_hyperparameters="paper").cells("paper") if isinstance(c, Table3Cell)]
     assert {c.dqn_hyperparameters for c in asked if c.method == dynamic} == {"paper"}
     paper = [c for c in cells if c.variant.name == "paper"]

@@ -10,7 +10,8 @@ fields):
   static-best (the selected one, reported beside it), day-night and lookahead: ``block_days`` held-out days;
 * ``<variant>/dynamic/b000``: trains the DQN deterministically from the study seed on the variant's workload
   and GPU (:func:`wattsched.rl.dqn.quick_config`, the tuned ensemble, at both scales; P1's §A.6.4 DQN with
-  ``dqn_hyperparameters = "paper"``), then evaluates it on every held-out day;
+  ``dqn_hyperparameters = "paper"``), then evaluates it on every held-out day, and the DQN improved by
+  rollouts (``dynamic-rollout``, ``dqn_rollout`` sampled days) on the same days;
 * ``sens/...``: the load and deadline-slack sensitivity (:mod:`.table3_sensitivity`).
 
 Every method of a variant runs on the same held-out days (common random numbers; variants that differ only in
@@ -168,9 +169,10 @@ class Table3Study:
     #: the kept number act all together).
     dqn_ensemble: int | None = None
     #: Also score ``dynamic-rollout`` (the trained DQN improved by rollouts over this many sampled days at
-    #: each decision, :class:`~wattsched.mig.partition.rollout.RolloutPartitioner`) on the DQN's days;
-    #: 0: not scored (about 7 s a day at the paper load with 2, in the DQN's cell).
-    dqn_rollout: int = 0
+    #: each decision, :class:`~wattsched.mig.partition.rollout.RolloutPartitioner`) on the DQN's days,
+    #: in the DQN's cell; 0: not scored. With 2, about 5 s of one core a day at the ``paper`` load and
+    #: 0.3 s at ``literal`` (quick scale: +9 min of CPU; paper scale: +45 min, in one cell).
+    dqn_rollout: int = 2
     #: Variants that train a DQN at quick scale (each costs ~3 min of one core); at paper scale every
     #: variant with ``dqn`` does.
     quick_dqn_variants: tuple[str, ...] = ("paper", "literal")
