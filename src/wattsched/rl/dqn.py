@@ -25,7 +25,7 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -336,7 +336,7 @@ def train(
             counter = None if progress is None else _step_counter(progress, index * config.timesteps,
                                                                   config.timesteps)
             callbacks = [c for c in (callback, counter) if c is not None]
-            _save_zip(_train_one(member, checkpoints, callbacks or None), target)
+            _save_zip(_train_one(member, checkpoints, callbacks), target)
             if progress is not None:
                 progress((index + 1) * config.timesteps)
     selection = _keep_best(config, paths) if config.ensemble_keep else None
@@ -420,13 +420,13 @@ def _step_counter(progress: Callable[[int], None], offset: int, timesteps: int) 
     return _Steps()
 
 
-def _train_one(config: DQNConfig, checkpoints: Path, callback: Any = None) -> Any:
-    """One network trained with ``config`` (its best validation weights when ``select_best_every``);
-    ``callback``: an SB3 callback or a list of them."""
+def _train_one(config: DQNConfig, checkpoints: Path, callbacks: Sequence[Any] = ()) -> Any:
+    """One network trained with ``config`` (its best validation weights when ``select_best_every``), with
+    ``callbacks`` (SB3 callbacks) besides its own."""
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
     model = build_model(config)
-    callbacks = list(callback) if isinstance(callback, list) else [callback] if callback is not None else []
+    callbacks = list(callbacks)
     if config.checkpoint_every_steps > 0:
         callbacks.append(CheckpointCallback(config.checkpoint_every_steps, str(checkpoints), "dqn"))
     LOG.info("training DQN (seed %d) for %d steps", config.seed, config.timesteps)

@@ -164,7 +164,6 @@ class Table3Study:
     #: ensemble that meets P1's Static and No-MIG gains) or "paper" (P1's §A.6.4 DQN: one network, 2,000
     #: days, P1's state; worse than Day-Night at the ``paper`` preset). The paper *scale* sets day counts.
     dqn_hyperparameters: str = "quick"
-
     #: Networks each DQN trains (``None``: its hyperparameters', 8 at quick keeping the best 3; fewer than
     #: the kept number act all together).
     dqn_ensemble: int | None = None

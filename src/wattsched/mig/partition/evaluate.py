@@ -251,7 +251,7 @@ def _evaluate_chunk(
     power_curve: str | None,
     power_cap: bool,
 ) -> list[DayResult]:
-    """Process-pool entry: one worker's days."""
+    """Process-pool entry: the days of one task (one day each, from ``_evaluate_in_processes``)."""
     return evaluate_days(method, policy, days, seed, spec, stream=stream, repartition_mode=repartition_mode,
                          gpu=gpu, power_curve=power_curve, power_cap=power_cap)
 
