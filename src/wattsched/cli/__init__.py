@@ -38,6 +38,7 @@ COMMANDS: tuple[Command, ...] = (
         "write DIR/index.html: an interactive, offline page of a reproduce or sweep directory",
         "wattsched.cli.report",
     ),
+    Command("slurm", "schedule the jobs of a real Slurm partition on MIG slices", "wattsched.cli.slurm"),
     Command("gpu", "real GPUs through NVML: info, record, snapshot, calibrate", "wattsched.cli.gpu"),
     Command(
         "measure", "run a command and report its GPU energy (NVML energy counter)", "wattsched.cli.measure"

@@ -18,25 +18,31 @@ from wattsched.sim.sorted_list import SMALL
 if TYPE_CHECKING:
     from wattsched.mig.simulator import MigSimulation
 
-__all__ = ["COMPLETION", "apply_decision", "complete_job", "stop_job"]
+__all__ = ["COMPLETION", "apply_decision", "complete_job", "start_moved", "stop_job"]
 
 #: Event priority of completions (processed first among simultaneous events).
 COMPLETION = 0
 _EPS_S = 1e-9
 
 
-def stop_job(sim: MigSimulation, j: int, s: int, now: float) -> None:
-    """Take running job ``j`` off slice ``s`` (progress kept); counts one preemption."""
+def stop_job(sim: MigSimulation, j: int, s: int, now: float, *, preemption: bool = True) -> None:
+    """Take running job ``j`` off slice ``s``: a preemption (progress kept, counted once) or, with
+    ``preemption=False``, a start the model planned that never happened for real (``MigSimulation.
+    observe_start``): its progress on the slice is undone (exactly so without a power cap or clock levels)."""
     st = sim._state
-    st.remaining[j] -= (now - st.run_start_s[j]) / st.durations_s[j][st.slice_duration_index[s]]
+    duration = st.durations_s[j][st.slice_duration_index[s]]
+    if preemption:
+        st.remaining[j] -= (now - st.run_start_s[j]) / duration
+        history = st.history
+        if history is not None and now > st.seg_start_s[j]:
+            history[j].append((st.seg_start_s[j], now, sim._config.ident, st.slice_start[s]))
+        st.preemptions[j] += 1
+        sim._preemptions += 1
+    else:
+        st.remaining[j] += (st.run_start_s[j] - st.seg_start_s[j]) / duration
     st.run_start_s[j] = now
-    history = st.history
-    if history is not None and now > st.seg_start_s[j]:
-        history[j].append((st.seg_start_s[j], now, sim._config.ident, st.slice_start[s]))
     st.slice_of[j] = STOPPED
     st.finish_s[j] = math.inf
-    st.preemptions[j] += 1
-    sim._preemptions += 1
     sim._busy -= st.slice_compute[s] * sim._weight[j]
 
 
@@ -99,7 +105,7 @@ def apply_decision(sim: MigSimulation, decision: Assignment, now: float) -> None
             busy -= units[s] * weight[o]
             stopped.append(o)
     sim._preemptions += len(stopped)
-    busy = _start_moved(sim, new, old, now, busy)
+    busy = start_moved(sim, new, old, now, busy)
     sim._busy = busy
     st.running = new
     for j in stopped:
@@ -109,7 +115,7 @@ def apply_decision(sim: MigSimulation, decision: Assignment, now: float) -> None
         raise PolicyError("a slice is left idle while jobs wait")
 
 
-def _start_moved(sim: MigSimulation, decision: list[int], old: list[int], now: float, busy: int) -> int:
+def start_moved(sim: MigSimulation, decision: list[int], old: list[int], now: float, busy: int) -> int:
     """Start every job the decision puts on a new slice, from ``now``, with its exact completion event;
     returns the busy state."""
     st = sim._state

@@ -50,13 +50,17 @@ from wattsched.mig._state import (
     ARRIVAL,
     BLACKOUT_END,
     COMPLETION,
+    DONE,
+    NOT_ARRIVED,
     PER_JOB,
+    STOPPED,
     TIMER,
     WAITING,
     EngineState,
     remove_waiting,
 )
 from wattsched.mig.policies import POLICIES, SchedulingPolicy
+from wattsched.mig.view import Assignment
 from wattsched.sim import EventQueue
 from wattsched.sim.kernel import Event
 from wattsched.sim.sorted_list import LARGE, BlockedSortedList
@@ -183,6 +187,10 @@ class MigSimulation(ClusterDriving):
         self._late_inference = 0
         self._end_s = math.nan
         self._finished = False
+        #: Observed-events mode: ranks whose real completion was reported (never re-planned as overdue), and
+        #: whether an observation changed the state since the scheduler last ran.
+        self._observed_done: set[int] = set()
+        self._replan_due = False
         self._config = resolve_configuration(self._gpu, configuration)
         self._install(self._config)
 
@@ -378,7 +386,172 @@ class MigSimulation(ClusterDriving):
         other._busy_time = self._busy_time.copy()
         other._finished_jobs = self._finished_jobs.copy()
         other._done_records = self._done_records.copy()
+        other._observed_done = self._observed_done.copy()
         return other
+
+    # ------------------------------------------------------------------ observed events (a real GPU's model)
+    # A controller of a real GPU keeps a simulation as its model of the present: it reports what really
+    # happened, in time order, and asks for the decision. Nothing below runs in a plain simulation.
+    def observe_arrival(self, job: Job, at_s: float | None = None) -> int:
+        """A job arrived at ``at_s`` (default ``job.arrival_s``; an arrival dated before the model's clock
+        counts from the clock). Returns its rank. It is handled at the next :meth:`decide`."""
+        at = job.arrival_s if at_s is None else at_s
+        return self.add_job(job, max(float(at), self._queue.now, self._arrival_s[-1] if self._arrival_s else 0.0))
+
+    def observe_completion(self, rank: int, at_s: float) -> None:
+        """Running job ``rank`` really finished at ``at_s`` (earlier or later than predicted); handled at the
+        next :meth:`decide`, with every event before it in time order."""
+        st = self._state
+        if st.slice_of[rank] < 0:
+            raise ValueError(f"job rank {rank} is not running in the model; report its start first")
+        at = max(float(at_s), self._queue.now)
+        if st.finish_s[rank] != at:
+            st.finish_s[rank] = at
+            self._queue.schedule(at, _COMPLETION, rank)
+        self._observed_done.add(rank)
+
+    def observe_start(self, rank: int, slice_index: int, at_s: float, *, remaining: float | None = None) -> None:
+        """Job ``rank`` really runs on slice ``slice_index`` from ``at_s``. Nothing changes when the model
+        already runs it there (its planned start stands); otherwise it is placed there at ``at_s`` (with
+        ``remaining`` of its work left, a fraction in (0, 1], when given), a job the model had planned on that
+        slice goes back to waiting (not a preemption: it never ran for real) and the next :meth:`decide`
+        re-plans."""
+        st = self._state
+        if remaining is not None and not 0.0 < remaining <= 1.0:
+            raise ValueError(f"remaining must be a fraction in (0, 1], got {remaining!r}")
+        if not 0 <= slice_index < len(st.running):
+            raise ValueError(f"slice {slice_index} is not one of the {len(st.running)} slices in force")
+        if st.slice_of[rank] == slice_index:
+            return
+        if st.slice_of[rank] in (DONE, NOT_ARRIVED):
+            raise ValueError(f"job rank {rank} has not arrived or has finished; it cannot start")
+        at = self._observed_clock(at_s)
+        old = st.running
+        new = list(old)
+        stopped = []
+        for s in (slice_index, st.slice_of[rank]):
+            if s >= 0 and old[s] >= 0:
+                _apply.stop_job(self, old[s], s, at, preemption=False)
+                stopped.append(old[s])
+                new[s] = -1
+        before = list(new)
+        new[slice_index] = rank
+        if remaining is not None:
+            st.remaining[rank] = remaining
+        self._busy = _apply.start_moved(self, new, before, at, self._busy)  # starts ``rank`` alone
+        st.running = new
+        for j in stopped:
+            if st.slice_of[j] == STOPPED:
+                self._enqueue(j, at)
+        self._replan_due = True
+
+    def observe_requeue(self, rank: int, at_s: float, remaining: float | None = None) -> None:
+        """Job ``rank`` was taken off its slice at ``at_s`` and waits again (one preemption), with
+        ``remaining`` of its work left (a fraction in (0, 1]; default: the model's own progress)."""
+        st = self._state
+        if remaining is not None and not 0.0 < remaining <= 1.0:
+            raise ValueError(f"remaining must be a fraction in (0, 1], got {remaining!r}")
+        if st.slice_of[rank] in (DONE, NOT_ARRIVED):
+            raise ValueError(f"job rank {rank} has not arrived or has finished; it cannot be requeued")
+        at = self._observed_clock(at_s)
+        s = st.slice_of[rank]
+        if s >= 0:
+            _apply.stop_job(self, rank, s, at)
+            st.running = [-1 if k == s else j for k, j in enumerate(st.running)]
+        else:
+            self._dequeue(rank)
+        if remaining is not None:
+            st.remaining[rank] = remaining
+        self._enqueue(rank, at)
+        self._replan_due = True
+
+    def observe_cancel(self, rank: int, at_s: float) -> None:
+        """Job ``rank`` left without finishing its work (cancelled, failed): a waiting job leaves the queue
+        and is counted as completed at ``at_s``; a running one as :meth:`observe_completion`."""
+        st = self._state
+        if st.slice_of[rank] >= 0:
+            self.observe_completion(rank, at_s)
+            return
+        if st.slice_of[rank] != WAITING:
+            raise ValueError(f"job rank {rank} is not waiting or running; it cannot be cancelled")
+        at = self._observed_clock(at_s)
+        self._dequeue(rank)
+        st.slice_of[rank] = DONE
+        st.completed_at_s[rank] = at
+        st.deadline_s[rank] = max(st.deadline_s[rank], at)  # a cancelled job is never late
+        self._completed += 1
+        self._replan_due = True
+
+    def decide(self, at_s: float, *, overdue_s: float = 10.0) -> Assignment:
+        """The job rank on each slice (``-1``: idle) once everything up to ``at_s`` is handled: the model's
+        own events (timers, repartition ends) and what was reported. Report every event up to ``at_s``
+        first. A running job not reported finished by its predicted time is *overdue*: the model assumes it
+        ends ``overdue_s`` later, and assumes so again at each call while it runs."""
+        self._advance_observed(float(at_s), overdue_s, before=False)
+        if self._replan_due and not self._finished:
+            self._replan_due = False
+            at = max(float(at_s), self._queue.now)
+            self._bring_clock_to(at)
+            if not self._in_blackout:
+                self._reschedule(at)
+            if self._speed is not None:
+                if self._clock is not None:
+                    _dynamic.choose_clock(self, at)
+                self._retime(at)
+        return Assignment(self._state.running)
+
+    def duration_on(self, rank: int, slice_index: int) -> float:
+        """Run time of job ``rank`` alone on slice ``slice_index`` of the configuration in force (s)."""
+        st = self._state
+        return st.durations_s[rank][st.slice_duration_index[slice_index]]
+
+    def predicted_completions(self) -> dict[int, float]:
+        """Predicted completion time of every running job, by rank."""
+        st = self._state
+        return {j: st.finish_s[j] for j in st.running if j >= 0}
+
+    def _observed_clock(self, at_s: float) -> float:
+        """Handle the instants before ``at_s`` and move the clock there; returns the time an observation made
+        now takes effect (never before the clock)."""
+        self._advance_observed(float(at_s), 10.0, before=True)
+        at = max(float(at_s), self._queue.now)
+        self._bring_clock_to(at)
+        return at
+
+    def _advance_observed(self, t: float, overdue_s: float, *, before: bool) -> None:
+        """Process the instants that start before ``t`` (and at ``t`` unless ``before``), never completing a
+        job whose completion was not reported: one predicted before ``t`` is overdue (see :meth:`decide`)."""
+        if not (math.isfinite(overdue_s) and overdue_s > 0.0):
+            raise ValueError(f"overdue_s must be a finite number > 0, got {overdue_s!r}")
+        while not self._finished:
+            self._retime_overdue(t, overdue_s)
+            next_s = self._queue.peek_live_time(self._is_live)
+            if next_s > t or (before and next_s >= t):
+                return
+            self.step()
+
+    def _retime_overdue(self, t: float, overdue_s: float) -> None:
+        st = self._state
+        speed = self._speed[self._busy] if self._speed is not None else 1.0
+        for s, j in enumerate(st.running):
+            if j >= 0 and st.finish_s[j] < t and j not in self._observed_done:
+                end = t + overdue_s
+                # remaining is kept as of run_start: the work left that ends the job at ``end``.
+                st.remaining[j] = (end - st.run_start_s[j]) * speed / st.durations_s[j][st.slice_duration_index[s]]
+                st.finish_s[j] = end
+                self._queue.schedule(end, _COMPLETION, j)
+
+    def _bring_clock_to(self, t: float) -> None:
+        """Move the clock to ``t`` between instants (busy time and, with speeds, progress brought up to it)."""
+        if t == self._last_s:
+            return
+        self._queue.advance_to(t)
+        if self._speed is not None:
+            self._settle(t)
+        self._busy_time[self._busy] += t - self._last_s
+        self._last_s = t
+        self._now_s = t
+        self._state.now_s = t
 
     # ------------------------------------------------------------------ internals
     def _busy_time_by_units(self) -> tuple[float, ...]:
@@ -565,8 +738,9 @@ class MigSimulation(ClusterDriving):
         st = self._state
         assert self._speed is not None
         speed = self._speed[self._busy]
+        observed = self._observed_done
         for s, j in enumerate(st.running):
-            if j >= 0:
+            if j >= 0 and not (observed and j in observed):  # a reported completion time stands
                 end = now + st.remaining[j] * st.durations_s[j][st.slice_duration_index[s]] / speed
                 end = max(end, self._queue.now)
                 if end != st.finish_s[j]:

@@ -50,6 +50,10 @@ def open_backend(spec: str | None = None) -> GpuBackend:
         return NvmlBackend()
     if spec.startswith("fake:") and len(spec) > len("fake:"):
         from wattsched.hardware.gpu.fake import FakeBackend
+        from wattsched.hardware.gpu.fake_state import FakeStateBackend, is_state_file
 
-        return FakeBackend(spec.removeprefix("fake:"))
+        path = spec.removeprefix("fake:")
+        if is_state_file(path):  # a fake GPU that several processes share (the Slurm sandbox's)
+            return FakeStateBackend(path)
+        return FakeBackend(path)
     raise ConfigError(f"{where} must be 'nvml' or 'fake:FILE', got '{spec}'")

@@ -1,0 +1,198 @@
+"""`wattsched slurm`: wattsched's policies schedule the jobs of a real Slurm partition.
+
+    wattsched slurm controller --config FILE.toml [--dry-run] [--once]
+    wattsched slurm status [--config FILE.toml] [--json]
+    wattsched slurm jobs [--config FILE.toml] [--json]
+    wattsched slurm import --sacct FILE -o TRACE [--cluster-out FILE]
+
+The controller runs until SIGTERM or SIGINT (its state is kept in the config's state file); ``--once`` does
+one pass and exits; ``--dry-run`` logs every decision and changes nothing (its state lives in memory).
+``status`` and ``jobs`` read the state file only (``--config``, or ``$WATTSCHED_SLURM_CONFIG``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from wattsched.cli._output import print_json
+from wattsched.errors import ConfigError
+
+__all__ = ["add_parser"]
+
+CONFIG_ENV = "WATTSCHED_SLURM_CONFIG"
+JOB_FIELDS = ("job_id", "user", "state", "submit_s", "deadline_s", "start_s", "end_s", "node", "gpu", "slice",
+              "tardiness_s", "energy_j", "preemptions")
+
+
+def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
+    from wattsched.cli._parsing import OneLineErrorParser
+    from wattsched.cli.slurm_import import add_import_parser
+
+    parser = groups.add_parser("slurm", help="schedule the jobs of a real Slurm partition on MIG slices")
+    sub = parser.add_subparsers(dest="slurm_command", metavar="COMMAND", parser_class=OneLineErrorParser,
+                                required=True)
+    controller = sub.add_parser("controller", help="watch a Slurm partition and schedule its jobs")
+    controller.add_argument("--config", required=True, metavar="FILE.toml", help="the controller's config")
+    controller.add_argument("--dry-run", action="store_true",
+                            help="log every decision, change nothing (no Slurm action, no state written)")
+    controller.add_argument("--once", action="store_true", help="one pass, then exit")
+    controller.set_defaults(func=_controller)
+    for name, help_text, func in (
+        ("status", "nodes, GPUs, slices, the queue in the controller's order, recent decisions", _status),
+        ("jobs", "one row per job the controller has seen (tardiness, slice, energy, preemptions)", _jobs),
+    ):
+        cmd = sub.add_parser(name, help=help_text)
+        cmd.add_argument("--config", metavar="FILE.toml", help=f"the controller's config (${CONFIG_ENV})")
+        cmd.add_argument("--json", action="store_true", help="print JSON")
+        cmd.set_defaults(func=func)
+    add_import_parser(sub)
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from wattsched.slurm.config import load_config
+
+    path = args.config or os.environ.get(CONFIG_ENV)
+    if not path:
+        raise ConfigError(f"give --config FILE.toml (or set ${CONFIG_ENV})")
+    return load_config(path)
+
+
+def _controller(args: argparse.Namespace) -> int:
+    from wattsched.slurm.client import SlurmClient
+    from wattsched.slurm.controller import Controller
+    from wattsched.slurm.state import StateStore
+
+    config = _config(args)
+    slurm = SlurmClient(slurm_conf=config.slurm_conf)
+    if not slurm.ping():
+        from wattsched.slurm.client import SlurmError
+
+        raise SlurmError("slurm is not running: 'scontrol ping' found no slurmctld (is SLURM_CONF right?)")
+    _check_nodes(config, slurm)
+    logging.getLogger("wattsched.slurm").setLevel(logging.INFO)
+    store = StateStore(":memory:" if args.dry_run else config.state_path)
+    controller = Controller(config, slurm, store, dry_run=args.dry_run)
+    if args.once:
+        controller.run_once()
+        return 0
+    stopping: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        stopping.append(signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    controller.run(lambda: bool(stopping))
+    store.close()
+    return 0
+
+
+def _check_nodes(config: Any, slurm: Any) -> None:
+    """Every configured node exists in Slurm and offers the GRES types of its slices."""
+    from wattsched.hardware.gpu.fake_state import gres_type
+
+    nodes = {node.name: node for node in slurm.nodes()}
+    for node in config.nodes:
+        if node.name not in nodes:
+            raise ConfigError(f"{config.source}: node '{node.name}' is not a node of this Slurm "
+                              f"(it has: {', '.join(sorted(nodes)) or 'none'})")
+        offered = {entry.type for entry in nodes[node.name].gres}
+        for gpu, configuration in zip(node.gpus, node.configurations, strict=True):
+            for slice_ in configuration.slices:
+                wanted = gres_type(gpu, slice_.profile)
+                if wanted not in offered:
+                    raise ConfigError(
+                        f"{config.source}: node '{node.name}' has no GRES gpu:{wanted} for a "
+                        f"{slice_.profile} slice of its {gpu.name} (its GRES types: "
+                        f"{', '.join(sorted(t for t in offered if t)) or 'none'})"
+                    )
+
+
+def _store(config: Any) -> Any:
+    from wattsched.errors import InputError
+    from wattsched.slurm.state import StateStore
+
+    if not Path(config.state_path).exists():
+        raise InputError("no controller state yet (has the controller run?)", path=str(config.state_path))
+    return StateStore(config.state_path)
+
+
+def _job_rows(store: Any) -> list[dict[str, Any]]:
+    rows = []
+    for row in store.jobs():
+        rows.append({
+            "job_id": row.job_id, "user": row.user, "state": row.phase, "slurm_state": row.slurm_state,
+            "submit_s": row.submit_s, "deadline_s": row.deadline_s, "start_s": row.start_s, "end_s": row.end_s,
+            "node": row.node, "gpu": row.gpu, "slice": row.slice, "tardiness_s": row.tardiness_s,
+            "energy_j": row.energy_mj / 1000.0, "preemptions": row.preemptions, "kind": row.kind,
+            "preemptible": bool(row.preemptible), "error": row.error,
+        })
+    return rows
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    store = _store(_config(args))
+    rows = _job_rows(store)
+    if args.json:
+        print_json(rows)
+        return 0
+    header = ("job", "user", "state", "node/gpu", "slice", "tardiness_s", "energy_J", "preempt")
+    print("  ".join(f"{h:>12}" for h in header))
+    for r in rows:
+        where = f"{r['node']}/{r['gpu']}" if r["node"] is not None else "-"
+        tardiness = f"{r['tardiness_s']:.1f}" if r["tardiness_s"] is not None else "-"
+        cells = (r["job_id"], r["user"] or "-", r["state"], where, r["slice"] or "-", tardiness,
+                 f"{r['energy_j']:.1f}", r["preemptions"])
+        print("  ".join(f"{str(c):>12}" for c in cells))
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from wattsched.hardware.gpu.fake_state import gres_type
+
+    config = _config(args)
+    store = _store(config)
+    rows = store.jobs()
+    by_slice = {(r.node, r.gpu, r.slice_index): r.job_id for r in rows if r.phase in ("running", "signalled")}
+    nodes = []
+    for node in config.nodes:
+        gpus = []
+        for index, (gpu, configuration) in enumerate(zip(node.gpus, node.configurations, strict=True)):
+            gpus.append({
+                "index": index, "gpu": gpu.name, "configuration": configuration.ident,
+                "slices": [
+                    {"slice": s.label, "profile": s.profile, "placement": s.start,
+                     "gres": f"gpu:{gres_type(gpu, s.profile)}", "job": by_slice.get((node.name, index, k))}
+                    for k, s in enumerate(configuration.slices)
+                ],
+            })
+        nodes.append({"name": node.name, "backend": node.backend, "gpus": gpus})
+    queue = sorted((r for r in rows if r.phase in ("queued", "released")),
+                   key=lambda r: (r.deadline_s if r.deadline_s is not None else float("inf"), r.job_id))
+    status = {
+        "partition": config.partition, "policy": config.policy, "state": str(config.state_path), "nodes": nodes,
+        "queue": [{"job_id": r.job_id, "phase": r.phase, "deadline_s": r.deadline_s, "node": r.node,
+                   "gpu": r.gpu, "slice": r.slice} for r in queue],
+        "decisions": [{"time_s": t, "text": text} for t, text in store.decisions(20)],
+    }
+    if args.json:
+        print_json(status)
+        return 0
+    out = sys.stdout
+    out.write(f"partition {config.partition}, policy {config.policy}, state {config.state_path}\n")
+    for node in nodes:
+        for gpu in node["gpus"]:
+            out.write(f"{node['name']} GPU {gpu['index']} ({gpu['gpu']}, configuration {gpu['configuration']})\n")
+            for s in gpu["slices"]:
+                out.write(f"  {s['slice']:<14} {s['gres']:<22} {s['job'] if s['job'] is not None else 'idle'}\n")
+    out.write(f"queue ({len(queue)}): " + (" ".join(
+        f"{r.job_id}{'->' + r.slice if r.slice else ''}" for r in queue) or "empty") + "\n")
+    for t, text in store.decisions(10):
+        out.write(f"  {t:.1f}  {text}\n")
+    return 0

@@ -1,0 +1,186 @@
+"""The controller's configuration file (TOML), validated into typed values before anything runs.
+
+```toml
+[slurm]
+partition = "mig"                  # its jobs are managed; every other job is left alone
+state = "/var/lib/wattsched/slurm.db"
+poll_s = 2.0                       # seconds between two looks at Slurm
+[scheduling]
+policy = "edf-ss-restricted"       # any registry policy (wattsched mig policies)
+preemption = "requeue"             # or "off"
+signal = "USR1"                    # sent to a job before it is requeued
+grace_s = 30                       # seconds between the signal and the requeue
+overdue_s = 10                     # a job past its predicted end is expected this much later
+[[nodes]]
+name = "gpu01"
+gpus = ["h100-80gb", "h100-80gb"]  # catalogue names or files, one per GPU, in NVML index order
+configuration = 3                  # every GPU's configuration
+partitioner = "static"             # the controller keeps each GPU's layout
+backend = "nvml"                   # or fake:FILE (a fake GPU state file)
+```
+Relative paths (``state``, a ``fake:`` file, a GPU file) are read from the config file's folder.
+"""
+
+from __future__ import annotations
+
+import math
+import signal as signals
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wattsched.errors import ConfigError, InputError, did_you_mean
+from wattsched.hardware.catalogue import load_gpu
+from wattsched.hardware.mig import Configuration, MigGpu
+from wattsched.mig.policies import POLICIES
+
+__all__ = ["ControllerConfig", "NodeConfig", "load_config"]
+
+_SECTIONS = {
+    "slurm": {"partition", "state", "poll_s", "slurm_conf"},
+    "scheduling": {"policy", "preemption", "signal", "grace_s", "overdue_s"},
+}
+_NODE_KEYS = {"name", "gpus", "configuration", "partitioner", "backend"}
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """One Slurm node of the managed partition and its MIG GPUs (in NVML index order)."""
+
+    name: str
+    gpus: tuple[MigGpu, ...]
+    configurations: tuple[Configuration, ...]
+    partitioner: str
+    backend: str
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    partition: str
+    state_path: Path
+    poll_s: float
+    policy: str
+    preemption: bool
+    signal: str
+    grace_s: float
+    overdue_s: float
+    nodes: tuple[NodeConfig, ...]
+    slurm_conf: str | None = None
+    source: Path | None = None
+
+
+def load_config(path: str | Path) -> ControllerConfig:
+    """Read and check a controller config; every error is one line naming the file and the key."""
+    where = str(path)
+    try:
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("config file not found", path=where) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read config: {exc}", path=where) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"config is not valid TOML ({exc})", path=where) from None
+    return parse_config(raw, base=Path(path).resolve().parent, where=where)
+
+
+def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerConfig:
+    for key in raw:
+        if key not in (*_SECTIONS, "nodes"):
+            raise ConfigError(f"{where}: unknown section [{key}]{did_you_mean(key, [*_SECTIONS, 'nodes'])}")
+    for section, keys in _SECTIONS.items():
+        table = raw.get(section, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where}: [{section}] must be a table")
+        for key in table:
+            if key not in keys:
+                raise ConfigError(f"{where}: unknown key {section}.{key}{did_you_mean(key, sorted(keys))}")
+    slurm = raw.get("slurm", {})
+    scheduling = raw.get("scheduling", {})
+    partition = _text(slurm, "partition", where, section="slurm")
+    state = Path(_text(slurm, "state", where, section="slurm"))
+    policy = _text(scheduling, "policy", where, section="scheduling", default="edf-ss-restricted")
+    if policy not in POLICIES.available():
+        raise ConfigError(
+            f"{where}: scheduling.policy: unknown policy '{policy}'; valid: {', '.join(POLICIES.available())}"
+        )
+    preemption = _text(scheduling, "preemption", where, section="scheduling", default="requeue")
+    if preemption not in ("requeue", "off"):
+        raise ConfigError(f"{where}: scheduling.preemption: expected 'requeue' or 'off', got '{preemption}'")
+    signal = _text(scheduling, "signal", where, section="scheduling", default="USR1").upper()
+    if not hasattr(signals, f"SIG{signal.removeprefix('SIG')}"):
+        raise ConfigError(f"{where}: scheduling.signal: unknown signal '{signal}'")
+    nodes_raw = raw.get("nodes")
+    if not isinstance(nodes_raw, list) or not nodes_raw:
+        raise ConfigError(f"{where}: give at least one [[nodes]] table")
+    nodes = tuple(_node(node, i, base, where) for i, node in enumerate(nodes_raw))
+    names = [n.name for n in nodes]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{where}: a node is named twice in [[nodes]]")
+    return ControllerConfig(
+        partition=partition,
+        state_path=state if state.is_absolute() else base / state,
+        poll_s=_number(slurm, "poll_s", where, "slurm", default=2.0, low=0.05),
+        policy=policy,
+        preemption=preemption == "requeue",
+        signal=signal.removeprefix("SIG"),
+        grace_s=_number(scheduling, "grace_s", where, "scheduling", default=30.0, low=0.0),
+        overdue_s=_number(scheduling, "overdue_s", where, "scheduling", default=10.0, low=1e-3),
+        nodes=nodes,
+        slurm_conf=slurm.get("slurm_conf"),
+        source=Path(where),
+    )
+
+
+def _node(raw: object, index: int, base: Path, where: str) -> NodeConfig:
+    at = f"{where}: nodes[{index}]"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{at} must be a table")
+    for key in raw:
+        if key not in _NODE_KEYS:
+            raise ConfigError(f"{at}: unknown key '{key}'{did_you_mean(key, sorted(_NODE_KEYS))}")
+    name = _text(raw, "name", at)
+    gpus_raw = raw.get("gpus")
+    if not isinstance(gpus_raw, list) or not gpus_raw or not all(isinstance(g, str) for g in gpus_raw):
+        raise ConfigError(f"{at}: gpus must be a non-empty list of catalogue names or files")
+    gpus = tuple(load_gpu(g if not g.endswith(".toml") or Path(g).is_absolute() else str(base / g))
+                 for g in gpus_raw)
+    configuration = raw.get("configuration", "no-mig")
+    if isinstance(configuration, bool) or not isinstance(configuration, int | str):
+        raise ConfigError(f"{at}: configuration must be a configuration id or 'no-mig'")
+    try:
+        configurations = tuple(gpu.configuration(configuration) for gpu in gpus)
+    except (ConfigError, KeyError, ValueError) as exc:
+        raise ConfigError(f"{at}: configuration {configuration!r}: {exc}") from None
+    partitioner = _text(raw, "partitioner", at, default="static")
+    if partitioner != "static":
+        raise ConfigError(
+            f"{at}: partitioner '{partitioner}': the controller keeps each GPU's configuration "
+            "(live repartitioning is not supported yet); use 'static'"
+        )
+    backend = _text(raw, "backend", at, default="nvml")
+    if backend.startswith("fake:"):
+        file = Path(backend.removeprefix("fake:"))
+        backend = f"fake:{file if file.is_absolute() else base / file}"
+    elif backend != "nvml":
+        raise ConfigError(f"{at}: backend must be 'nvml' or 'fake:FILE', got '{backend}'")
+    return NodeConfig(name, gpus, configurations, partitioner, backend)
+
+
+def _text(table: dict[str, Any], key: str, where: str, *, section: str | None = None,
+          default: str | None = None) -> str:
+    value = table.get(key, default)
+    name = f"{section}.{key}" if section else key
+    if value is None:
+        raise ConfigError(f"{where}: {name} is required")
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: {name} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _number(table: dict[str, Any], key: str, where: str, section: str, *, default: float,
+            low: float) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < low:
+        raise ConfigError(f"{where}: {section}.{key} must be a number >= {low}, got {value!r}")
+    return float(value)

@@ -1,0 +1,481 @@
+"""The Slurm controller: wattsched's policies decide, Slurm runs the jobs.
+
+Each pass (every ``poll_s`` seconds):
+
+1. **Look** at the managed partition's jobs (``squeue``/``scontrol``, through :class:`SlurmApi`).
+2. **Tell each GPU's model what happened.** Every GPU has a :class:`~wattsched.mig.MigSimulation` as its model
+   of the present, driven by observed events: a new job is *observed arriving* (its annotation parsed; a
+   malformed one holds the job with the reason and goes no further), a job Slurm started is *observed
+   starting* on the slice it got, an ended job *observed finishing* at its real end, a requeued job *observed
+   requeued* with the work it has left. A new job goes to the GPU with the fewest jobs in its system
+   (ties: the first).
+3. **Ask each model for its decision** — the policy the simulator runs (default ``edf-ss-restricted``), on the
+   engine's own state — and carry out the difference: a job the model puts on a slice is given that slice's
+   GRES type, pinned to the node and released; a running job the model takes off its slice is, when it is
+   preemptible and preemption is on, sent the checkpoint signal and requeued (held) ``grace_s`` later;
+   otherwise it keeps its slice and the model is told so.
+4. **Charge energy**: each GPU's energy counter is read and the interval since the last reading is shared
+   among the jobs that were busy in it (:mod:`wattsched.slurm.energy`); a finished job's total is written into
+   its AdminComment as ``wattsched_energy_j=<joules>``.
+
+Every action is journaled in the state file before it is sent (:mod:`wattsched.slurm.state`); on start the
+pending ones are reconciled with Slurm, and the models are rebuilt from the state file. ``dry_run`` logs each
+decision and sends nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Protocol
+
+from wattsched.errors import WattschedError
+from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type, is_state_file
+from wattsched.hardware.mig import Configuration, MigGpu
+from wattsched.mig.simulator import MigSimulation
+from wattsched.slurm.annotations import AnnotationError, parse_annotation
+from wattsched.slurm.client import SlurmApi, SlurmJob
+from wattsched.slurm.config import ControllerConfig, NodeConfig
+from wattsched.slurm.energy import BusySlice, split_energy
+from wattsched.slurm.jobs import engine_job
+from wattsched.slurm.state import JobRow, StateStore
+from wattsched.workload.job import JobKind
+
+__all__ = ["ACTIVE", "Controller", "EnergyMeter", "GpuModel", "PassReport", "open_meter"]
+
+log = logging.getLogger(__name__)
+
+#: Phases of a job the controller still manages.
+ACTIVE = ("queued", "released", "running", "signalled")
+_ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
+          "DEADLINE", "PREEMPTED")
+
+
+class EnergyMeter(Protocol):
+    def energy_mj(self, gpu_index: int) -> int | None: ...
+
+
+@dataclass
+class GpuModel:
+    """One GPU of a node: its layout, its GRES types and the engine that models it."""
+
+    node: str
+    index: int
+    gpu: MigGpu
+    configuration: Configuration
+    sim: MigSimulation
+    #: Slurm job id -> rank in ``sim``, and back.
+    ranks: dict[int, int] = field(default_factory=dict)
+    job_of: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def labels(self) -> list[str]:
+        return [s.label for s in self.configuration.slices]
+
+    def gres(self, slice_index: int) -> str:
+        return f"gpu:{gres_type(self.gpu, self.configuration.slices[slice_index].profile)}:1"
+
+    @property
+    def name(self) -> str:
+        return f"{self.node}/{self.index}"
+
+
+@dataclass
+class PassReport:
+    """What one pass did (for logs and tests)."""
+
+    time_s: float
+    arrived: list[int] = field(default_factory=list)
+    rejected: list[int] = field(default_factory=list)
+    started: list[int] = field(default_factory=list)
+    finished: list[int] = field(default_factory=list)
+    released: list[int] = field(default_factory=list)
+    preempted: list[int] = field(default_factory=list)
+    requeued: list[int] = field(default_factory=list)
+
+
+def open_meter(backend: str) -> EnergyMeter:
+    """The energy counters of a node's GPUs: a fake GPU state file, or NVML on this host."""
+    if backend.startswith("fake:") and is_state_file(backend.removeprefix("fake:")):
+        return FakeGpuState(backend.removeprefix("fake:"))
+    from wattsched.hardware.gpu import open_backend
+
+    opened = open_backend(backend)
+
+    class _Backend:
+        def energy_mj(self, gpu_index: int) -> int | None:
+            joules = opened.energy_j(gpu_index)
+            return None if joules is None else int(round(joules * 1000.0))
+
+    return _Backend()
+
+
+class Controller:
+    """Watches one Slurm partition and schedules its jobs on the configured GPUs (module docstring)."""
+
+    def __init__(
+        self,
+        config: ControllerConfig,
+        slurm: SlurmApi,
+        store: StateStore,
+        *,
+        dry_run: bool = False,
+        clock: Callable[[], float] = time.time,
+        meters: dict[str, EnergyMeter] | None = None,
+    ) -> None:
+        self.config = config
+        self.slurm = slurm
+        self.store = store
+        self.dry_run = dry_run
+        self.clock = clock
+        self.origin_s = store.origin_s(clock())
+        self.meters = meters if meters is not None else {n.name: open_meter(n.backend) for n in config.nodes}
+        self.gpus: list[GpuModel] = [
+            GpuModel(node.name, i, gpu, node.configurations[i], self._new_sim(node, i))
+            for node in config.nodes
+            for i, gpu in enumerate(node.gpus)
+        ]
+        self._by_name = {g.name: g for g in self.gpus}
+        self._recovered = False
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, should_stop: Callable[[], bool], sleep: Callable[[float], None] = time.sleep) -> None:
+        """Pass after pass until ``should_stop()`` (checked between passes and during the wait)."""
+        while not should_stop():
+            started = self.clock()
+            self.run_once()
+            wait = self.config.poll_s - (self.clock() - started)
+            while wait > 0 and not should_stop():
+                step = min(wait, 0.2)
+                sleep(step)
+                wait -= step
+
+    def run_once(self) -> PassReport:
+        """One pass (module docstring)."""
+        now = self.clock()
+        report = PassReport(now)
+        if not self._recovered:
+            self._recover(now)
+            self._recovered = True
+        seen = {job.job_id: job for job in self.slurm.jobs(self.config.partition)}
+        self._charge_energy(now)
+        # What happened to the known jobs, told to the models in time order.
+        events = []
+        for row in self.store.jobs(ACTIVE):
+            job = seen.get(row.job_id) or self.slurm.job(row.job_id)
+            events.append((_event_time(row, job, now), row.job_id, row, job))
+        for _, _, row, job in sorted(events, key=lambda e: (e[0], e[1])):
+            self._follow(row, job, now, report)
+        rows = {row.job_id for row in self.store.jobs()}
+        for job in sorted(seen.values(), key=lambda j: (j.submit_s or now, j.job_id)):
+            if job.job_id not in rows and job.state not in _ENDED:
+                self._arrive(job, now, report)
+        for model in self.gpus:
+            self._decide(model, now, report)
+        self._store_readings(now)
+        return report
+
+    # ------------------------------------------------------------------ observations
+    def _arrive(self, job: SlurmJob, now: float, report: PassReport) -> None:
+        submit = job.submit_s if job.submit_s is not None else now
+        row = JobRow(job.job_id, "queued", user=job.user, name=job.name, slurm_state=job.state, submit_s=submit)
+        try:
+            note = parse_annotation(job.comment, submit_s=submit, time_limit_s=job.time_limit_s)
+        except AnnotationError as exc:
+            reason = f"wattsched: {exc}"
+            row.phase, row.error = "rejected", str(exc)
+            self.store.put_job(row)
+            self._act(job.job_id, "hold_with_reason", {"reason": reason}, now)
+            self._log(now, f"job {job.job_id} held: {exc}")
+            report.rejected.append(job.job_id)
+            return
+        row.deadline_s, row.kind, row.scaling = note.deadline_s, note.kind.value, note.scaling.value
+        row.work_s, row.preemptible = note.work_s, int(note.preemptible)
+        model = min(self.gpus, key=lambda g: g.sim.jobs_in_system)
+        row.node, row.gpu = model.node, model.index
+        self.store.put_job(row)
+        self._add_to_model(model, row, now)
+        report.arrived.append(job.job_id)
+        if job.state == "RUNNING":  # started without us (no hold plugin?): follow it
+            self._follow(row, job, now, report)
+
+    def _add_to_model(self, model: GpuModel, row: JobRow, at_s: float) -> int:
+        assert row.submit_s is not None and row.deadline_s is not None and row.work_s is not None
+        job = engine_job(str(row.job_id), max(row.submit_s - self.origin_s, 0.0), row.deadline_s - self.origin_s,
+                         JobKind(row.kind), row.scaling, row.work_s)  # type: ignore[arg-type]
+        rank = model.sim.observe_arrival(job, at_s - self.origin_s)
+        model.ranks[row.job_id] = rank
+        model.job_of[rank] = row.job_id
+        return rank
+
+    def _follow(self, row: JobRow, job: SlurmJob | None, now: float, report: PassReport) -> None:
+        """Bring a known job's row and its model up to what Slurm says."""
+        model = self._by_name.get(f"{row.node}/{row.gpu}")
+        if model is None or row.job_id not in model.ranks:
+            return
+        state = job.state if job is not None else "COMPLETED"  # gone from Slurm: it ended
+        row.slurm_state = state
+        ran = job is not None and job.start_s is not None and (state == "RUNNING" or state in _ENDED)
+        if ran and row.phase in ("queued", "released"):
+            self._started(model, row, job, now, report)
+        if state in _ENDED:
+            self._ended(model, row, job, now, report)
+        elif row.phase == "signalled" and row.signalled_s is not None and (
+            now >= row.signalled_s + self.config.grace_s
+        ):
+            self._requeue(model, row, now, report)
+        elif state == "PENDING" and row.phase in ("running", "signalled"):  # requeued by someone else
+            self._requeued(model, row, now)
+        else:
+            self.store.put_job(row)
+
+    def _started(self, model: GpuModel, row: JobRow, job: SlurmJob | None, now: float,
+                 report: PassReport) -> None:
+        slice_index = self._slice_of(model, job, row)
+        start = job.start_s if job is not None and job.start_s is not None else now
+        row.phase, row.run_start_s, row.slice_index = "running", start, slice_index
+        row.start_s = row.start_s if row.start_s is not None else start
+        row.slice = model.labels[slice_index]
+        model.sim.observe_start(model.ranks[row.job_id], slice_index, self._rel(start))
+        self.store.put_job(row)
+        self._log(now, f"job {row.job_id} started on {model.name} slice {row.slice}")
+        report.started.append(row.job_id)
+
+    def _ended(self, model: GpuModel, row: JobRow, job: SlurmJob | None, now: float,
+               report: PassReport) -> None:
+        rank = model.ranks[row.job_id]
+        end = job.end_s if job is not None and job.end_s is not None else now
+        if rank in model.sim.predicted_completions():
+            model.sim.observe_completion(rank, self._rel(end))
+        else:
+            model.sim.observe_cancel(rank, self._rel(end))
+        row.phase, row.end_s = "done", end
+        if row.start_s is not None and row.deadline_s is not None:
+            row.tardiness_s = max(0.0, end - row.deadline_s)
+        self.store.put_job(row)
+        energy_j = row.energy_mj / 1000.0
+        if row.start_s is not None:
+            self._act(row.job_id, "admin_comment", {"text": f"wattsched_energy_j={energy_j:.3f}"}, now)
+        self._log(now, f"job {row.job_id} ended ({row.slurm_state}) on {model.name}: {energy_j:.1f} J")
+        report.finished.append(row.job_id)
+
+    def _slice_of(self, model: GpuModel, job: SlurmJob | None, row: JobRow) -> int:
+        """The slice a job really got: by its MIG UUID where the GPU's state names them, else by its GRES
+        index on the node, else the slice it was released for."""
+        meter = self.meters.get(model.node)
+        if job is not None and job.gpu_uuids and isinstance(meter, FakeGpuState):
+            labels = {inst.uuid: inst.label for inst in meter.instances(model.index)}
+            for uuid in job.gpu_uuids:
+                if labels.get(uuid) in model.labels:
+                    return model.labels.index(labels[uuid])
+        if row.slice_index is not None:
+            return row.slice_index
+        rank = model.ranks[row.job_id]
+        return next((s for s, r in enumerate(model.sim.decide(self._rel(self.clock()))) if r == rank), 0)
+
+    def _requeue(self, model: GpuModel, row: JobRow, now: float, report: PassReport) -> None:
+        if self._act(row.job_id, "requeue_hold", {}, now, row, **self._requeue_changes(model, row, now)):
+            model.sim.observe_requeue(model.ranks[row.job_id], self._rel(now), row.remaining)
+            report.requeued.append(row.job_id)
+
+    def _requeued(self, model: GpuModel, row: JobRow, now: float) -> None:
+        """Requeued by someone else: the model is told, nothing is sent."""
+        for key, value in self._requeue_changes(model, row, now).items():
+            setattr(row, key, value)
+        self.store.put_job(row)
+        model.sim.observe_requeue(model.ranks[row.job_id], self._rel(now), row.remaining)
+
+    def _requeue_changes(self, model: GpuModel, row: JobRow, now: float) -> dict[str, object]:
+        """The row of a job that leaves its slice at ``now``: it waits again, the work it did kept."""
+        remaining = row.remaining
+        if row.run_start_s is not None and row.slice_index is not None:
+            duration = model.sim.duration_on(model.ranks[row.job_id], row.slice_index)
+            remaining = max(remaining - (now - row.run_start_s) / duration, 1e-6)
+        return {"phase": "queued", "remaining": remaining, "preemptions": row.preemptions + 1,
+                "signalled_s": None, "run_start_s": None}
+
+    # ------------------------------------------------------------------ decisions
+    def _decide(self, model: GpuModel, now: float, report: PassReport) -> None:
+        rows = {row.job_id: row for row in self.store.jobs(ACTIVE) if row.node == model.node
+                and row.gpu == model.index}
+        for _ in range(4):  # a declined preemption is told to the model, which decides again
+            assignment = model.sim.decide(self._rel(now), overdue_s=self.config.overdue_s)
+            placed = {model.job_of[rank]: s for s, rank in enumerate(assignment) if rank >= 0}
+            pinned = False
+            for job_id, row in rows.items():
+                if row.phase == "running" and placed.get(job_id) != row.slice_index:
+                    if self.config.preemption and row.preemptible:
+                        if self._act(job_id, "signal", {"signal": self.config.signal}, now, row,
+                                     phase="signalled", signalled_s=now):
+                            self._log(now, f"job {job_id} preempted on {model.name}: signal "
+                                           f"{self.config.signal}, requeue in {self.config.grace_s:g} s")
+                            report.preempted.append(job_id)
+                    else:
+                        assert row.slice_index is not None
+                        model.sim.observe_start(model.ranks[job_id], row.slice_index, self._rel(now))
+                        pinned = True
+            if not pinned:
+                break
+        for job_id, slice_index in placed.items():
+            row = rows.get(job_id)
+            if row is None or row.phase != "queued":
+                continue
+            gres = model.gres(slice_index)
+            if self._act(job_id, "release", {"gres": gres, "node": model.node}, now, row,
+                         phase="released", slice_index=slice_index, slice=model.labels[slice_index]):
+                self._log(now, f"job {job_id} released on {model.name} slice {row.slice} ({gres})")
+                report.released.append(job_id)
+        for job_id, row in rows.items():  # released but moved off its slice before Slurm started it
+            if row.phase == "released" and job_id not in placed:
+                self._act(job_id, "hold", {}, now, row, phase="queued")
+
+    # ------------------------------------------------------------------ energy
+    def _charge_energy(self, now: float) -> None:
+        for model in self.gpus:
+            counter = self.meters[model.node].energy_mj(model.index)
+            last = self.store.reading(model.node, model.index)
+            if counter is None or last is None:
+                continue
+            _, last_mj, busy = last
+            if counter < last_mj:
+                log.warning("%s: energy counter went back (%d -> %d mJ); interval not charged", model.name,
+                            last_mj, counter)
+                continue
+            split = split_energy(counter - last_mj, model.gpu, model.configuration,
+                                 [BusySlice(str(job_id), compute, JobKind(kind)) for job_id, compute, kind in busy])
+            for key, mj in split.per_job_mj.items():
+                row = self.store.job(int(key))
+                if row is not None:
+                    row.energy_mj += mj
+                    self.store.put_job(row)
+
+    def _store_readings(self, now: float) -> None:
+        for model in self.gpus:
+            counter = self.meters[model.node].energy_mj(model.index)
+            if counter is None:
+                continue
+            busy = [
+                (row.job_id, model.configuration.slices[row.slice_index].compute, row.kind or "training")
+                for row in self.store.jobs(("running", "signalled"))
+                if row.node == model.node and row.gpu == model.index and row.slice_index is not None
+            ]
+            self.store.put_reading(model.node, model.index, now, counter, busy)
+
+    # ------------------------------------------------------------------ actions and recovery
+    def _act(self, job_id: int, kind: str, args: dict[str, str], now: float, row: JobRow | None = None,
+             **changes: object) -> bool:
+        """Journal an action, send it, then mark it done and apply ``changes`` to ``row`` in one transaction;
+        ``False`` (and ``row`` unchanged) if Slurm refused it. A dry run only logs it (and applies the changes
+        in memory)."""
+        after = replace(row, **changes) if row is not None else None  # type: ignore[arg-type]
+        if self.dry_run:
+            log.info("dry run: would %s job %d %s", kind, job_id, args or "")
+        else:
+            journaled = dict(args, _after=asdict(after)) if after is not None else args
+            action = self.store.journal(job_id, kind, journaled, now)
+            try:
+                self._send(job_id, kind, args)
+            except WattschedError as exc:
+                log.warning("%s of job %d failed: %s", kind, job_id, exc)
+                self.store.finish_action(action, "failed")
+                return False
+            with self.store.transaction():
+                self.store.finish_action(action)
+                if after is not None:
+                    self.store.put_job(after)
+        if row is not None and after is not None:
+            row.__dict__.update(after.__dict__)
+            if self.dry_run:
+                self.store.put_job(row)
+        return True
+
+    def _send(self, job_id: int, kind: str, args: dict[str, str]) -> None:
+        if kind == "release":
+            self.slurm.set_gres(job_id, args["gres"], args["node"])
+            self.slurm.release(job_id)
+        elif kind == "hold":
+            self.slurm.hold(job_id)
+        elif kind == "hold_with_reason":
+            self.slurm.hold_with_reason(job_id, args["reason"])
+        elif kind == "signal":
+            self.slurm.signal(job_id, args["signal"])
+        elif kind == "requeue_hold":
+            self.slurm.requeue_hold(job_id)
+        elif kind == "admin_comment":
+            self.slurm.set_admin_comment(job_id, args["text"])
+        else:
+            raise ValueError(f"unknown action {kind!r}")
+
+    def _recover(self, now: float) -> None:
+        """Reconcile the journal's pending actions with Slurm, then rebuild each GPU's model."""
+        for action in self.store.pending_actions():
+            job = self.slurm.job(action.job_id)
+            if job is None or (job.state in _ENDED and action.kind != "admin_comment"):
+                self.store.finish_action(action.id, "done")  # nothing left to do; the pass sees it ended
+                continue
+            done = {
+                "release": not job.held,
+                "hold": job.held or job.state != "PENDING",
+                "hold_with_reason": job.held,
+                "requeue_hold": job.state == "PENDING",
+                "signal": job.state != "RUNNING",
+                "admin_comment": False,
+            }[action.kind]
+            if not done:
+                try:
+                    self._send(action.job_id, action.kind, {k: v for k, v in action.args.items()
+                                                            if not k.startswith("_")})
+                except WattschedError as exc:
+                    log.warning("redo of %s of job %d failed: %s", action.kind, action.job_id, exc)
+                    self.store.finish_action(action.id, "failed")
+                    continue
+            with self.store.transaction():
+                self.store.finish_action(action.id, "done")
+                if "_after" in action.args:
+                    self.store.put_job(JobRow(**action.args["_after"]))
+            log.info("recovered %s of job %d (%s)", action.kind, action.job_id, "done" if done else "sent again")
+        self._rebuild(now)
+
+    def _rebuild(self, now: float) -> None:
+        """Every active job into its GPU's model at ``now``: waiting ones arrive, running ones start on their
+        slice with the work they have left."""
+        rows = sorted(self.store.jobs(ACTIVE), key=lambda r: (r.submit_s or 0.0, r.job_id))
+        for row in rows:
+            model = self._by_name.get(f"{row.node}/{row.gpu}")
+            if model is not None and row.job_id not in model.ranks:
+                self._add_to_model(model, row, now)
+        for model in self.gpus:
+            model.sim.decide(self._rel(now), overdue_s=self.config.overdue_s)
+        for row in rows:
+            model = self._by_name.get(f"{row.node}/{row.gpu}")
+            if model is None or row.phase not in ("running", "signalled") or row.slice_index is None:
+                continue
+            rank = model.ranks[row.job_id]
+            done = (now - (row.run_start_s or now)) / model.sim.duration_on(rank, row.slice_index)
+            model.sim.observe_start(rank, row.slice_index, self._rel(now),
+                                    remaining=max(row.remaining - done, 1e-6))
+
+    def _rel(self, epoch_s: float) -> float:
+        return epoch_s - self.origin_s
+
+    def _new_sim(self, node: NodeConfig, index: int) -> MigSimulation:
+        return MigSimulation([], node.configurations[index], self.config.policy, gpu=node.gpus[index])
+
+    def _log(self, now: float, text: str) -> None:
+        log.info("%s", text)
+        if not self.dry_run:
+            self.store.log_decision(now, text)
+
+
+def _event_time(row: JobRow, job: SlurmJob | None, now: float) -> float:
+    """When what a pass sees of a job happened: its end, its start, or now."""
+    if job is None:
+        return now
+    if job.state in _ENDED and job.end_s is not None and math.isfinite(job.end_s):
+        return job.end_s
+    if job.state == "RUNNING" and row.phase in ("queued", "released") and job.start_s is not None:
+        return job.start_s
+    return now

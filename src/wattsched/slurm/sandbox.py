@@ -1,0 +1,599 @@
+"""A real single-host Slurm in one directory, with fake MIG GPUs: for the tests and for trying wattsched.
+
+:func:`start` (as root) writes everything under ``DIR`` and starts three daemons there::
+
+    DIR/etc/slurm.conf          SLURM_CONF for every command (Sandbox.env)
+    DIR/etc/fake_gpus.conf      one line per MIG instance of DIR/fake_gpu.json, with its MIG-… UUID
+    DIR/etc/job_submit.lua      holds every job of the managed partition at submission
+    DIR/etc/prolog.sh, epilog.sh mark the job's MIG instances busy / idle in DIR/fake_gpu.json
+    DIR/fake_gpu.json           the fake GPUs' state (wattsched.hardware.gpu.fake_state)
+    DIR/dev/fakegpu<N>          character devices for fake_gpus.conf (or /dev/wattsched-<id>-fakegpu<N>)
+    DIR/munge/                  a private munged (own key and socket; a system munge is left alone)
+    DIR/state, DIR/spool, DIR/log, DIR/run   slurmctld state, slurmd spool, logs, pid files
+
+Ports are free loopback ports picked at start, so sandboxes and a system Slurm do not clash. Partitions:
+the managed one (default ``mig``, Slurm's default partition) and ``debug`` which wattsched leaves alone.
+``AuthInfo=cred_expire`` is short (10 s) so that a requeued job is eligible again quickly (Slurm's
+default: 121 s). Ended jobs stay in ``squeue`` for ``MinJobAge`` (300 s) and are written to
+``DIR/log/jobcomp.txt`` (``JobCompType=jobcomp/filetxt``) for good.
+
+Slurm's Prolog and Epilog get the job's GPUs as ``CUDA_VISIBLE_DEVICES=MIG-…`` (from fake_gpus.conf's
+unique ids, flag ``nvidia_gpu_env``) and ``SLURM_JOB_GPUS=<indices>``; the default scripts pass the UUIDs to
+``python -m wattsched.hardware.gpu.fake_state``. :func:`stop` cancels the jobs, ends only the daemons
+:func:`start` recorded in ``DIR/run``, removes devices it made outside ``DIR``, and may be called twice.
+``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` / ``stop DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import wattsched
+from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.slurm.client import SlurmClient, SlurmError
+
+__all__ = ["DAEMONS", "Sandbox", "main", "start", "stop", "write_controller_config"]
+
+#: The daemons a sandbox runs, in start order (stopped in reverse).
+DAEMONS = ("munged", "slurmctld", "slurmd")
+_NVIDIA_MAJOR = 195
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A running sandbox: where everything is, and the fake GPUs Slurm sees."""
+
+    directory: Path
+    conf_path: Path
+    node: str
+    partition: str
+    unmanaged_partition: str
+    #: ``(catalogue name, configuration id)`` of each fake GPU.
+    gpus: tuple[tuple[str, int | str], ...]
+    #: The node's GPU devices in Slurm's index order: MIG UUIDs and their GRES types.
+    gpu_uuids: tuple[str, ...]
+    gres_types: tuple[str, ...]
+    fake_gpu_state: Path
+    ports: tuple[int, int]
+    logs: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What Slurm's commands need to talk to this sandbox."""
+        return {"SLURM_CONF": str(self.conf_path)}
+
+    def client(self, timeout_s: float = 30.0) -> SlurmClient:
+        """A client on this sandbox that knows the node's MIG UUIDs."""
+        return SlurmClient(self.conf_path, timeout_s=timeout_s, gpu_uuids={self.node: self.gpu_uuids})
+
+
+def start(
+    directory: str | Path,
+    *,
+    gpus: Sequence[tuple[str, int | str]] = (("a100-40gb", 3),),
+    partition: str = "mig",
+    unmanaged_partition: str = "debug",
+    prolog: Sequence[str] | None = None,
+    epilog: Sequence[str] | None = None,
+    extra_conf: Sequence[str] = (),
+    cred_expire_s: int = 10,
+    timeout_s: float = 30.0,
+    seed: int = 0,
+) -> Sandbox:
+    """Start munged, slurmctld and slurmd in ``directory`` (created; a sandbox already running there is
+    stopped first) and wait until the node takes jobs; :class:`SlurmError` with the daemons' last log lines
+    when it does not within ``timeout_s``.
+
+    ``prolog`` / ``epilog``: shell command lines run (in order, with Slurm's Prolog environment) instead of
+    the default ones that mark the job's MIG instances busy / idle; a failing one fails the Prolog, which in
+    Slurm drains the node and requeues the job. ``extra_conf``: lines appended to slurm.conf.
+    """
+    _require_root_and_binaries()
+    top = Path(directory).resolve()
+    stop(top)
+    paths = _layout(top)
+    node = socket.gethostname().split(".")[0]
+    state = FakeGpuState.create(paths["state_file"], list(gpus), seed=seed)
+    devices = _devices(state, top)
+    uuids = tuple(uuid for uuid, _, _ in devices)
+    types = tuple(kind for _, kind, _ in devices)
+    ports = (_free_port(), _free_port())
+    cpus = os.cpu_count() or 1
+    _write_text(
+        paths["fake_gpus"],
+        "".join(
+            f"{kind}|{cpus}|0-{cpus - 1}|(null)|{device}|{uuid}|nvidia_gpu_env\n"
+            for uuid, kind, device in devices
+        ),
+    )
+    state_file = shlex.quote(str(paths["state_file"]))
+    mark = f"{shlex.quote(sys.executable)} -m wattsched.hardware.gpu.fake_state {state_file}"
+    default_prolog = [
+        'kind=$(squeue -h -j "$SLURM_JOB_ID" -o %k | sed -n "s/.*kind=\\(inference\\|training\\).*/\\1/p")',
+        f'[ -z "$CUDA_VISIBLE_DEVICES" ] || {mark} busy "$CUDA_VISIBLE_DEVICES" --kind "${{kind:-inference}}"'
+        " || true",
+    ]
+    default_epilog = [f'[ -z "$CUDA_VISIBLE_DEVICES" ] || {mark} idle "$CUDA_VISIBLE_DEVICES" || true']
+    _write_script(
+        paths["prolog"], prolog if prolog is not None else default_prolog, paths["log"] / "prolog.log"
+    )
+    _write_script(
+        paths["epilog"], epilog if epilog is not None else default_epilog, paths["log"] / "epilog.log"
+    )
+    _write_text(paths["lua"], _lua(partition))
+    gres = ",".join(f"gpu:{kind}:{types.count(kind)}" for kind in dict.fromkeys(types))
+    _write_text(
+        paths["conf"],
+        _slurm_conf(
+            top, paths, node, ports, gres, partition, unmanaged_partition, cpus, cred_expire_s, extra_conf
+        ),
+    )
+    env = dict(os.environ, SLURM_CONF=str(paths["conf"]))
+    _start_munge(paths, env)
+    _start_daemon("slurmctld", ["slurmctld"], paths["run"] / "slurmctld.pid", env, paths)
+    _start_daemon("slurmd", ["slurmd"], paths["run"] / "slurmd.pid", env, paths)
+    sandbox = Sandbox(
+        directory=top,
+        conf_path=paths["conf"],
+        node=node,
+        partition=partition,
+        unmanaged_partition=unmanaged_partition,
+        gpus=tuple((name, ident) for name, ident in gpus),
+        gpu_uuids=uuids,
+        gres_types=types,
+        fake_gpu_state=paths["state_file"],
+        ports=ports,
+        logs={name: paths["log"] / f"{name}.log" for name in DAEMONS},
+    )
+    _wait_for_node(sandbox, timeout_s)
+    return sandbox
+
+
+def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
+    """Stop the sandbox in ``directory``: cancel its jobs, end the daemons recorded in ``DIR/run`` (only
+    those, and only while their pid still runs that daemon for this directory), remove devices made outside
+    it. Returns whether anything was running; safe to call again or on a directory never started."""
+    top = Path(directory).resolve()
+    run = top / "run"
+    conf = top / "etc" / "slurm.conf"
+    was_running = False
+    alive = {name: _recorded_pid(run / f"{name}.pid", name, top) for name in DAEMONS}
+    if alive["slurmctld"] is not None:
+        with contextlib.suppress(SlurmError):
+            client = SlurmClient(conf, timeout_s=5.0)
+            for job in client.jobs():
+                if not job.state.finished:
+                    with contextlib.suppress(SlurmError):
+                        client.cancel(job.job_id)
+    for name in reversed(DAEMONS):
+        pid = alive[name]
+        if pid is not None:
+            was_running = True
+            _end(pid, timeout_s)
+        (run / f"{name}.pid").unlink(missing_ok=True)
+    for pid in _stepds(conf):  # a job step outliving its slurmd would keep its devices busy
+        _end(pid, timeout_s)
+    made = run / "devices.txt"
+    if made.exists():
+        for line in made.read_text(encoding="utf-8").split():
+            if line.startswith("/dev/wattsched-"):
+                Path(line).unlink(missing_ok=True)
+        made.unlink()
+    return was_running
+
+
+def write_controller_config(
+    sandbox: Sandbox, path: str | Path, scheduling: dict[str, object] | None = None
+) -> Path:
+    """Write the controller's config for this sandbox (partition, state ``DIR/state.db``, its node, GPUs and
+    configuration, backend ``fake:DIR/fake_gpu.json``); ``scheduling`` becomes the ``[scheduling]`` table."""
+    idents = {ident for _, ident in sandbox.gpus}
+    if len(idents) != 1:
+        raise SlurmError(
+            f"the controller config takes one configuration for every GPU; the sandbox has {idents}"
+        )
+    lines = [
+        "# written by wattsched.slurm.sandbox for the sandbox in this folder",
+        "[slurm]",
+        f"partition = {_toml(sandbox.partition)}",
+        f"state = {_toml(str(sandbox.directory / 'state.db'))}",
+        f"slurm_conf = {_toml(str(sandbox.conf_path))}",
+    ]
+    if scheduling:
+        lines.append("[scheduling]")
+        lines += [f"{key} = {_toml(value)}" for key, value in scheduling.items()]
+    lines += [
+        "[[nodes]]",
+        f"name = {_toml(sandbox.node)}",
+        f"gpus = [{', '.join(_toml(name) for name, _ in sandbox.gpus)}]",
+        f"configuration = {_toml(idents.pop())}",
+        f"backend = {_toml('fake:' + str(sandbox.fake_gpu_state))}",
+    ]
+    target = Path(path)
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+# ---------------------------------------------------------------------- files
+def _layout(top: Path) -> dict[str, Path]:
+    paths = {name: top / name for name in ("etc", "state", "spool", "log", "run", "dev", "munge")}
+    for folder in paths.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    top.chmod(0o755)
+    paths["munge"].chmod(0o755)  # munged wants its socket's folder open to all, and no one else writing
+    (paths["munge"] / "key").mkdir(mode=0o700, exist_ok=True)
+    etc = paths["etc"]
+    paths |= {
+        "conf": etc / "slurm.conf",
+        "fake_gpus": etc / "fake_gpus.conf",
+        "lua": etc / "job_submit.lua",
+        "prolog": etc / "prolog.sh",
+        "epilog": etc / "epilog.sh",
+        "state_file": top / "fake_gpu.json",
+        "socket": paths["munge"] / "munge.socket.2",
+    }
+    if len(str(paths["socket"])) > 100:
+        raise SlurmError(f"sandbox directory path too long for a unix socket: {paths['socket']}")
+    return paths
+
+
+def _devices(state: FakeGpuState, top: Path) -> list[tuple[str, str, str]]:
+    """(UUID, GRES type, device file) of every MIG instance, grouped by GRES type in first-seen order (the
+    node line's order), so Slurm's device index order is the same whether it sorts by type or by file."""
+    found = []
+    for index, gpu in enumerate(state.gpus()):
+        for instance in state.instances(index):
+            found.append((instance.uuid, gres_type(gpu.catalogue, instance.profile)))
+    order = {kind: n for n, kind in enumerate(dict.fromkeys(kind for _, kind in found))}
+    found.sort(key=lambda item: order[item[1]])  # stable: GPU then placement order within a type
+    outside = []
+    devices = []
+    for number, (uuid, kind) in enumerate(found):
+        path = top / "dev" / f"fakegpu{number}"
+        try:
+            path.unlink(missing_ok=True)
+            os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(_NVIDIA_MAJOR, number))
+        except OSError:  # a folder on a nodev mount, or no CAP_MKNOD: /dev then
+            tag = hashlib.sha256(str(top).encode()).hexdigest()[:8]
+            path = Path(f"/dev/wattsched-{tag}-fakegpu{number}")
+            path.unlink(missing_ok=True)
+            os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(_NVIDIA_MAJOR, number))
+            outside.append(str(path))
+        devices.append((uuid, kind, str(path)))
+    if outside:
+        _write_text(top / "run" / "devices.txt", "\n".join(outside) + "\n")
+    return devices
+
+
+def _lua(partition: str) -> str:
+    text = resources.files("wattsched.slurm").joinpath("data/job_submit.lua").read_text(encoding="utf-8")
+    lines = []
+    for line in text.splitlines():
+        if line.endswith("-- wattsched: managed partition"):
+            line = f'local MANAGED_PARTITION = "{partition}" -- wattsched: managed partition'
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _write_script(path: Path, commands: Sequence[str], log_file: Path) -> None:
+    package_root = Path(wattsched.__file__).resolve().parent.parent
+    body = [
+        "#!/bin/sh",
+        "# written by wattsched.slurm.sandbox",
+        'export PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}"',
+        f"export PYTHONPATH={shlex.quote(str(package_root))}${{PYTHONPATH:+:$PYTHONPATH}}",
+        f"exec >>{shlex.quote(str(log_file))} 2>&1",
+        'echo "$(date +%s.%N) $SLURM_SCRIPT_CONTEXT job=$SLURM_JOB_ID gpus=$CUDA_VISIBLE_DEVICES"',
+        *[
+            f"{command} || exit $?" if not command.rstrip().endswith("|| true") else command
+            for command in commands
+        ],
+        "exit 0",
+    ]
+    _write_text(path, "\n".join(body) + "\n")
+    path.chmod(0o755)
+
+
+def _slurm_conf(
+    top: Path,
+    paths: dict[str, Path],
+    node: str,
+    ports: tuple[int, int],
+    gres: str,
+    partition: str,
+    unmanaged: str,
+    cpus: int,
+    cred_expire_s: int,
+    extra: Sequence[str],
+) -> str:
+    cluster = "ws" + hashlib.sha256(str(top).encode()).hexdigest()[:8]
+    settings = {
+        "ClusterName": cluster,
+        "SlurmctldHost": f"{node}(127.0.0.1)",
+        "SlurmctldPort": ports[0],
+        "SlurmdPort": ports[1],
+        "SlurmUser": "root",
+        "SlurmdUser": "root",
+        "AuthType": "auth/munge",
+        "CredType": "cred/munge",
+        "AuthInfo": f"socket={paths['socket']},cred_expire={cred_expire_s}",
+        "StateSaveLocation": paths["state"],
+        "SlurmdSpoolDir": paths["spool"],
+        "SlurmctldPidFile": paths["run"] / "slurmctld.pid",
+        "SlurmdPidFile": paths["run"] / "slurmd.pid",
+        "SlurmctldLogFile": paths["log"] / "slurmctld.log",
+        "SlurmdLogFile": paths["log"] / "slurmd.log",
+        "JobCompType": "jobcomp/filetxt",
+        "JobCompLoc": paths["log"] / "jobcomp.txt",
+        "ProctrackType": "proctrack/linuxproc",
+        "TaskPlugin": "task/none",
+        "SelectType": "select/cons_tres",
+        "SelectTypeParameters": "CR_Core",
+        "MpiDefault": "none",
+        "ReturnToService": 2,
+        "GresTypes": "gpu",
+        "JobSubmitPlugins": "lua",
+        "Prolog": paths["prolog"],
+        "Epilog": paths["epilog"],
+        "MinJobAge": 300,
+        "KillWait": 5,
+        "InactiveLimit": 0,
+    }
+    lines = [f"# written by wattsched.slurm.sandbox; SLURM_CONF={paths['conf']}"]
+    lines += [f"{key}={value}" for key, value in settings.items()]
+    lines += list(extra)
+    lines += [
+        f"NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=1000 Gres={gres} State=UNKNOWN",
+        f"PartitionName={partition} Nodes={node} Default=YES MaxTime=INFINITE State=UP",
+        f"PartitionName={unmanaged} Nodes={node} MaxTime=INFINITE State=UP",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(str(value))  # a TOML basic string is a JSON string for these values
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- daemons
+def _require_root_and_binaries() -> None:
+    if os.geteuid() != 0:
+        raise SlurmError("the Slurm sandbox runs its daemons as root; run it as root")
+    missing = [name for name in (*DAEMONS, "sinfo", "squeue", "scontrol", "mungekey") if not _which(name)]
+    if missing:
+        raise SlurmError(
+            f"Slurm or munge is not installed: {', '.join(missing)} not found "
+            "(Debian: apt-get install slurmctld slurmd slurm-client munge)"
+        )
+
+
+def _which(name: str) -> str | None:
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+
+
+def _start_munge(paths: dict[str, Path], env: dict[str, str]) -> None:
+    key = paths["munge"] / "key" / "munge.key"
+    if not key.exists():
+        _check([_need("mungekey"), "--create", f"--keyfile={key}"], env, "mungekey")
+    munge = paths["munge"]
+    args = [
+        _need("munged"),
+        f"--socket={paths['socket']}",
+        f"--key-file={key}",
+        f"--pid-file={paths['run'] / 'munged.pid'}",
+        f"--log-file={paths['log'] / 'munged.log'}",
+        f"--seed-file={munge / 'munged.seed'}",
+    ]
+    _check(args, env, "munged", paths["log"] / "munged.log")
+    _wait_pid(paths["run"] / "munged.pid", "munged", paths["log"] / "munged.log")
+
+
+def _start_daemon(
+    name: str, args: list[str], pid_file: Path, env: dict[str, str], paths: dict[str, Path]
+) -> None:
+    _check([_need(args[0]), *args[1:]], env, name, paths["log"] / f"{name}.log")
+    _wait_pid(pid_file, name, paths["log"] / f"{name}.log")
+
+
+def _need(name: str) -> str:
+    found = _which(name)
+    if found is None:
+        raise SlurmError(f"'{name}' not found")
+    return found
+
+
+def _check(args: list[str], env: dict[str, str], name: str, log_file: Path | None = None) -> None:
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60, check=False)
+    if done.returncode != 0:
+        detail = " ".join((done.stderr or done.stdout).split())[-300:]
+        raise SlurmError(f"could not start {name}: '{' '.join(args)}' failed: {detail}{_tail(log_file)}")
+
+
+def _wait_pid(pid_file: Path, name: str, log_file: Path, timeout_s: float = 10.0) -> int:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        pid = _read_pid(pid_file)
+        if pid is not None and _alive(pid):
+            return pid
+        time.sleep(0.05)
+    raise SlurmError(f"{name} did not start (no live pid in {pid_file}){_tail(log_file)}")
+
+
+def _wait_for_node(sandbox: Sandbox, timeout_s: float) -> None:
+    client = sandbox.client(timeout_s=5.0)
+    deadline = time.monotonic() + timeout_s
+    last = "slurmctld did not answer"
+    while time.monotonic() < deadline:
+        try:
+            nodes = {node.name: node for node in client.nodes()}
+            node = nodes.get(sandbox.node)
+            if node is not None and node.available:
+                return
+            last = f"node {sandbox.node} is {node.state}+{'+'.join(node.state_flags)}" if node else last
+        except SlurmError as exc:
+            last = str(exc)
+        time.sleep(0.2)
+    logs = "".join(_tail(sandbox.logs[name]) for name in ("slurmctld", "slurmd"))
+    raise SlurmError(f"the sandbox's node did not come up within {timeout_s:g} s ({last}){logs}")
+
+
+def _tail(log_file: Path | None, count: int = 8) -> str:
+    if log_file is None or not log_file.exists():
+        return ""
+    lines = log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-count:]
+    return f"; last lines of {log_file}: " + " | ".join(line.strip() for line in lines)
+
+
+def _read_pid(pid_file: Path) -> int | None:
+    try:
+        return int(pid_file.read_text(encoding="utf-8").split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")
+
+
+def _recorded_pid(pid_file: Path, name: str, top: Path) -> int | None:
+    """The recorded pid of ``name`` if that process still is this sandbox's ``name`` (a pid reused by an
+    unrelated process is never signalled): its program is ``name`` and its command line or environment names
+    ``top``."""
+    pid = _read_pid(pid_file)
+    if pid is None or not _alive(pid):
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return None
+    if not cmdline or Path(cmdline[0].decode(errors="replace")).name != name:
+        return None
+    mark = str(top).encode()
+    return pid if any(mark in part for part in cmdline) or mark in environ else None
+
+
+def _stepds(conf: Path) -> list[int]:
+    """slurmstepd processes started by this sandbox's slurmd (their environment names its slurm.conf)."""
+    mark = f"SLURM_CONF={conf}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            program = (entry / "cmdline").read_bytes().split(b"\0")[0]
+            if not program.startswith(b"slurmstepd") or mark not in (entry / "environ").read_bytes().split(
+                b"\0"
+            ):
+                continue
+        except OSError:
+            continue
+        found.append(int(entry.name))
+    return found
+
+
+def _end(pid: int, timeout_s: float) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    if _alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+# ---------------------------------------------------------------------- command line
+def _gpu_spec(text: str) -> tuple[str, int | str]:
+    name, _, ident = text.partition(":")
+    if not name or not ident:
+        raise argparse.ArgumentTypeError(f"expected NAME:CONFIGURATION (a100-40gb:3), got '{text}'")
+    return name, int(ident) if ident.isdigit() else ident
+
+
+def _from_config(path: Path) -> tuple[str, list[tuple[str, int | str]], dict[str, object]]:
+    """Partition, GPUs of the first node, and the scheduling table of a controller config file."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SlurmError(f"{path}: cannot read the controller config ({exc})") from None
+    nodes = raw.get("nodes") or [{}]
+    first = nodes[0]
+    ident = first.get("configuration", 3)
+    gpus = [(str(name), ident) for name in first.get("gpus", ["a100-40gb"])]
+    return str(raw.get("slurm", {}).get("partition", "mig")), gpus, dict(raw.get("scheduling", {}))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` prints ``export SLURM_CONF=...``;
+    ``stop DIR``."""
+    parser = argparse.ArgumentParser(prog="python -m wattsched.slurm.sandbox", description=main.__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    begin = commands.add_parser("start")
+    begin.add_argument("directory")
+    begin.add_argument("--config", type=Path, help="controller config: its partition, first node's GPUs")
+    begin.add_argument("--gpu", type=_gpu_spec, action="append", help="NAME:CONFIGURATION, repeatable")
+    begin.add_argument("--timeout", type=float, default=30.0)
+    commands.add_parser("stop").add_argument("directory")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "stop":
+            stopped = stop(args.directory)
+            sys.stdout.write(f"sandbox in {args.directory} {'stopped' if stopped else 'was not running'}\n")
+            return 0
+        partition = "mig"
+        gpus: list[tuple[str, int | str]] = [("a100-40gb", 3)]
+        scheduling: dict[str, object] = {}
+        if args.config is not None:
+            partition, gpus, scheduling = _from_config(args.config)
+        sandbox = start(args.directory, gpus=args.gpu or gpus, partition=partition, timeout_s=args.timeout)
+        config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", scheduling)
+    except (SlurmError, OSError, ValueError) as exc:
+        sys.stderr.write(f"slurm sandbox: {' '.join(str(exc).split())}\n")
+        return 2
+    sys.stdout.write(
+        f"# node {sandbox.node}, partitions {sandbox.partition} (wattsched), {sandbox.unmanaged_partition}\n"
+        f"# MIG UUIDs: {' '.join(sandbox.gpu_uuids)}\n# controller config: {config}\n"
+        f"export SLURM_CONF={shlex.quote(str(sandbox.conf_path))}\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,216 @@
+"""The controller's state: one SQLite file (write-ahead log), the only thing it keeps between runs.
+
+Tables:
+
+* ``jobs``: one row per job of the managed partition the controller has seen — its annotation, where and
+  when it ran, its phase in the controller (``queued``: held, waiting for a slice; ``released``: given a
+  slice type and released; ``running``; ``signalled``: sent the checkpoint signal; ``done``; ``rejected``:
+  held for a malformed annotation), its energy and preemptions.
+* ``actions``: the journal. Every action on Slurm is written as ``pending`` *before* it is sent and marked
+  ``done`` once Slurm accepted it, in one transaction each. After a crash the pending ones are reconciled with
+  what Slurm says (done already, or sent again) — so no job is started twice and no finished action repeated.
+* ``decisions``: what the controller decided, for ``wattsched slurm status`` (the last few hundred).
+* ``readings``: each GPU's last energy-counter reading and the jobs busy since, so that a restart goes on
+  charging energy where it stopped.
+* ``meta``: the time origin of the GPU models (seconds since the epoch).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from wattsched.errors import InputError
+
+__all__ = ["Action", "JobRow", "StateStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id INTEGER PRIMARY KEY, user TEXT, name TEXT, phase TEXT NOT NULL, slurm_state TEXT,
+    submit_s REAL, deadline_s REAL, kind TEXT, scaling TEXT, work_s REAL, preemptible INTEGER,
+    node TEXT, gpu INTEGER, slice_index INTEGER, slice TEXT, start_s REAL, end_s REAL,
+    tardiness_s REAL, energy_mj INTEGER NOT NULL DEFAULT 0, preemptions INTEGER NOT NULL DEFAULT 0,
+    remaining REAL NOT NULL DEFAULT 1.0, run_start_s REAL, signalled_s REAL, error TEXT
+);
+CREATE TABLE IF NOT EXISTS actions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, time_s REAL NOT NULL, job_id INTEGER NOT NULL, kind TEXT NOT NULL,
+    args TEXT NOT NULL, status TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, time_s REAL NOT NULL, text TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS readings (
+    node TEXT NOT NULL, gpu INTEGER NOT NULL, time_s REAL NOT NULL, counter_mj INTEGER NOT NULL,
+    busy TEXT NOT NULL, PRIMARY KEY (node, gpu)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_KEEP_DECISIONS = 500
+
+
+@dataclass
+class JobRow:
+    """A job as the controller keeps it (times in seconds since the epoch; ``slice`` as ``profile@start``)."""
+
+    job_id: int
+    phase: str
+    user: str | None = None
+    name: str | None = None
+    slurm_state: str | None = None
+    submit_s: float | None = None
+    deadline_s: float | None = None
+    kind: str | None = None
+    scaling: str | None = None
+    work_s: float | None = None
+    preemptible: int = 0
+    node: str | None = None
+    gpu: int | None = None
+    slice_index: int | None = None
+    slice: str | None = None
+    start_s: float | None = None
+    end_s: float | None = None
+    tardiness_s: float | None = None
+    energy_mj: int = 0
+    preemptions: int = 0
+    #: Fraction of the job's work left at ``run_start_s`` (its latest start; 1.0 before it ever ran).
+    remaining: float = 1.0
+    run_start_s: float | None = None
+    signalled_s: float | None = None
+    error: str | None = None
+
+
+_COLUMNS = tuple(f.name for f in fields(JobRow))
+
+
+@dataclass(frozen=True)
+class Action:
+    id: int
+    time_s: float
+    job_id: int
+    kind: str
+    args: dict[str, Any]
+    status: str
+
+
+class StateStore:
+    """The SQLite state file (see the module docstring). ``path=":memory:"`` keeps nothing (dry runs)."""
+
+    def __init__(self, path: str | Path) -> None:
+        where = str(path)
+        if where != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(where, isolation_level=None, timeout=10.0)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"cannot open the controller's state file: {exc}", path=where) from None
+        self.path = where
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # ------------------------------------------------------------------ meta
+    def origin_s(self, now_s: float | None = None) -> float:
+        """The GPU models' time origin, fixed at the first start (``now_s`` or the time then, in whole
+        seconds since the epoch)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'origin_s'").fetchone()
+        if row is not None:
+            return float(row["value"])
+        origin = float(int(time.time() if now_s is None else now_s))
+        self._db.execute("INSERT INTO meta (key, value) VALUES ('origin_s', ?)", (repr(origin),))
+        return origin
+
+    # ------------------------------------------------------------------ jobs
+    def job(self, job_id: int) -> JobRow | None:
+        row = self._db.execute("SELECT * FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
+        return JobRow(**dict(row)) if row is not None else None
+
+    def jobs(self, phases: Sequence[str] | None = None) -> list[JobRow]:
+        if phases is None:
+            rows = self._db.execute("SELECT * FROM jobs ORDER BY job_id").fetchall()
+        else:
+            marks = ",".join("?" * len(phases))
+            rows = self._db.execute(
+                f"SELECT * FROM jobs WHERE phase IN ({marks}) ORDER BY job_id", tuple(phases)
+            ).fetchall()
+        return [JobRow(**dict(row)) for row in rows]
+
+    def put_job(self, job: JobRow) -> None:
+        marks = ",".join("?" * len(_COLUMNS))
+        self._db.execute(
+            f"INSERT OR REPLACE INTO jobs ({','.join(_COLUMNS)}) VALUES ({marks})",
+            tuple(getattr(job, name) for name in _COLUMNS),
+        )
+
+    # ------------------------------------------------------------------ the journal
+    def journal(self, job_id: int, kind: str, args: dict[str, Any], now_s: float) -> int:
+        """Write a pending action (before it is sent); returns its id."""
+        cursor = self._db.execute(
+            "INSERT INTO actions (time_s, job_id, kind, args, status) VALUES (?, ?, ?, ?, 'pending')",
+            (now_s, job_id, kind, json.dumps(args, sort_keys=True)),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def finish_action(self, action_id: int, status: str = "done") -> None:
+        self._db.execute("UPDATE actions SET status = ? WHERE id = ?", (status, action_id))
+
+    def pending_actions(self) -> list[Action]:
+        rows = self._db.execute("SELECT * FROM actions WHERE status = 'pending' ORDER BY id").fetchall()
+        return [self._action(row) for row in rows]
+
+    def actions(self, job_id: int | None = None) -> list[Action]:
+        if job_id is None:
+            rows = self._db.execute("SELECT * FROM actions ORDER BY id").fetchall()
+        else:
+            rows = self._db.execute("SELECT * FROM actions WHERE job_id = ? ORDER BY id", (job_id,)).fetchall()
+        return [self._action(row) for row in rows]
+
+    @staticmethod
+    def _action(row: sqlite3.Row) -> Action:
+        return Action(row["id"], row["time_s"], row["job_id"], row["kind"], json.loads(row["args"]),
+                      row["status"])
+
+    # ------------------------------------------------------------------ decisions and readings
+    def log_decision(self, now_s: float, text: str) -> None:
+        self._db.execute("INSERT INTO decisions (time_s, text) VALUES (?, ?)", (now_s, text))
+        self._db.execute(
+            "DELETE FROM decisions WHERE id <= (SELECT MAX(id) FROM decisions) - ?", (_KEEP_DECISIONS,)
+        )
+
+    def decisions(self, limit: int = 20) -> list[tuple[float, str]]:
+        rows = self._db.execute("SELECT time_s, text FROM decisions ORDER BY id DESC LIMIT ?", (limit,))
+        return [(row["time_s"], row["text"]) for row in rows.fetchall()][::-1]
+
+    def reading(self, node: str, gpu: int) -> tuple[float, int, list[tuple[int, int, str]]] | None:
+        """The last counter reading of a GPU: ``(time_s, counter_mj, [(job id, compute, kind), ...])``."""
+        row = self._db.execute("SELECT * FROM readings WHERE node = ? AND gpu = ?", (node, gpu)).fetchone()
+        if row is None:
+            return None
+        return row["time_s"], row["counter_mj"], [tuple(item) for item in json.loads(row["busy"])]
+
+    def put_reading(self, node: str, gpu: int, time_s: float, counter_mj: int,
+                    busy: Sequence[tuple[int, int, str]]) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO readings (node, gpu, time_s, counter_mj, busy) VALUES (?, ?, ?, ?, ?)",
+            (node, gpu, time_s, counter_mj, json.dumps([list(b) for b in busy])),
+        )

@@ -1,0 +1,215 @@
+"""The Slurm controller on an in-memory Slurm and a fake GPU: what it decides, what it sends, the energy it
+charges, and what survives a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.hardware.mig import MigGpu
+from wattsched.mig import simulate
+from wattsched.slurm.client import FakeSlurmClient, JobState
+from wattsched.slurm.config import load_config
+from wattsched.slurm.controller import Controller
+from wattsched.slurm.jobs import engine_job
+from wattsched.slurm.state import StateStore
+
+
+class Clock:
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _setup(tmp_path: Path, configuration: int | str = 1, preemption: str = "requeue",
+           policy: str = "edf-ss-restricted") -> tuple[Controller, FakeSlurmClient, FakeGpuState, Clock]:
+    clock = Clock()
+    gpu_file = tmp_path / "gpu.json"
+    fake = FakeGpuState.create(gpu_file, [("a100-40gb", configuration)], clock=clock)
+    (tmp_path / "wattsched.toml").write_text(f"""
+[slurm]
+partition = "mig"
+state = "state.db"
+[scheduling]
+policy = "{policy}"
+preemption = "{preemption}"
+grace_s = 5
+[[nodes]]
+name = "node0"
+gpus = ["a100-40gb"]
+configuration = "{configuration}"
+backend = "fake:{gpu_file}"
+""")
+    config = load_config(tmp_path / "wattsched.toml")
+    instances = fake.instances(0)
+    slurm = FakeSlurmClient({"node0": [gres_type(fake.gpu(0), i.profile) for i in instances]},
+                            uuids={"node0": [i.uuid for i in instances]}, clock=clock)
+    meter = FakeGpuState(gpu_file, clock=clock)
+    controller = Controller(config, slurm, StateStore(config.state_path), clock=clock, meters={"node0": meter})
+    return controller, slurm, meter, clock
+
+
+def _mark(slurm: FakeSlurmClient, meter: FakeGpuState) -> None:
+    """What the sandbox's prolog/epilog do: the fake GPU's instances busy while a job runs on them."""
+    busy = {uuid for job in slurm.jobs() if job.state is JobState.RUNNING for uuid in job.gpu_uuids}
+    for instance in meter.instances(0):
+        meter.set_busy(instance.uuid, "training" if instance.uuid in busy else None)
+
+
+def test_jobs_are_held_then_released_in_the_policys_order_and_energy_adds_up(tmp_path: Path) -> None:
+    controller, slurm, meter, clock = _setup(tmp_path)
+    a = slurm.submit(comment="wattsched: work=100s deadline=+1000s")
+    b = slurm.submit(comment="wattsched: work=100s deadline=+150s")  # earlier deadline: first
+    report = controller.run_once()
+    assert report.arrived == [a, b] and report.released == [b]
+    job_b = slurm.job(b)
+    assert job_b is not None and not job_b.held and "a100_7g.40gb" in job_b.gres
+    assert slurm.job(a).held  # type: ignore[union-attr]
+    start_mj = meter.energy_mj(0)
+    clock.now += 1.0
+    slurm.schedule()
+    _mark(slurm, meter)
+    controller.run_once()
+    clock.now += 100.0
+    slurm.finish(b)
+    _mark(slurm, meter)
+    report = controller.run_once()
+    assert report.finished == [b] and report.released == [a]
+    clock.now += 1.0
+    slurm.schedule()
+    _mark(slurm, meter)
+    controller.run_once()
+    clock.now += 100.0
+    slurm.finish(a)
+    _mark(slurm, meter)
+    clock.now += 3.0
+    controller.run_once()
+    rows = {row.job_id: row for row in controller.store.jobs()}
+    assert rows[a].phase == rows[b].phase == "done"
+    assert rows[b].tardiness_s == pytest.approx(0.0) and rows[a].tardiness_s == 0.0
+    # Every millijoule the counter rose by since the first reading went to a job or the idle remainder.
+    total = meter.energy_mj(0) - start_mj
+    charged = rows[a].energy_mj + rows[b].energy_mj
+    assert 0 < charged <= total
+    assert slurm.job(b).admin_comment == f"wattsched_energy_j={rows[b].energy_mj / 1000:.3f}"  # type: ignore[union-attr]
+
+
+def test_a_malformed_annotation_holds_the_job_with_a_reason_and_the_rest_go_on(tmp_path: Path) -> None:
+    controller, slurm, _, _ = _setup(tmp_path)
+    bad = slurm.submit(comment="wattsched: work=-5s")
+    good = slurm.submit(comment="wattsched: work=60s")
+    report = controller.run_once()
+    assert report.rejected == [bad] and report.released == [good]
+    job = slurm.job(bad)
+    assert job is not None and job.held and "work" in job.admin_comment
+    assert controller.store.job(bad).phase == "rejected"  # type: ignore[union-attr]
+
+
+def test_a_preemptible_job_is_signalled_then_requeued_after_the_grace_time(tmp_path: Path) -> None:
+    controller, slurm, meter, clock = _setup(tmp_path)
+    long = slurm.submit(comment="wattsched: work=1000s deadline=+100000s preemptible=yes")
+    controller.run_once()
+    clock.now += 1.0
+    slurm.schedule()
+    controller.run_once()
+    clock.now += 10.0
+    urgent = slurm.submit(comment="wattsched: work=50s deadline=+60s")  # late unless it preempts
+    report = controller.run_once()
+    assert report.preempted == [long]
+    assert slurm.signals == [(long, "USR1", "full")]
+    clock.now += 2.0
+    assert controller.run_once().requeued == []  # within the grace time
+    clock.now += 4.0
+    report = controller.run_once()
+    assert report.requeued == [long]
+    row = controller.store.job(long)
+    assert row is not None and row.phase == "queued" and row.preemptions == 1
+    assert row.remaining == pytest.approx(1.0 - 16.0 / 1060.0)  # 16 s of its 1,060 s on a 7g slice
+    slurm.schedule()
+    controller.run_once()
+    assert slurm.job(urgent).state is JobState.RUNNING  # type: ignore[union-attr]
+
+
+def test_a_job_not_marked_preemptible_keeps_its_slice(tmp_path: Path) -> None:
+    controller, slurm, _, clock = _setup(tmp_path)
+    long = slurm.submit(comment="wattsched: work=1000s deadline=+100000s")
+    controller.run_once()
+    clock.now += 1.0
+    slurm.schedule()
+    controller.run_once()
+    clock.now += 10.0
+    slurm.submit(comment="wattsched: work=50s deadline=+60s")
+    report = controller.run_once()
+    assert report.preempted == [] and slurm.signals == []
+    assert controller.store.job(long).phase == "running"  # type: ignore[union-attr]
+
+
+def test_the_controller_starts_jobs_in_the_simulators_order(tmp_path: Path) -> None:
+    """A batch of jobs through the in-memory Slurm starts in the order, and on the slice types, that the
+    simulator gives the same jobs (Slurm starting each released job at once)."""
+    controller, slurm, meter, clock = _setup(tmp_path, configuration=3)
+    origin = controller.origin_s
+    specs = [(f"work={w}s deadline=+{d}s kind=training", w, d)
+             for w, d in [(60, 900), (30, 400), (90, 2000), (20, 300), (45, 700), (10, 250)]]
+    ids = [slurm.submit(comment=f"wattsched: {text}") for text, _, _ in specs]
+    started: list[tuple[int, str]] = []
+    for _ in range(400):
+        controller.run_once()
+        for job_id in slurm.schedule():
+            row = controller.store.job(job_id)
+            assert row is not None
+            started.append((job_id, row.slice or ""))
+        for job in slurm.jobs():
+            if job.state is JobState.RUNNING:
+                row = controller.store.job(job.job_id)
+                assert row is not None
+                if row.phase == "running" and clock.now >= job.start_s + _duration(controller, row):  # type: ignore[operator]
+                    slurm.finish(job.job_id)
+        clock.now += 1.0
+        if all(slurm.job(i).state is JobState.COMPLETED for i in ids):  # type: ignore[union-attr]
+            break
+    gpu: MigGpu = controller.gpus[0].gpu
+    submit = clock.now  # every job was submitted at the first pass's time
+    jobs = [engine_job(str(i), 0.0, d, "training", "linear", w) for i, (_, w, d) in zip(ids, specs, strict=True)]
+    expected = simulate(jobs, 3, "edf-ss-restricted", gpu=gpu, record_jobs=True)
+    assert expected.records is not None and submit > origin
+    order = sorted(expected.records, key=lambda r: (r.start_s, r.job_id))
+    assert [job_id for job_id, _ in started] == [int(r.job_id) for r in order]
+    labels = {s.start: s.label for s in controller.gpus[0].configuration.slices}
+    assert [label for _, label in started] == [labels[r.slices[0][3]] for r in order]
+
+
+def _duration(controller: Controller, row: object) -> float:
+    model = controller.gpus[0]
+    rank = model.ranks[row.job_id]  # type: ignore[attr-defined]
+    return model.sim.duration_on(rank, row.slice_index)  # type: ignore[attr-defined]
+
+
+def test_a_restart_loses_no_job_and_repeats_no_finished_action(tmp_path: Path) -> None:
+    controller, slurm, meter, clock = _setup(tmp_path)
+    a = slurm.submit(comment="wattsched: work=100s")
+    b = slurm.submit(comment="wattsched: work=100s")
+    controller.run_once()
+    clock.now += 1.0
+    slurm.schedule()
+    controller.run_once()
+    calls = len(slurm.calls)
+    # A crash between journaling an action and sending it: the journal has it pending.
+    controller.store.journal(b, "hold", {}, clock.now)
+    controller.store.close()
+    again = Controller(controller.config, slurm, StateStore(controller.config.state_path), clock=clock,
+                       meters=controller.meters)
+    clock.now += 1.0
+    again.run_once()
+    assert [c for c in slurm.calls[calls:] if c[0] == "release"] == []  # nothing started twice
+    assert again.store.pending_actions() == []
+    rows = {row.job_id: row for row in again.store.jobs()}
+    assert rows[a].phase == "running" and rows[b].phase == "queued"
+    clock.now += 100.0
+    slurm.finish(a)
+    report = again.run_once()
+    assert report.finished == [a] and report.released == [b]
