@@ -3,16 +3,12 @@ is one line with exit status 2."""
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-import wattsched.cli as cli
 from wattsched.cli import main
-from wattsched.cli._parsing import Command, OneLineErrorParser
-from wattsched.cli.slurm_import import add_import_parser
 from wattsched.workload.traces import read_trace
 
 HEADER = "JobID|User|Partition|Submit|Start|End|Elapsed|Timelimit|State|AllocTRES|Comment|NodeList"
@@ -30,21 +26,6 @@ LOG = "\n".join([
     "104|carol|mig|2024-03-01T14:00:00|2024-03-01T14:00:00|2024-03-01T14:20:00|00:20:00|UNLIMITED|COMPLETED|"
     "gres/gpu:a100_1g.5gb=1|wattsched: kind=fast|gpu01",
 ]) + "\n"
-
-
-def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """A stand-in ``wattsched slurm`` group while the package has none (the real one calls the same)."""
-    parser = groups.add_parser("slurm", help="real jobs on Slurm")
-    sub = parser.add_subparsers(dest="slurm_command", metavar="COMMAND", parser_class=OneLineErrorParser,
-                                required=True)
-    add_import_parser(sub)
-
-
-@pytest.fixture(autouse=True)
-def slurm_group(monkeypatch: pytest.MonkeyPatch) -> None:
-    if not any(command.name == "slurm" for command in cli.COMMANDS):
-        stand_in = Command("slurm", "real jobs on Slurm", __name__)
-        monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, stand_in))
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ def _controller(args: argparse.Namespace) -> int:
     from wattsched.slurm.state import StateStore
 
     config = _config(args)
-    slurm = SlurmClient(slurm_conf=config.slurm_conf)
+    slurm = SlurmClient(slurm_conf=config.slurm_conf, gpu_uuids=_device_uuids(config))
     if not slurm.ping():
         from wattsched.slurm.client import SlurmError
 
@@ -91,6 +91,18 @@ def _controller(args: argparse.Namespace) -> int:
     controller.run(lambda: bool(stopping))
     store.close()
     return 0
+
+
+def _device_uuids(config: Any) -> dict[str, list[str]]:
+    """Each node's GPU device UUIDs in Slurm's index order, where a ``fake_gpus.conf`` beside ``slurm.conf``
+    lists them (a sandbox); elsewhere jobs are placed by the GRES type the controller gave them."""
+    conf = config.slurm_conf or os.environ.get("SLURM_CONF")
+    fake = Path(conf).parent / "fake_gpus.conf" if conf else None
+    if fake is None or not fake.is_file():
+        return {}
+    uuids = [line.split("|")[5] for line in fake.read_text(encoding="utf-8").splitlines()
+             if line.count("|") >= 5 and not line.startswith("#")]
+    return {node.name: uuids for node in config.nodes}
 
 
 def _check_nodes(config: Any, slurm: Any) -> None:

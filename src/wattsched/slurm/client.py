@@ -374,7 +374,8 @@ class SlurmClient:
 
     def requeue_hold(self, job_id: int) -> None:
         """Stop a running batch job and put it back to pending *and held*, so Slurm never restarts it on its
-        own; :meth:`release` lets it run again (from its script's top, ``SLURM_RESTART_COUNT`` + 1)."""
+        own; :meth:`release` lets it run again (from its script's top, ``SLURM_RESTART_COUNT`` + 1). The job
+        is COMPLETING (``held`` already true) until its processes are gone, then PENDING."""
         self.run("scontrol", "requeuehold", str(job_id))
 
     def cancel(self, job_id: int) -> None:
@@ -463,7 +464,9 @@ def _exit(value: Any) -> tuple[int, int]:
     return (raw >> 8) & 0xFF, raw & 0x7F
 
 
-_HELD_REASONS = ("JobHeldUser", "JobHeldAdmin", "job_requeued_in_held_state")
+_HELD_REASONS = ("JobHeldUser", "JobHeldAdmin", "job_requeued_in_held_state", "job requeued in held state")
+# A job requeued held is COMPLETING (its processes being killed) for a moment before it is PENDING again.
+_HOLDABLE = (JobState.PENDING, JobState.COMPLETING, JobState.REQUEUED)
 
 
 def parse_job(raw: Mapping[str, Any], gpu_uuids: Mapping[str, Sequence[str]] | None = None) -> SlurmJob:
@@ -471,7 +474,7 @@ def parse_job(raw: Mapping[str, Any], gpu_uuids: Mapping[str, Sequence[str]] | N
     state = _state(raw.get("job_state"))
     priority = int(_number(raw.get("priority")) or 0)
     reason = _text(raw.get("state_description")) or _text(raw.get("state_reason"))
-    held = state is JobState.PENDING and (priority == 0 or reason in _HELD_REASONS)
+    held = state in _HOLDABLE and (priority == 0 or reason in _HELD_REASONS)
     indices: tuple[int, ...] = ()
     for item in raw.get("gres_detail") or []:
         indices += tuple(i for entry in parse_gres(str(item)) if entry.name == "gpu" for i in entry.indices)

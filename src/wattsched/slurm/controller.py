@@ -15,8 +15,10 @@ Each pass (every ``poll_s`` seconds):
    preemptible and preemption is on, sent the checkpoint signal and requeued (held) ``grace_s`` later;
    otherwise it keeps its slice and the model is told so.
 4. **Charge energy**: each GPU's energy counter is read and the interval since the last reading is shared
-   among the jobs that were busy in it (:mod:`wattsched.slurm.energy`); a finished job's total is written into
-   its AdminComment as ``wattsched_energy_j=<joules>``.
+   among the jobs that were busy in it (:mod:`wattsched.slurm.energy`). A running job's AdminComment says
+   ``wattsched_energy_j=<joules>`` so far, renewed at every pass (Slurm refuses any change to a job once it
+   has ended, so the comment it keeps is the last one written, at most one pass before the end); the exact
+   total is in the state file (``wattsched slurm jobs``).
 
 Every action is journaled in the state file before it is sent (:mod:`wattsched.slurm.state`); on start the
 pending ones are reconciled with Slurm, and the models are rebuilt from the state file. ``dry_run`` logs each
@@ -161,7 +163,7 @@ class Controller:
             self._recover(now)
             self._recovered = True
         seen = {job.job_id: job for job in self.slurm.jobs(self.config.partition)}
-        self._charge_energy(now)
+        self._charge_energy(now, seen)
         # What happened to the known jobs, told to the models in time order.
         events = []
         for row in self.store.jobs(ACTIVE):
@@ -183,7 +185,7 @@ class Controller:
         submit = job.submit_s if job.submit_s is not None else now
         row = JobRow(job.job_id, "queued", user=job.user, name=job.name, slurm_state=job.state, submit_s=submit)
         try:
-            note = parse_annotation(job.comment, submit_s=submit, time_limit_s=job.time_limit_s)
+            note = parse_annotation(job.comment, submit_s=submit, time_limit_s=job.time_limit_s, now_s=now)
         except AnnotationError as exc:
             reason = f"wattsched: {exc}"
             row.phase, row.error = "rejected", str(exc)
@@ -257,8 +259,6 @@ class Controller:
             row.tardiness_s = max(0.0, end - row.deadline_s)
         self.store.put_job(row)
         energy_j = row.energy_mj / 1000.0
-        if row.start_s is not None:
-            self._act(row.job_id, "admin_comment", {"text": f"wattsched_energy_j={energy_j:.3f}"}, now)
         self._log(now, f"job {row.job_id} ended ({row.slurm_state}) on {model.name}: {energy_j:.1f} J")
         report.finished.append(row.job_id)
 
@@ -333,7 +333,7 @@ class Controller:
                 self._act(job_id, "hold", {}, now, row, phase="queued")
 
     # ------------------------------------------------------------------ energy
-    def _charge_energy(self, now: float) -> None:
+    def _charge_energy(self, now: float, seen: dict[int, SlurmJob]) -> None:
         for model in self.gpus:
             counter = self.meters[model.node].energy_mj(model.index)
             last = self.store.reading(model.node, model.index)
@@ -351,6 +351,14 @@ class Controller:
                 if row is not None:
                     row.energy_mj += mj
                     self.store.put_job(row)
+                    # Slurm refuses any update once a job has ended, so a running job's AdminComment carries
+                    # its energy so far, renewed at each pass: what it says at the end is kept by Slurm.
+                    job = seen.get(row.job_id)
+                    if mj and row.phase in ("running", "signalled") and job is not None and (
+                        job.state not in _ENDED
+                    ):
+                        text = f"wattsched_energy_j={row.energy_mj / 1000.0:.3f}"
+                        self._act(row.job_id, "admin_comment", {"text": text}, now)
 
     def _store_readings(self, now: float) -> None:
         for model in self.gpus:

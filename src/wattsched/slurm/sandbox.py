@@ -13,8 +13,8 @@
 
 Ports are free loopback ports picked at start, so sandboxes and a system Slurm do not clash. Partitions:
 the managed one (default ``mig``, Slurm's default partition) and ``debug`` which wattsched leaves alone.
-``AuthInfo=cred_expire`` is short (10 s) so that a requeued job is eligible again quickly (Slurm's
-default: 121 s). Ended jobs stay in ``squeue`` for ``MinJobAge`` (300 s) and are written to
+``AuthInfo=cred_expire`` is short (10 s; it must outlast a job's launch and Prolog) so that a requeued job
+is eligible again quickly (Slurm's default: 121 s); scheduling passes run every second. Ended jobs stay in ``squeue`` for ``MinJobAge`` (300 s) and are written to
 ``DIR/log/jobcomp.txt`` (``JobCompType=jobcomp/filetxt``) for good.
 
 Slurm's Prolog and Epilog get the job's GPUs as ``CUDA_VISIBLE_DEVICES=MIG-…`` (from fake_gpus.conf's
@@ -169,11 +169,17 @@ def start(
 def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
     """Stop the sandbox in ``directory``: cancel its jobs, end the daemons recorded in ``DIR/run`` (only
     those, and only while their pid still runs that daemon for this directory), remove devices made outside
-    it. Returns whether anything was running; safe to call again or on a directory never started."""
+    it; a controller recorded in ``DIR/controller.pid`` (running on ``DIR/wattsched.toml``) is ended first.
+    Returns whether anything was running; safe to call again or on a directory never started."""
     top = Path(directory).resolve()
     run = top / "run"
     conf = top / "etc" / "slurm.conf"
     was_running = False
+    controller = _controller_pid(top)
+    if controller is not None:  # first, so that it does not act on jobs being cancelled
+        was_running = True
+        _end(controller, timeout_s)
+    (top / "controller.pid").unlink(missing_ok=True)
     alive = {name: _recorded_pid(run / f"{name}.pid", name, top) for name in DAEMONS}
     if alive["slurmctld"] is not None:
         with contextlib.suppress(SlurmError):
@@ -352,6 +358,9 @@ def _slurm_conf(
         "JobSubmitPlugins": "lua",
         "Prolog": paths["prolog"],
         "Epilog": paths["epilog"],
+        # Scheduling passes every second (defaults: 60 s main, 30 s backfill): a released job starts within
+        # about a second, and a requeued one within a second of its credential expiring.
+        "SchedulerParameters": "sched_interval=1,bf_interval=1",
         "MinJobAge": 300,
         "KillWait": 5,
         "InactiveLimit": 0,
@@ -501,6 +510,18 @@ def _recorded_pid(pid_file: Path, name: str, top: Path) -> int | None:
         return None
     mark = str(top).encode()
     return pid if any(mark in part for part in cmdline) or mark in environ else None
+
+
+def _controller_pid(top: Path) -> int | None:
+    """The controller started on this sandbox (``DIR/controller.pid``), if it still runs with its config."""
+    pid = _read_pid(top / "controller.pid")
+    if pid is None or not _alive(pid):
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return pid if str(top / "wattsched.toml").encode() in cmdline else None
 
 
 def _stepds(conf: Path) -> list[int]:

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A single-host Slurm with fake MIG GPUs in one directory, for trying wattsched (run as root).
+#
+#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml]   # then: export SLURM_CONF=DIR/etc/slurm.conf
+#   scripts/slurm-sandbox.sh stop DIR
+#
+# CONFIG.toml is a controller config: its partition and its first node's GPUs and configuration shape the
+# sandbox (default: partition mig, one A100-40GB at configuration 3). Everything is done by
+# `python -m wattsched.slurm.sandbox`; this script adds only the controller. PYTHON picks the interpreter
+# (default: the repository's .venv, else python3).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [[ -z "${PYTHON:-}" ]]; then
+    if [[ -x "$here/.venv/bin/python" ]]; then PYTHON="$here/.venv/bin/python"; else PYTHON=python3; fi
+fi
+if ! "$PYTHON" -c 'import wattsched' 2>/dev/null; then
+    export PYTHONPATH="$here/src${PYTHONPATH:+:$PYTHONPATH}"
+fi
+
+usage() {
+    echo "usage: $0 start DIR [CONFIG.toml] | stop DIR" >&2
+    exit 2
+}
+
+[[ $# -ge 2 ]] || usage
+command=$1
+dir=$(mkdir -p "$2" && cd "$2" && pwd)
+
+case "$command" in
+start)
+    [[ $# -le 3 ]] || usage
+    if [[ $# -eq 3 ]]; then
+        "$PYTHON" -m wattsched.slurm.sandbox start "$dir" --config "$3"
+    else
+        "$PYTHON" -m wattsched.slurm.sandbox start "$dir"
+    fi
+    # ---- controller hook ------------------------------------------------------------------------------
+    # The sandbox wrote $dir/wattsched.toml (its partition, node, GPUs, backend fake:$dir/fake_gpu.json,
+    # state $dir/state.db). The controller runs on it when this wattsched has the command; `stop` ends it
+    # (python -m wattsched.slurm.sandbox stop reads $dir/controller.pid).
+    if "$PYTHON" -m wattsched slurm controller --help >/dev/null 2>&1; then
+        SLURM_CONF="$dir/etc/slurm.conf" nohup "$PYTHON" -m wattsched slurm controller \
+            --config "$dir/wattsched.toml" >>"$dir/log/controller.log" 2>&1 </dev/null &
+        echo $! >"$dir/controller.pid"
+        echo "# controller started (pid $(cat "$dir/controller.pid"), log $dir/log/controller.log)"
+    else
+        echo "# no 'wattsched slurm controller' in this wattsched: the controller was not started" >&2
+    fi
+    # ---- end of controller hook -----------------------------------------------------------------------
+    ;;
+stop)
+    [[ $# -eq 2 ]] || usage
+    "$PYTHON" -m wattsched.slurm.sandbox stop "$dir"
+    ;;
+*)
+    usage
+    ;;
+esac

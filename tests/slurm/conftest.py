@@ -1,0 +1,74 @@
+"""The ``slurm_sandbox`` fixture: one real single-host Slurm (munge, slurmctld, slurmd, fake MIG GPUs) for
+the whole test session. It skips when not root or when Slurm is not installed, except under ``CI=true``,
+where a missing Slurm fails: a CI job that forgot to install it must not pass by skipping."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from wattsched.slurm import sandbox as sandbox_module
+
+_BINARIES = ("slurmctld", "slurmd", "munged", "mungekey", "sbatch", "squeue", "sinfo", "scontrol", "scancel")
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "the Slurm sandbox needs root"
+    missing = [b for b in _BINARIES if not (shutil.which(b) or shutil.which(b, path="/usr/sbin:/sbin"))]
+    if missing:
+        return (
+            f"Slurm is not installed ({', '.join(missing)} not found; apt-get install slurmctld slurmd "
+            "slurm-client munge)"
+        )
+    return None
+
+
+def require_slurm() -> None:
+    """Skip (fail under ``CI=true``) unless a Slurm sandbox can run here."""
+    reason = _why_not()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the Slurm tests must run in CI: {reason}")
+        pytest.skip(reason)
+
+
+def sandbox_directory(prefix: str) -> Path:
+    """A fresh folder under /tmp: munged wants every folder above its socket open to all, which pytest's
+    private temporary folder is not."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    directory.chmod(0o755)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def slurm_sandbox() -> Iterator[sandbox_module.Sandbox]:
+    require_slurm()
+    directory = sandbox_directory("wattsched-slurm-")
+    try:
+        box = sandbox_module.start(directory)
+        yield box
+    finally:
+        sandbox_module.stop(directory)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def wait_for() -> Callable[..., None]:
+    """``wait_for(predicate, timeout_s, what)``: poll every 0.1 s, fail naming ``what`` on timeout."""
+
+    def wait(predicate: Callable[[], object], timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+    return wait
