@@ -55,7 +55,7 @@ def _controller(box: sandbox_module.Sandbox, config: Path) -> subprocess.Popen[b
 
 
 def _sbatch(box: sandbox_module.Sandbox, script: Path, comment: str) -> int:
-    out = subprocess.run(["sbatch", "--parsable", f"--comment={comment}", "-o", str(script) + ".%j.out",
+    out = subprocess.run(["sbatch", "--parsable", "--open-mode=append", f"--comment={comment}", "-o", str(script) + ".%j.out",
                           str(script)], env=dict(os.environ, **box.env), check=True, capture_output=True,
                          text=True).stdout
     return int(out.strip().split(";")[0])
@@ -132,3 +132,54 @@ def test_real_jobs_run_on_the_chosen_slices_and_survive_a_controller_kill(
     assert len(first) == 3
     for job_id, record in first.items():
         assert rows[job_id]["slice"] == profile[record.slices[0][3]]
+
+
+def test_a_preemptible_job_checkpoints_is_requeued_and_resumes(tmp_path: Path) -> None:
+    """One 7g slice: a long preemptible job runs; an urgent job arrives that would be late behind it. The
+    controller signals the long one (it checkpoints), requeues it held after the grace time, runs the
+    urgent one, then gives the slice back to the long one, which resumes from its checkpoint."""
+    if not _available():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the Slurm tests must run in CI: {_REASON}")
+        pytest.skip(_REASON)
+    directory = Path(tempfile.mkdtemp(prefix="wattsched-preempt-", dir="/tmp"))
+    directory.chmod(0o755)
+    box = sandbox_module.start(directory, gpus=[("a100-40gb", 1)], cred_expire_s=5)
+    try:
+        config = sandbox_module.write_controller_config(box, tmp_path / "wattsched.toml",
+                                                        {"grace_s": 2, "signal": "USR1"})
+        config.write_text(config.read_text().replace("[slurm]\n", "[slurm]\npoll_s = 0.5\n"))
+        job = [sys.executable, "-m", "wattsched.slurm.sandbox_job", "--state", str(box.fake_gpu_state)]
+        long_script, urgent_script = tmp_path / "long.sh", tmp_path / "urgent.sh"
+        # exec: the signal goes to the job's program (sh would die of SIGUSR1).
+        long_script.write_text("#!/bin/sh\nexec " + " ".join(job) + " --work 12s\n")
+        urgent_script.write_text("#!/bin/sh\nexec " + " ".join(job) + " --work 2s\n")
+        for script in (long_script, urgent_script):
+            script.chmod(0o755)
+        client = box.client()
+        long_id = _sbatch(box, long_script, "wattsched: work=12s deadline=+600s preemptible=yes")
+        controller = _controller(box, config)
+        try:
+            _wait(lambda: "start" in Path(f"{long_script}.{long_id}.out").read_text()
+                  if Path(f"{long_script}.{long_id}.out").exists() else False, 60, "the long job to run", box)
+            time.sleep(3.0)
+            urgent_id = _sbatch(box, urgent_script, "wattsched: work=2s deadline=+8s")
+            _wait(lambda: all(client.job(i).state.value == "COMPLETED"  # type: ignore[union-attr]
+                              for i in (long_id, urgent_id)), 120, "both jobs to complete", box)
+            _wait(lambda: all(row["state"] == "done" for row in _jobs(box, config).values()), 30,
+                  "the controller to see both end", box)
+        finally:
+            controller.send_signal(signal.SIGTERM)
+            controller.wait(20)
+        rows = _jobs(box, config)
+        assert rows[long_id]["preemptions"] == 1 and rows[urgent_id]["preemptions"] == 0
+        out = Path(f"{long_script}.{long_id}.out").read_text()
+        assert "checkpoint" in out and "signal=SIGUSR1" in out
+        starts = [line for line in out.splitlines() if line.startswith("start")]
+        assert [line.split("restart=")[1].split()[0] for line in starts] == ["0", "1"]
+        resumed = float(starts[1].split("done=")[1])
+        assert 0.1 < resumed < 1.0  # it went on from its checkpoint, not from the start
+        assert float(rows[urgent_id]["end_s"]) < float(rows[long_id]["end_s"])  # type: ignore[arg-type]
+    finally:
+        sandbox_module.stop(directory)
+        shutil.rmtree(directory, ignore_errors=True)

@@ -279,6 +279,7 @@ class Controller:
     def _requeue(self, model: GpuModel, row: JobRow, now: float, report: PassReport) -> None:
         if self._act(row.job_id, "requeue_hold", {}, now, row, **self._requeue_changes(model, row, now)):
             model.sim.observe_requeue(model.ranks[row.job_id], self._rel(now), row.remaining)
+            self._log(now, f"job {row.job_id} requeued (held) with {row.remaining:.1%} of its work left")
             report.requeued.append(row.job_id)
 
     def _requeued(self, model: GpuModel, row: JobRow, now: float) -> None:
@@ -387,7 +388,9 @@ class Controller:
             try:
                 self._send(job_id, kind, args)
             except WattschedError as exc:
-                log.warning("%s of job %d failed: %s", kind, job_id, exc)
+                # A running job's energy comment races its end (Slurm refuses it then): not worth a warning.
+                level = logging.DEBUG if kind == "admin_comment" else logging.WARNING
+                log.log(level, "%s of job %d failed: %s", kind, job_id, exc)
                 self.store.finish_action(action, "failed")
                 return False
             with self.store.transaction():

@@ -14,8 +14,9 @@
 Ports are free loopback ports picked at start, so sandboxes and a system Slurm do not clash. Partitions:
 the managed one (default ``mig``, Slurm's default partition) and ``debug`` which wattsched leaves alone.
 ``AuthInfo=cred_expire`` is short (10 s; it must outlast a job's launch and Prolog) so that a requeued job
-is eligible again quickly (Slurm's default: 121 s); scheduling passes run every second. Ended jobs stay in ``squeue`` for ``MinJobAge`` (300 s) and are written to
-``DIR/log/jobcomp.txt`` (``JobCompType=jobcomp/filetxt``) for good.
+is eligible again quickly (Slurm's default: 121 s); scheduling passes run every second. Ended jobs stay in
+``squeue`` for ``MinJobAge`` (300 s) and are written to ``DIR/log/jobcomp.txt`` for good
+(``JobCompType=jobcomp/filetxt``).
 
 Slurm's Prolog and Epilog get the job's GPUs as ``CUDA_VISIBLE_DEVICES=MIG-…`` (from fake_gpus.conf's
 unique ids, flag ``nvidia_gpu_env``) and ``SLURM_JOB_GPUS=<indices>``; the default scripts pass the UUIDs to

@@ -1,0 +1,93 @@
+"""A stand-in for a GPU job in the Slurm sandbox: it runs as long as its work takes on the slice it got, and
+checkpoints like a well-behaved training job.
+
+    python -m wattsched.slurm.sandbox_job --work 20s [--scaling linear] [--state DIR/fake_gpu.json]
+
+The slice is the MIG instance in ``CUDA_VISIBLE_DEVICES`` (looked up in the fake GPU state file,
+``--state`` or ``$WATTSCHED_FAKE_GPU``); its run time there is what the controller's model assumes
+(:func:`wattsched.slurm.jobs.engine_job`), so a sandbox run and a simulation of it can be compared. Progress,
+the fraction of the work done, is kept in a checkpoint file (``--checkpoint``, default
+``$SLURM_SUBMIT_DIR/.wattsched-checkpoint-$SLURM_JOB_ID``): written on ``SIGUSR1`` (the controller's
+signal before a requeue) and on ``SIGTERM``; a requeued run (``SLURM_RESTART_COUNT`` > 0) resumes from it.
+It prints one line when it starts and one when it finishes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from wattsched.errors import WattschedError
+from wattsched.hardware.gpu.fake_state import FakeGpuState
+from wattsched.slurm.annotations import parse_duration
+from wattsched.slurm.jobs import engine_job
+from wattsched.workload.job import JobKind, Scaling
+
+__all__ = ["main", "run_time_s"]
+
+_STEP_S = 0.05
+
+
+def run_time_s(work_s: float, scaling: Scaling, uuid: str, state: FakeGpuState) -> tuple[float, str]:
+    """Run time of ``work_s`` (on the whole GPU) on the MIG instance ``uuid``, and the instance's label."""
+    for index, _ in enumerate(state.gpus()):
+        for instance in state.instances(index):
+            if instance.uuid == uuid:
+                job = engine_job("job", 0.0, 0.0, JobKind.TRAINING, scaling, work_s)
+                return job.duration_for_size(instance.compute), instance.label
+    raise WattschedError(f"MIG instance {uuid} is not in the fake GPU state {state.path}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m wattsched.slurm.sandbox_job", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", required=True, help="run time on the whole GPU (90s, 15m, 1h30m, seconds)")
+    parser.add_argument("--scaling", default="linear", choices=[s.value for s in Scaling if s != Scaling.MEASURED])
+    parser.add_argument("--state", default=os.environ.get("WATTSCHED_FAKE_GPU"), help="fake GPU state file")
+    parser.add_argument("--checkpoint", help="checkpoint file (default beside the job's submission)")
+    args = parser.parse_args(argv)
+    try:
+        work_s = parse_duration(args.work)
+        uuid = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0]
+        if not uuid or not args.state:
+            raise WattschedError("needs CUDA_VISIBLE_DEVICES=MIG-... and --state (or $WATTSCHED_FAKE_GPU)")
+        run_s, label = run_time_s(work_s, Scaling(args.scaling), uuid, FakeGpuState(args.state))
+    except (WattschedError, ValueError) as exc:
+        print(f"sandbox_job: {exc}", file=sys.stderr)
+        return 2
+    job_id = os.environ.get("SLURM_JOB_ID", "0")
+    checkpoint = Path(args.checkpoint or Path(os.environ.get("SLURM_SUBMIT_DIR", ".")) /
+                      f".wattsched-checkpoint-{job_id}")
+    restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
+    done = float(checkpoint.read_text()) if restarts and checkpoint.exists() else 0.0
+    print(f"start job={job_id} slice={label} uuid={uuid} restart={restarts} done={done:.4f}", flush=True)
+    state = {"done": done, "stop": False}
+
+    def save(signum: int, _frame: object) -> None:
+        checkpoint.write_text(f"{state['done']:.6f}")
+        print(f"checkpoint job={job_id} signal={signal.Signals(signum).name} done={state['done']:.4f}", flush=True)
+        if signum == signal.SIGTERM:
+            state["stop"] = True
+
+    signal.signal(signal.SIGUSR1, save)
+    signal.signal(signal.SIGTERM, save)
+    last = time.monotonic()
+    while state["done"] < 1.0 and not state["stop"]:
+        time.sleep(min(_STEP_S, (1.0 - state["done"]) * run_s))
+        now = time.monotonic()
+        state["done"] = min(1.0, state["done"] + (now - last) / run_s)
+        last = now
+    if state["stop"]:
+        return 143
+    checkpoint.unlink(missing_ok=True)
+    print(f"finish job={job_id} slice={label}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

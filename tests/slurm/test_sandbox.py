@@ -1,0 +1,163 @@
+"""The Slurm sandbox: its fake MIG GPUs match Slurm's view, Prolog/Epilog mark slices busy and idle in the
+fake GPU state file, the controller config it writes, and a second sandbox (through the shell script) next to
+the first, stopped twice."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from wattsched.hardware.gpu.fake_state import FakeGpuState
+from wattsched.hardware.gpu.fake_state import gres_type as fake_gres_type
+from wattsched.slurm import sandbox as sandbox_module
+from wattsched.slurm.client import JobState, SlurmClient
+from wattsched.slurm.sandbox import Sandbox
+
+from .conftest import require_slurm, sandbox_directory
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_fake_gpus_match_the_state_file_and_slurms_node(slurm_sandbox: Sandbox) -> None:
+    state = FakeGpuState(slurm_sandbox.fake_gpu_state)
+    instances = state.instances(0)
+    assert sorted(slurm_sandbox.gpu_uuids) == sorted(i.uuid for i in instances)
+    assert all(uuid.startswith("MIG-") for uuid in slurm_sandbox.gpu_uuids)
+    by_uuid = {i.uuid: fake_gres_type("a100-40gb", i.profile) for i in instances}
+    assert slurm_sandbox.gres_types == tuple(by_uuid[u] for u in slurm_sandbox.gpu_uuids)
+    lines = (slurm_sandbox.conf_path.parent / "fake_gpus.conf").read_text().splitlines()
+    assert [line.split("|")[5] for line in lines] == list(slurm_sandbox.gpu_uuids)
+    assert all(line.endswith("|nvidia_gpu_env") for line in lines)
+    (node,) = [n for n in slurm_sandbox.client().nodes() if n.name == slurm_sandbox.node]
+    assert sorted(str(e) for e in node.gres) == sorted(f"gpu:{kind}:1" for kind in slurm_sandbox.gres_types)
+    assert slurm_sandbox.env == {"SLURM_CONF": str(slurm_sandbox.conf_path)}
+
+
+def test_prolog_and_epilog_mark_the_jobs_slice_busy_then_idle(
+    slurm_sandbox: Sandbox, tmp_path: Path, wait_for: Callable[..., None]
+) -> None:
+    client = slurm_sandbox.client()
+    state = FakeGpuState(slurm_sandbox.fake_gpu_state)
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\nsleep 2\n")
+    script.chmod(0o755)
+    job_id = client.submit(script, comment="wattsched: kind=training", output="/dev/null", workdir=tmp_path)
+    client.set_gres(job_id, f"gpu:{slurm_sandbox.gres_types[0]}:1", node=slurm_sandbox.node)
+    client.release(job_id)
+    uuid = slurm_sandbox.gpu_uuids[0]
+
+    def kind_of(target: str) -> str | None:
+        found = {i.uuid: i.kind for i in state.instances(0)}[target]
+        return None if found is None else found.value
+
+    wait_for(lambda: kind_of(uuid) == "training", 20, "the Prolog to mark the slice busy")
+    assert [kind_of(other) for other in slurm_sandbox.gpu_uuids[1:]] == [None, None]
+    wait_for(lambda: client.job(job_id).state is JobState.COMPLETED, 20, "the job to end")  # type: ignore[union-attr]
+    wait_for(lambda: kind_of(uuid) is None, 20, "the Epilog to mark the slice idle")
+    log = (slurm_sandbox.directory / "log" / "prolog.log").read_text()
+    assert f"job={job_id} gpus={uuid}" in log
+    completions = (slurm_sandbox.directory / "log" / "jobcomp.txt").read_text()
+    assert f"JobId={job_id} " in completions  # an ended job's lasting record
+
+
+def test_the_controller_config_names_the_sandbox(slurm_sandbox: Sandbox, tmp_path: Path) -> None:
+    path = sandbox_module.write_controller_config(
+        slurm_sandbox, tmp_path / "w.toml", {"policy": "edf", "grace_s": 5}
+    )
+    raw = tomllib.loads(path.read_text())
+    assert raw["slurm"] == {
+        "partition": "mig",
+        "state": str(slurm_sandbox.directory / "state.db"),
+        "slurm_conf": str(slurm_sandbox.conf_path),
+    }
+    assert raw["scheduling"] == {"policy": "edf", "grace_s": 5}
+    assert raw["nodes"] == [
+        {
+            "name": slurm_sandbox.node,
+            "gpus": ["a100-40gb"],
+            "configuration": 3,
+            "backend": f"fake:{slurm_sandbox.fake_gpu_state}",
+        }
+    ]
+
+
+def test_a_second_sandbox_from_the_script_runs_beside_the_first_and_stops_twice(
+    slurm_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    require_slurm()
+    directory = sandbox_directory("wattsched-slurm-second-")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[slurm]\npartition = "gpu"\nstate = "x.db"\n[scheduling]\npolicy = "edf"\n'
+        '[[nodes]]\nname = "n"\ngpus = ["a100-40gb", "a100-40gb"]\nconfiguration = 2\nbackend = "nvml"\n'
+    )
+    script = REPO / "scripts" / "slurm-sandbox.sh"
+    env = dict(os.environ, PYTHON=sys.executable)
+    try:
+        started = subprocess.run(
+            [str(script), "start", str(directory), str(config)], env=env, capture_output=True, text=True
+        )
+        assert started.returncode == 0, started.stderr
+        assert f"export SLURM_CONF={directory}/etc/slurm.conf" in started.stdout
+        second = SlurmClient(directory / "etc" / "slurm.conf")
+        assert second.ping() and slurm_sandbox.client().ping()
+        (node,) = second.nodes()
+        assert node.partitions == ("gpu", "debug") and sum(e.count for e in node.gres) == 4  # 2 × (4g, 3g)
+        written = tomllib.loads((directory / "wattsched.toml").read_text())
+        assert written["slurm"]["partition"] == "gpu" and written["scheduling"] == {"policy": "edf"}
+        assert written["nodes"][0]["gpus"] == ["a100-40gb", "a100-40gb"]
+        pids = [int((directory / "run" / f"{name}.pid").read_text()) for name in sandbox_module.DAEMONS]
+    finally:
+        stopped = subprocess.run(
+            [str(script), "stop", str(directory)], env=env, capture_output=True, text=True
+        )
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert not any(
+        Path(f"/proc/{pid}/cmdline").exists() and Path(f"/proc/{pid}/cmdline").read_bytes() for pid in pids
+    )
+    assert sandbox_module.stop(directory) is False  # idempotent
+    assert slurm_sandbox.client().ping()  # the first one is untouched
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_a_user_cannot_release_a_managed_job_but_can_release_an_unmanaged_one(slurm_sandbox: Sandbox) -> None:
+    if shutil.which("runuser") is None:
+        pytest.skip("runuser not found")
+    env = dict(os.environ, **slurm_sandbox.env)
+
+    def as_nobody(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["runuser", "-u", "nobody", "--", *args], env=env, capture_output=True, text=True
+        )
+
+    client = slurm_sandbox.client()
+    ids = {}
+    for partition in ("mig", "debug"):
+        submitted = as_nobody(
+            "sbatch",
+            "--parsable",
+            "-p",
+            partition,
+            "-o",
+            "/dev/null",
+            "-D",
+            "/tmp",
+            "--hold",
+            "--wrap",
+            "true",
+        )
+        assert submitted.returncode == 0, submitted.stderr
+        ids[partition] = int(submitted.stdout.split(";")[0])
+    assert client.job(ids["mig"]).admin_comment.startswith("wattsched: waiting")  # type: ignore[union-attr]
+    assert as_nobody("scontrol", "release", str(ids["mig"])).returncode != 0  # the lua plugin refuses
+    assert client.job(ids["mig"]).held  # type: ignore[union-attr]
+    assert as_nobody("scontrol", "release", str(ids["debug"])).returncode == 0
+    assert not client.job(ids["debug"]).held  # type: ignore[union-attr]
+    client.cancel(ids["mig"])
