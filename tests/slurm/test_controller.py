@@ -25,8 +25,12 @@ class Clock:
         return self.now
 
 
-def _setup(tmp_path: Path, configuration: int | str = 1, preemption: str = "requeue",
-           policy: str = "edf-ss-restricted") -> tuple[Controller, FakeSlurmClient, FakeGpuState, Clock]:
+def _setup(
+    tmp_path: Path,
+    configuration: int | str = 1,
+    preemption: str = "requeue",
+    policy: str = "edf-ss-restricted",
+) -> tuple[Controller, FakeSlurmClient, FakeGpuState, Clock]:
     clock = Clock()
     gpu_file = tmp_path / "gpu.json"
     fake = FakeGpuState.create(gpu_file, [("a100-40gb", configuration)], clock=clock)
@@ -46,10 +50,15 @@ backend = "fake:{gpu_file}"
 """)
     config = load_config(tmp_path / "wattsched.toml")
     instances = fake.instances(0)
-    slurm = FakeSlurmClient({"node0": [gres_type(fake.gpu(0), i.profile) for i in instances]},
-                            uuids={"node0": [i.uuid for i in instances]}, clock=clock)
+    slurm = FakeSlurmClient(
+        {"node0": [gres_type(fake.gpu(0), i.profile) for i in instances]},
+        uuids={"node0": [i.uuid for i in instances]},
+        clock=clock,
+    )
     meter = FakeGpuState(gpu_file, clock=clock)
-    controller = Controller(config, slurm, StateStore(config.state_path), clock=clock, meters={"node0": meter})
+    controller = Controller(
+        config, slurm, StateStore(config.state_path), clock=clock, meters={"node0": meter}
+    )
     return controller, slurm, meter, clock
 
 
@@ -115,7 +124,7 @@ def test_a_malformed_annotation_holds_the_job_with_a_reason_and_the_rest_go_on(t
 
 
 def test_a_preemptible_job_is_signalled_then_requeued_after_the_grace_time(tmp_path: Path) -> None:
-    controller, slurm, meter, clock = _setup(tmp_path)
+    controller, slurm, _meter, clock = _setup(tmp_path)
     long = slurm.submit(comment="wattsched: work=1000s deadline=+100000s preemptible=yes")
     controller.run_once()
     clock.now += 1.0
@@ -156,10 +165,12 @@ def test_a_job_not_marked_preemptible_keeps_its_slice(tmp_path: Path) -> None:
 def test_the_controller_starts_jobs_in_the_simulators_order(tmp_path: Path) -> None:
     """A batch of jobs through the in-memory Slurm starts in the order, and on the slice types, that the
     simulator gives the same jobs (Slurm starting each released job at once)."""
-    controller, slurm, meter, clock = _setup(tmp_path, configuration=3)
+    controller, slurm, _meter, clock = _setup(tmp_path, configuration=3)
     origin = controller.origin_s
-    specs = [(f"work={w}s deadline=+{d}s kind=training", w, d)
-             for w, d in [(60, 900), (30, 400), (90, 2000), (20, 300), (45, 700), (10, 250)]]
+    specs = [
+        (f"work={w}s deadline=+{d}s kind=training", w, d)
+        for w, d in [(60, 900), (30, 400), (90, 2000), (20, 300), (45, 700), (10, 250)]
+    ]
     ids = [slurm.submit(comment=f"wattsched: {text}") for text, _, _ in specs]
     started: list[tuple[int, str]] = []
     for _ in range(400):
@@ -179,7 +190,9 @@ def test_the_controller_starts_jobs_in_the_simulators_order(tmp_path: Path) -> N
             break
     gpu: MigGpu = controller.gpus[0].gpu
     submit = clock.now  # every job was submitted at the first pass's time
-    jobs = [engine_job(str(i), 0.0, d, "training", "linear", w) for i, (_, w, d) in zip(ids, specs, strict=True)]
+    jobs = [
+        engine_job(str(i), 0.0, d, "training", "linear", w) for i, (_, w, d) in zip(ids, specs, strict=True)
+    ]
     expected = simulate(jobs, 3, "edf-ss-restricted", gpu=gpu, record_jobs=True)
     assert expected.records is not None and submit > origin
     order = sorted(expected.records, key=lambda r: (r.start_s, r.job_id))
@@ -195,7 +208,7 @@ def _duration(controller: Controller, row: object) -> float:
 
 
 def test_a_restart_loses_no_job_and_repeats_no_finished_action(tmp_path: Path) -> None:
-    controller, slurm, meter, clock = _setup(tmp_path)
+    controller, slurm, _meter, clock = _setup(tmp_path)
     a = slurm.submit(comment="wattsched: work=100s")
     b = slurm.submit(comment="wattsched: work=100s")
     controller.run_once()
@@ -206,8 +219,13 @@ def test_a_restart_loses_no_job_and_repeats_no_finished_action(tmp_path: Path) -
     # A crash between journaling an action and sending it: the journal has it pending.
     controller.store.journal(b, "hold", {}, clock.now)
     controller.store.close()
-    again = Controller(controller.config, slurm, StateStore(controller.config.state_path), clock=clock,
-                       meters=controller.meters)
+    again = Controller(
+        controller.config,
+        slurm,
+        StateStore(controller.config.state_path),
+        clock=clock,
+        meters=controller.meters,
+    )
     clock.now += 1.0
     again.run_once()
     assert [c for c in slurm.calls[calls:] if c[0] == "release"] == []  # nothing started twice

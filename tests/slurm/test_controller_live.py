@@ -50,20 +50,41 @@ def live() -> Iterator[sandbox_module.Sandbox]:
 
 def _controller(box: sandbox_module.Sandbox, config: Path) -> subprocess.Popen[bytes]:
     log = open(box.directory / "controller.log", "ab")  # noqa: SIM115 - the child keeps it
-    return subprocess.Popen([sys.executable, "-m", "wattsched", "slurm", "controller", "--config", str(config)],
-                            stdout=log, stderr=log, env=dict(os.environ, **box.env))
+    return subprocess.Popen(
+        [sys.executable, "-m", "wattsched", "slurm", "controller", "--config", str(config)],
+        stdout=log,
+        stderr=log,
+        env=dict(os.environ, **box.env),
+    )
 
 
 def _sbatch(box: sandbox_module.Sandbox, script: Path, comment: str) -> int:
-    out = subprocess.run(["sbatch", "--parsable", "--open-mode=append", f"--comment={comment}", "-o", str(script) + ".%j.out",
-                          str(script)], env=dict(os.environ, **box.env), check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        [
+            "sbatch",
+            "--parsable",
+            "--open-mode=append",
+            f"--comment={comment}",
+            "-o",
+            str(script) + ".%j.out",
+            str(script),
+        ],
+        env=dict(os.environ, **box.env),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return int(out.strip().split(";")[0])
 
 
 def _jobs(box: sandbox_module.Sandbox, config: Path) -> dict[int, dict[str, object]]:
-    out = subprocess.run([sys.executable, "-m", "wattsched", "slurm", "jobs", "--json", "--config", str(config)],
-                         env=dict(os.environ, **box.env), check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "wattsched", "slurm", "jobs", "--json", "--config", str(config)],
+        env=dict(os.environ, **box.env),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return {row["job_id"]: row for row in json.loads(out)}
 
 
@@ -80,29 +101,46 @@ def _wait(predicate, timeout_s: float, what: str, box: sandbox_module.Sandbox) -
 def test_real_jobs_run_on_the_chosen_slices_and_survive_a_controller_kill(
     live: sandbox_module.Sandbox, tmp_path: Path
 ) -> None:
-    config = sandbox_module.write_controller_config(live, tmp_path / "wattsched.toml",
-                                                    {"policy": "edf-ss-restricted"})
+    config = sandbox_module.write_controller_config(
+        live, tmp_path / "wattsched.toml", {"policy": "edf-ss-restricted"}
+    )
     config.write_text(config.read_text().replace("[slurm]\n", "[slurm]\npoll_s = 0.5\n"))
     script = tmp_path / "job.sh"
-    script.write_text("#!/bin/sh\necho \"start $SLURM_JOB_ID $CUDA_VISIBLE_DEVICES $SLURM_RESTART_COUNT\"\n"
-                      "sleep 3\necho done\n")
+    script.write_text(
+        '#!/bin/sh\necho "start $SLURM_JOB_ID $CUDA_VISIBLE_DEVICES $SLURM_RESTART_COUNT"\n'
+        "sleep 3\necho done\n"
+    )
     script.chmod(0o755)
     # Four jobs, three slices (4g, 2g, 1g of configuration 3): one waits for a slice to free.
-    ids = [_sbatch(live, script, f"wattsched: work={w}s deadline=+{d}s kind=training")
-           for w, d in [(2, 600), (2, 300), (2, 900), (2, 1200)]]
+    ids = [
+        _sbatch(live, script, f"wattsched: work={w}s deadline=+{d}s kind=training")
+        for w, d in [(2, 600), (2, 300), (2, 900), (2, 1200)]
+    ]
     client = live.client()
     assert all(client.job(i).held for i in ids)  # type: ignore[union-attr]  # the lua plugin holds them
     controller = _controller(live, config)
     try:
-        _wait(lambda: sum(1 for i in ids if client.job(i).state.value == "RUNNING") >= 2,  # type: ignore[union-attr]
-              60, "the first jobs to run", live)
+        _wait(
+            lambda: sum(1 for i in ids if client.job(i).state.value == "RUNNING") >= 2,  # type: ignore[union-attr]
+            60,
+            "the first jobs to run",
+            live,
+        )
         controller.send_signal(signal.SIGKILL)  # a crash mid-run
         controller.wait(10)
         controller = _controller(live, config)
-        _wait(lambda: all(client.job(i).state.value == "COMPLETED" for i in ids),  # type: ignore[union-attr]
-              120, "every job to complete", live)
-        _wait(lambda: all(row["state"] == "done" for row in _jobs(live, config).values()), 30,
-              "the controller to see every job end", live)
+        _wait(
+            lambda: all(client.job(i).state.value == "COMPLETED" for i in ids),  # type: ignore[union-attr]
+            120,
+            "every job to complete",
+            live,
+        )
+        _wait(
+            lambda: all(row["state"] == "done" for row in _jobs(live, config).values()),
+            30,
+            "the controller to see every job end",
+            live,
+        )
     finally:
         controller.send_signal(signal.SIGTERM)
         assert controller.wait(20) == 0  # SIGTERM stops it cleanly
@@ -123,8 +161,10 @@ def test_real_jobs_run_on_the_chosen_slices_and_survive_a_controller_kill(
         assert 0 < float(comment.removeprefix("wattsched_energy_j=")) <= float(row["energy_j"])  # type: ignore[arg-type]
     # The slice type of each job is the one the simulator gives the same jobs (all present at the first pass).
     specs = [(2, 600), (2, 300), (2, 900), (2, 1200)]
-    jobs = [engine_job(str(i), 0.0, d, JobKind.TRAINING, Scaling.LINEAR, w)
-            for i, (w, d) in zip(ids, specs, strict=True)]
+    jobs = [
+        engine_job(str(i), 0.0, d, JobKind.TRAINING, Scaling.LINEAR, w)
+        for i, (w, d) in zip(ids, specs, strict=True)
+    ]
     expected = simulate(jobs, 3, "edf-ss-restricted", record_jobs=True)
     assert expected.records is not None
     first = {int(r.job_id): r for r in expected.records if r.start_s == 0.0}
@@ -146,8 +186,9 @@ def test_a_preemptible_job_checkpoints_is_requeued_and_resumes(tmp_path: Path) -
     directory.chmod(0o755)
     box = sandbox_module.start(directory, gpus=[("a100-40gb", 1)], cred_expire_s=5)
     try:
-        config = sandbox_module.write_controller_config(box, tmp_path / "wattsched.toml",
-                                                        {"grace_s": 2, "signal": "USR1"})
+        config = sandbox_module.write_controller_config(
+            box, tmp_path / "wattsched.toml", {"grace_s": 2, "signal": "USR1"}
+        )
         config.write_text(config.read_text().replace("[slurm]\n", "[slurm]\npoll_s = 0.5\n"))
         job = [sys.executable, "-m", "wattsched.slurm.sandbox_job", "--state", str(box.fake_gpu_state)]
         long_script, urgent_script = tmp_path / "long.sh", tmp_path / "urgent.sh"
@@ -160,14 +201,33 @@ def test_a_preemptible_job_checkpoints_is_requeued_and_resumes(tmp_path: Path) -
         long_id = _sbatch(box, long_script, "wattsched: work=12s deadline=+600s preemptible=yes")
         controller = _controller(box, config)
         try:
-            _wait(lambda: "start" in Path(f"{long_script}.{long_id}.out").read_text()
-                  if Path(f"{long_script}.{long_id}.out").exists() else False, 60, "the long job to run", box)
+            _wait(
+                lambda: (
+                    "start" in Path(f"{long_script}.{long_id}.out").read_text()
+                    if Path(f"{long_script}.{long_id}.out").exists()
+                    else False
+                ),
+                60,
+                "the long job to run",
+                box,
+            )
             time.sleep(3.0)
             urgent_id = _sbatch(box, urgent_script, "wattsched: work=2s deadline=+8s")
-            _wait(lambda: all(client.job(i).state.value == "COMPLETED"  # type: ignore[union-attr]
-                              for i in (long_id, urgent_id)), 120, "both jobs to complete", box)
-            _wait(lambda: all(row["state"] == "done" for row in _jobs(box, config).values()), 30,
-                  "the controller to see both end", box)
+            _wait(
+                lambda: all(
+                    client.job(i).state.value == "COMPLETED"  # type: ignore[union-attr]
+                    for i in (long_id, urgent_id)
+                ),
+                120,
+                "both jobs to complete",
+                box,
+            )
+            _wait(
+                lambda: all(row["state"] == "done" for row in _jobs(box, config).values()),
+                30,
+                "the controller to see both end",
+                box,
+            )
         finally:
             controller.send_signal(signal.SIGTERM)
             controller.wait(20)

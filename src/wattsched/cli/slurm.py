@@ -26,8 +26,21 @@ from wattsched.errors import ConfigError
 __all__ = ["add_parser"]
 
 CONFIG_ENV = "WATTSCHED_SLURM_CONFIG"
-JOB_FIELDS = ("job_id", "user", "state", "submit_s", "deadline_s", "start_s", "end_s", "node", "gpu", "slice",
-              "tardiness_s", "energy_j", "preemptions")
+JOB_FIELDS = (
+    "job_id",
+    "user",
+    "state",
+    "submit_s",
+    "deadline_s",
+    "start_s",
+    "end_s",
+    "node",
+    "gpu",
+    "slice",
+    "tardiness_s",
+    "energy_j",
+    "preemptions",
+)
 
 
 def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
@@ -35,12 +48,16 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     from wattsched.cli.slurm_import import add_import_parser
 
     parser = groups.add_parser("slurm", help="schedule the jobs of a real Slurm partition on MIG slices")
-    sub = parser.add_subparsers(dest="slurm_command", metavar="COMMAND", parser_class=OneLineErrorParser,
-                                required=True)
+    sub = parser.add_subparsers(
+        dest="slurm_command", metavar="COMMAND", parser_class=OneLineErrorParser, required=True
+    )
     controller = sub.add_parser("controller", help="watch a Slurm partition and schedule its jobs")
     controller.add_argument("--config", required=True, metavar="FILE.toml", help="the controller's config")
-    controller.add_argument("--dry-run", action="store_true",
-                            help="log every decision, change nothing (no Slurm action, no state written)")
+    controller.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="log every decision, change nothing (no Slurm action, no state written)",
+    )
     controller.add_argument("--once", action="store_true", help="one pass, then exit")
     controller.set_defaults(func=_controller)
     for name, help_text, func in (
@@ -100,8 +117,11 @@ def _device_uuids(config: Any) -> dict[str, list[str]]:
     fake = Path(conf).parent / "fake_gpus.conf" if conf else None
     if fake is None or not fake.is_file():
         return {}
-    uuids = [line.split("|")[5] for line in fake.read_text(encoding="utf-8").splitlines()
-             if line.count("|") >= 5 and not line.startswith("#")]
+    uuids = [
+        line.split("|")[5]
+        for line in fake.read_text(encoding="utf-8").splitlines()
+        if line.count("|") >= 5 and not line.startswith("#")
+    ]
     return {node.name: uuids for node in config.nodes}
 
 
@@ -110,10 +130,18 @@ def _check_nodes(config: Any, slurm: Any) -> None:
     from wattsched.hardware.gpu.fake_state import gres_type
 
     nodes = {node.name: node for node in slurm.nodes()}
+    partitions = sorted({p for node in nodes.values() for p in node.partitions})
+    if config.partition not in partitions:
+        raise ConfigError(
+            f"{config.source}: slurm.partition '{config.partition}' is not a partition of this "
+            f"Slurm (it has: {', '.join(partitions) or 'none'})"
+        )
     for node in config.nodes:
         if node.name not in nodes:
-            raise ConfigError(f"{config.source}: node '{node.name}' is not a node of this Slurm "
-                              f"(it has: {', '.join(sorted(nodes)) or 'none'})")
+            raise ConfigError(
+                f"{config.source}: node '{node.name}' is not a node of this Slurm "
+                f"(it has: {', '.join(sorted(nodes)) or 'none'})"
+            )
         offered = {entry.type for entry in nodes[node.name].gres}
         for gpu, configuration in zip(node.gpus, node.configurations, strict=True):
             for slice_ in configuration.slices:
@@ -138,13 +166,27 @@ def _store(config: Any) -> Any:
 def _job_rows(store: Any) -> list[dict[str, Any]]:
     rows = []
     for row in store.jobs():
-        rows.append({
-            "job_id": row.job_id, "user": row.user, "state": row.phase, "slurm_state": row.slurm_state,
-            "submit_s": row.submit_s, "deadline_s": row.deadline_s, "start_s": row.start_s, "end_s": row.end_s,
-            "node": row.node, "gpu": row.gpu, "slice": row.slice, "tardiness_s": row.tardiness_s,
-            "energy_j": row.energy_mj / 1000.0, "preemptions": row.preemptions, "kind": row.kind,
-            "preemptible": bool(row.preemptible), "error": row.error,
-        })
+        rows.append(
+            {
+                "job_id": row.job_id,
+                "user": row.user,
+                "state": row.phase,
+                "slurm_state": row.slurm_state,
+                "submit_s": row.submit_s,
+                "deadline_s": row.deadline_s,
+                "start_s": row.start_s,
+                "end_s": row.end_s,
+                "node": row.node,
+                "gpu": row.gpu,
+                "slice": row.slice,
+                "tardiness_s": row.tardiness_s,
+                "energy_j": row.energy_mj / 1000.0,
+                "preemptions": row.preemptions,
+                "kind": row.kind,
+                "preemptible": bool(row.preemptible),
+                "error": row.error,
+            }
+        )
     return rows
 
 
@@ -159,9 +201,17 @@ def _jobs(args: argparse.Namespace) -> int:
     for r in rows:
         where = f"{r['node']}/{r['gpu']}" if r["node"] is not None else "-"
         tardiness = f"{r['tardiness_s']:.1f}" if r["tardiness_s"] is not None else "-"
-        cells = (r["job_id"], r["user"] or "-", r["state"], where, r["slice"] or "-", tardiness,
-                 f"{r['energy_j']:.1f}", r["preemptions"])
-        print("  ".join(f"{str(c):>12}" for c in cells))
+        cells = (
+            r["job_id"],
+            r["user"] or "-",
+            r["state"],
+            where,
+            r["slice"] or "-",
+            tardiness,
+            f"{r['energy_j']:.1f}",
+            r["preemptions"],
+        )
+        print("  ".join(f"{c!s:>12}" for c in cells))
     return 0
 
 
@@ -176,21 +226,44 @@ def _status(args: argparse.Namespace) -> int:
     for node in config.nodes:
         gpus = []
         for index, (gpu, configuration) in enumerate(zip(node.gpus, node.configurations, strict=True)):
-            gpus.append({
-                "index": index, "gpu": gpu.name, "configuration": configuration.ident,
-                "slices": [
-                    {"slice": s.label, "profile": s.profile, "placement": s.start,
-                     "gres": f"gpu:{gres_type(gpu, s.profile)}", "job": by_slice.get((node.name, index, k))}
-                    for k, s in enumerate(configuration.slices)
-                ],
-            })
+            gpus.append(
+                {
+                    "index": index,
+                    "gpu": gpu.name,
+                    "configuration": configuration.ident,
+                    "slices": [
+                        {
+                            "slice": s.label,
+                            "profile": s.profile,
+                            "placement": s.start,
+                            "gres": f"gpu:{gres_type(gpu, s.profile)}",
+                            "job": by_slice.get((node.name, index, k)),
+                        }
+                        for k, s in enumerate(configuration.slices)
+                    ],
+                }
+            )
         nodes.append({"name": node.name, "backend": node.backend, "gpus": gpus})
-    queue = sorted((r for r in rows if r.phase in ("queued", "released")),
-                   key=lambda r: (r.deadline_s if r.deadline_s is not None else float("inf"), r.job_id))
+    queue = sorted(
+        (r for r in rows if r.phase in ("queued", "released")),
+        key=lambda r: (r.deadline_s if r.deadline_s is not None else float("inf"), r.job_id),
+    )
     status = {
-        "partition": config.partition, "policy": config.policy, "state": str(config.state_path), "nodes": nodes,
-        "queue": [{"job_id": r.job_id, "phase": r.phase, "deadline_s": r.deadline_s, "node": r.node,
-                   "gpu": r.gpu, "slice": r.slice} for r in queue],
+        "partition": config.partition,
+        "policy": config.policy,
+        "state": str(config.state_path),
+        "nodes": nodes,
+        "queue": [
+            {
+                "job_id": r.job_id,
+                "phase": r.phase,
+                "deadline_s": r.deadline_s,
+                "node": r.node,
+                "gpu": r.gpu,
+                "slice": r.slice,
+            }
+            for r in queue
+        ],
         "decisions": [{"time_s": t, "text": text} for t, text in store.decisions(20)],
     }
     if args.json:
@@ -200,11 +273,18 @@ def _status(args: argparse.Namespace) -> int:
     out.write(f"partition {config.partition}, policy {config.policy}, state {config.state_path}\n")
     for node in nodes:
         for gpu in node["gpus"]:
-            out.write(f"{node['name']} GPU {gpu['index']} ({gpu['gpu']}, configuration {gpu['configuration']})\n")
+            out.write(
+                f"{node['name']} GPU {gpu['index']} ({gpu['gpu']}, configuration {gpu['configuration']})\n"
+            )
             for s in gpu["slices"]:
-                out.write(f"  {s['slice']:<14} {s['gres']:<22} {s['job'] if s['job'] is not None else 'idle'}\n")
-    out.write(f"queue ({len(queue)}): " + (" ".join(
-        f"{r.job_id}{'->' + r.slice if r.slice else ''}" for r in queue) or "empty") + "\n")
+                out.write(
+                    f"  {s['slice']:<14} {s['gres']:<22} {s['job'] if s['job'] is not None else 'idle'}\n"
+                )
+    out.write(
+        f"queue ({len(queue)}): "
+        + (" ".join(f"{r.job_id}{'->' + r.slice if r.slice else ''}" for r in queue) or "empty")
+        + "\n"
+    )
     for t, text in store.decisions(10):
         out.write(f"  {t:.1f}  {text}\n")
     return 0

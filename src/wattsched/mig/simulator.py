@@ -396,7 +396,8 @@ class MigSimulation(ClusterDriving):
         """A job arrived at ``at_s`` (default ``job.arrival_s``; an arrival dated before the model's clock
         counts from the clock). Returns its rank. It is handled at the next :meth:`decide`."""
         at = job.arrival_s if at_s is None else at_s
-        return self.add_job(job, max(float(at), self._queue.now, self._arrival_s[-1] if self._arrival_s else 0.0))
+        last = self._arrival_s[-1] if self._arrival_s else 0.0
+        return self.add_job(job, max(float(at), self._queue.now, last))
 
     def observe_completion(self, rank: int, at_s: float) -> None:
         """Running job ``rank`` really finished at ``at_s`` (earlier or later than predicted); handled at the
@@ -410,7 +411,9 @@ class MigSimulation(ClusterDriving):
             self._queue.schedule(at, _COMPLETION, rank)
         self._observed_done.add(rank)
 
-    def observe_start(self, rank: int, slice_index: int, at_s: float, *, remaining: float | None = None) -> None:
+    def observe_start(
+        self, rank: int, slice_index: int, at_s: float, *, remaining: float | None = None
+    ) -> None:
         """Job ``rank`` really runs on slice ``slice_index`` from ``at_s``. Nothing changes when the model
         already runs it there (its planned start stands); otherwise it is placed there at ``at_s`` (with
         ``remaining`` of its work left, a fraction in (0, 1], when given), a job the model had planned on that
@@ -537,12 +540,13 @@ class MigSimulation(ClusterDriving):
             if j >= 0 and st.finish_s[j] < t and j not in self._observed_done:
                 end = t + overdue_s
                 # remaining is kept as of run_start: the work left that ends the job at ``end``.
-                st.remaining[j] = (end - st.run_start_s[j]) * speed / st.durations_s[j][st.slice_duration_index[s]]
+                duration = st.durations_s[j][st.slice_duration_index[s]]
+                st.remaining[j] = (end - st.run_start_s[j]) * speed / duration
                 st.finish_s[j] = end
                 self._queue.schedule(end, _COMPLETION, j)
 
     def _bring_clock_to(self, t: float) -> None:
-        """Move the clock to ``t`` between instants (busy time and, with speeds, progress brought up to it)."""
+        """Move the clock to ``t`` between instants (busy time and, with speeds, progress brought to it)."""
         if t == self._last_s:
             return
         self._queue.advance_to(t)

@@ -143,8 +143,9 @@ def _node(raw: object, index: int, base: Path, where: str) -> NodeConfig:
     gpus_raw = raw.get("gpus")
     if not isinstance(gpus_raw, list) or not gpus_raw or not all(isinstance(g, str) for g in gpus_raw):
         raise ConfigError(f"{at}: gpus must be a non-empty list of catalogue names or files")
-    gpus = tuple(load_gpu(g if not g.endswith(".toml") or Path(g).is_absolute() else str(base / g))
-                 for g in gpus_raw)
+    gpus = tuple(
+        load_gpu(g if not g.endswith(".toml") or Path(g).is_absolute() else str(base / g)) for g in gpus_raw
+    )
     configuration = raw.get("configuration", "no-mig")
     if isinstance(configuration, bool) or not isinstance(configuration, int | str):
         raise ConfigError(f"{at}: configuration must be a configuration id or 'no-mig'")
@@ -167,8 +168,9 @@ def _node(raw: object, index: int, base: Path, where: str) -> NodeConfig:
     return NodeConfig(name, gpus, configurations, partitioner, backend)
 
 
-def _text(table: dict[str, Any], key: str, where: str, *, section: str | None = None,
-          default: str | None = None) -> str:
+def _text(
+    table: dict[str, Any], key: str, where: str, *, section: str | None = None, default: str | None = None
+) -> str:
     value = table.get(key, default)
     name = f"{section}.{key}" if section else key
     if value is None:
@@ -178,9 +180,15 @@ def _text(table: dict[str, Any], key: str, where: str, *, section: str | None = 
     return value
 
 
-def _number(table: dict[str, Any], key: str, where: str, section: str, *, default: float,
-            low: float) -> float:
+def _number(
+    table: dict[str, Any], key: str, where: str, section: str, *, default: float, low: float
+) -> float:
     value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < low:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < low
+    ):
         raise ConfigError(f"{where}: {section}.{key} must be a number >= {low}, got {value!r}")
     return float(value)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Protocol
 
@@ -44,7 +44,7 @@ from wattsched.slurm.config import ControllerConfig, NodeConfig
 from wattsched.slurm.energy import BusySlice, split_energy
 from wattsched.slurm.jobs import engine_job
 from wattsched.slurm.state import JobRow, StateStore
-from wattsched.workload.job import JobKind
+from wattsched.workload.job import JobKind, Scaling
 
 __all__ = ["ACTIVE", "Controller", "EnergyMeter", "GpuModel", "PassReport", "open_meter"]
 
@@ -52,8 +52,17 @@ log = logging.getLogger(__name__)
 
 #: Phases of a job the controller still manages.
 ACTIVE = ("queued", "released", "running", "signalled")
-_ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
-          "DEADLINE", "PREEMPTED")
+_ENDED = (
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "PREEMPTED",
+)
 
 
 class EnergyMeter(Protocol):
@@ -110,7 +119,7 @@ def open_meter(backend: str) -> EnergyMeter:
     class _Backend:
         def energy_mj(self, gpu_index: int) -> int | None:
             joules = opened.energy_j(gpu_index)
-            return None if joules is None else int(round(joules * 1000.0))
+            return None if joules is None else round(joules * 1000.0)
 
     return _Backend()
 
@@ -183,7 +192,9 @@ class Controller:
     # ------------------------------------------------------------------ observations
     def _arrive(self, job: SlurmJob, now: float, report: PassReport) -> None:
         submit = job.submit_s if job.submit_s is not None else now
-        row = JobRow(job.job_id, "queued", user=job.user, name=job.name, slurm_state=job.state, submit_s=submit)
+        row = JobRow(
+            job.job_id, "queued", user=job.user, name=job.name, slurm_state=job.state, submit_s=submit
+        )
         try:
             note = parse_annotation(job.comment, submit_s=submit, time_limit_s=job.time_limit_s, now_s=now)
         except AnnotationError as exc:
@@ -206,8 +217,14 @@ class Controller:
 
     def _add_to_model(self, model: GpuModel, row: JobRow, at_s: float) -> int:
         assert row.submit_s is not None and row.deadline_s is not None and row.work_s is not None
-        job = engine_job(str(row.job_id), max(row.submit_s - self.origin_s, 0.0), row.deadline_s - self.origin_s,
-                         JobKind(row.kind), row.scaling, row.work_s)  # type: ignore[arg-type]
+        job = engine_job(
+            str(row.job_id),
+            max(row.submit_s - self.origin_s, 0.0),
+            row.deadline_s - self.origin_s,
+            JobKind(row.kind or JobKind.TRAINING),
+            Scaling(row.scaling or Scaling.LINEAR),
+            row.work_s,
+        )
         rank = model.sim.observe_arrival(job, at_s - self.origin_s)
         model.ranks[row.job_id] = rank
         model.job_of[rank] = row.job_id
@@ -225,8 +242,10 @@ class Controller:
             self._started(model, row, job, now, report)
         if state in _ENDED:
             self._ended(model, row, job, now, report)
-        elif row.phase == "signalled" and row.signalled_s is not None and (
-            now >= row.signalled_s + self.config.grace_s
+        elif (
+            row.phase == "signalled"
+            and row.signalled_s is not None
+            and (now >= row.signalled_s + self.config.grace_s)
         ):
             self._requeue(model, row, now, report)
         elif state == "PENDING" and row.phase in ("running", "signalled"):  # requeued by someone else
@@ -234,8 +253,9 @@ class Controller:
         else:
             self.store.put_job(row)
 
-    def _started(self, model: GpuModel, row: JobRow, job: SlurmJob | None, now: float,
-                 report: PassReport) -> None:
+    def _started(
+        self, model: GpuModel, row: JobRow, job: SlurmJob | None, now: float, report: PassReport
+    ) -> None:
         slice_index = self._slice_of(model, job, row)
         start = job.start_s if job is not None and job.start_s is not None else now
         row.phase, row.run_start_s, row.slice_index = "running", start, slice_index
@@ -246,8 +266,9 @@ class Controller:
         self._log(now, f"job {row.job_id} started on {model.name} slice {row.slice}")
         report.started.append(row.job_id)
 
-    def _ended(self, model: GpuModel, row: JobRow, job: SlurmJob | None, now: float,
-               report: PassReport) -> None:
+    def _ended(
+        self, model: GpuModel, row: JobRow, job: SlurmJob | None, now: float, report: PassReport
+    ) -> None:
         rank = model.ranks[row.job_id]
         end = job.end_s if job is not None and job.end_s is not None else now
         if rank in model.sim.predicted_completions():
@@ -295,13 +316,21 @@ class Controller:
         if row.run_start_s is not None and row.slice_index is not None:
             duration = model.sim.duration_on(model.ranks[row.job_id], row.slice_index)
             remaining = max(remaining - (now - row.run_start_s) / duration, 1e-6)
-        return {"phase": "queued", "remaining": remaining, "preemptions": row.preemptions + 1,
-                "signalled_s": None, "run_start_s": None}
+        return {
+            "phase": "queued",
+            "remaining": remaining,
+            "preemptions": row.preemptions + 1,
+            "signalled_s": None,
+            "run_start_s": None,
+        }
 
     # ------------------------------------------------------------------ decisions
     def _decide(self, model: GpuModel, now: float, report: PassReport) -> None:
-        rows = {row.job_id: row for row in self.store.jobs(ACTIVE) if row.node == model.node
-                and row.gpu == model.index}
+        rows = {
+            row.job_id: row
+            for row in self.store.jobs(ACTIVE)
+            if row.node == model.node and row.gpu == model.index
+        }
         for _ in range(4):  # a declined preemption is told to the model, which decides again
             assignment = model.sim.decide(self._rel(now), overdue_s=self.config.overdue_s)
             placed = {model.job_of[rank]: s for s, rank in enumerate(assignment) if rank >= 0}
@@ -309,10 +338,20 @@ class Controller:
             for job_id, row in rows.items():
                 if row.phase == "running" and placed.get(job_id) != row.slice_index:
                     if self.config.preemption and row.preemptible:
-                        if self._act(job_id, "signal", {"signal": self.config.signal}, now, row,
-                                     phase="signalled", signalled_s=now):
-                            self._log(now, f"job {job_id} preempted on {model.name}: signal "
-                                           f"{self.config.signal}, requeue in {self.config.grace_s:g} s")
+                        if self._act(
+                            job_id,
+                            "signal",
+                            {"signal": self.config.signal},
+                            now,
+                            row,
+                            phase="signalled",
+                            signalled_s=now,
+                        ):
+                            self._log(
+                                now,
+                                f"job {job_id} preempted on {model.name}: signal "
+                                f"{self.config.signal}, requeue in {self.config.grace_s:g} s",
+                            )
                             report.preempted.append(job_id)
                     else:
                         assert row.slice_index is not None
@@ -321,12 +360,21 @@ class Controller:
             if not pinned:
                 break
         for job_id, slice_index in placed.items():
-            row = rows.get(job_id)
-            if row is None or row.phase != "queued":
+            waiting = rows.get(job_id)
+            if waiting is None or waiting.phase != "queued":
                 continue
+            row = waiting
             gres = model.gres(slice_index)
-            if self._act(job_id, "release", {"gres": gres, "node": model.node}, now, row,
-                         phase="released", slice_index=slice_index, slice=model.labels[slice_index]):
+            if self._act(
+                job_id,
+                "release",
+                {"gres": gres, "node": model.node},
+                now,
+                row,
+                phase="released",
+                slice_index=slice_index,
+                slice=model.labels[slice_index],
+            ):
                 self._log(now, f"job {job_id} released on {model.name} slice {row.slice} ({gres})")
                 report.released.append(job_id)
         for job_id, row in rows.items():  # released but moved off its slice before Slurm started it
@@ -342,11 +390,19 @@ class Controller:
                 continue
             _, last_mj, busy = last
             if counter < last_mj:
-                log.warning("%s: energy counter went back (%d -> %d mJ); interval not charged", model.name,
-                            last_mj, counter)
+                log.warning(
+                    "%s: energy counter went back (%d -> %d mJ); interval not charged",
+                    model.name,
+                    last_mj,
+                    counter,
+                )
                 continue
-            split = split_energy(counter - last_mj, model.gpu, model.configuration,
-                                 [BusySlice(str(job_id), compute, JobKind(kind)) for job_id, compute, kind in busy])
+            split = split_energy(
+                counter - last_mj,
+                model.gpu,
+                model.configuration,
+                [BusySlice(str(job_id), compute, JobKind(kind)) for job_id, compute, kind in busy],
+            )
             for key, mj in split.per_job_mj.items():
                 row = self.store.job(int(key))
                 if row is not None:
@@ -355,8 +411,11 @@ class Controller:
                     # Slurm refuses any update once a job has ended, so a running job's AdminComment carries
                     # its energy so far, renewed at each pass: what it says at the end is kept by Slurm.
                     job = seen.get(row.job_id)
-                    if mj and row.phase in ("running", "signalled") and job is not None and (
-                        job.state not in _ENDED
+                    if (
+                        mj
+                        and row.phase in ("running", "signalled")
+                        and job is not None
+                        and (job.state not in _ENDED)
                     ):
                         text = f"wattsched_energy_j={row.energy_mj / 1000.0:.3f}"
                         self._act(row.job_id, "admin_comment", {"text": text}, now)
@@ -374,8 +433,15 @@ class Controller:
             self.store.put_reading(model.node, model.index, now, counter, busy)
 
     # ------------------------------------------------------------------ actions and recovery
-    def _act(self, job_id: int, kind: str, args: dict[str, str], now: float, row: JobRow | None = None,
-             **changes: object) -> bool:
+    def _act(
+        self,
+        job_id: int,
+        kind: str,
+        args: dict[str, str],
+        now: float,
+        row: JobRow | None = None,
+        **changes: object,
+    ) -> bool:
         """Journal an action, send it, then mark it done and apply ``changes`` to ``row`` in one transaction;
         ``False`` (and ``row`` unchanged) if Slurm refused it. A dry run only logs it (and applies the changes
         in memory)."""
@@ -437,8 +503,11 @@ class Controller:
             }[action.kind]
             if not done:
                 try:
-                    self._send(action.job_id, action.kind, {k: v for k, v in action.args.items()
-                                                            if not k.startswith("_")})
+                    self._send(
+                        action.job_id,
+                        action.kind,
+                        {k: v for k, v in action.args.items() if not k.startswith("_")},
+                    )
                 except WattschedError as exc:
                     log.warning("redo of %s of job %d failed: %s", action.kind, action.job_id, exc)
                     self.store.finish_action(action.id, "failed")
@@ -447,7 +516,9 @@ class Controller:
                 self.store.finish_action(action.id, "done")
                 if "_after" in action.args:
                     self.store.put_job(JobRow(**action.args["_after"]))
-            log.info("recovered %s of job %d (%s)", action.kind, action.job_id, "done" if done else "sent again")
+            log.info(
+                "recovered %s of job %d (%s)", action.kind, action.job_id, "done" if done else "sent again"
+            )
         self._rebuild(now)
 
     def _rebuild(self, now: float) -> None:
@@ -466,8 +537,9 @@ class Controller:
                 continue
             rank = model.ranks[row.job_id]
             done = (now - (row.run_start_s or now)) / model.sim.duration_on(rank, row.slice_index)
-            model.sim.observe_start(rank, row.slice_index, self._rel(now),
-                                    remaining=max(row.remaining - done, 1e-6))
+            model.sim.observe_start(
+                rank, row.slice_index, self._rel(now), remaining=max(row.remaining - done, 1e-6)
+            )
 
     def _rel(self, epoch_s: float) -> float:
         return epoch_s - self.origin_s

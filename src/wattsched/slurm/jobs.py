@@ -28,11 +28,13 @@ CURVES: dict[Scaling, ScalingCurve] = {
 }
 
 
-def engine_job(job_id: str, arrival_s: float, deadline_s: float, kind: JobKind, scaling: Scaling,
-               work_s: float) -> Job:
+def engine_job(
+    job_id: str, arrival_s: float, deadline_s: float, kind: JobKind, scaling: Scaling, work_s: float
+) -> Job:
     """The engine's job (times relative to the model's origin) for ``work_s`` seconds on the whole GPU."""
     curve = CURVES[Scaling(scaling)]
     dur_7g = work_s * DEFAULT_FULL_GPU_SPEEDUP if curve.kind == Scaling.LINEAR else work_s
     durations = durations_from_base(dur_7g * curve.speedups[-1], curve)
-    return Job(job_id, arrival_s, deadline_s, JobKind(kind), Scaling(scaling), durations[:5], durations[5],
-               P1_SIZES)
+    return Job(
+        job_id, arrival_s, deadline_s, JobKind(kind), Scaling(scaling), durations[:5], durations[5], P1_SIZES
+    )

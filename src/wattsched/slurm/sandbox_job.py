@@ -43,11 +43,22 @@ def run_time_s(work_s: float, scaling: Scaling, uuid: str, state: FakeGpuState) 
     raise WattschedError(f"MIG instance {uuid} is not in the fake GPU state {state.path}")
 
 
+def _say(line: str) -> None:
+    """One line of the job's output (this module is a program: its output is the job's log)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m wattsched.slurm.sandbox_job", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m wattsched.slurm.sandbox_job",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--work", required=True, help="run time on the whole GPU (90s, 15m, 1h30m, seconds)")
-    parser.add_argument("--scaling", default="linear", choices=[s.value for s in Scaling if s != Scaling.MEASURED])
+    parser.add_argument(
+        "--scaling", default="linear", choices=[s.value for s in Scaling if s != Scaling.MEASURED]
+    )
     parser.add_argument("--state", default=os.environ.get("WATTSCHED_FAKE_GPU"), help="fake GPU state file")
     parser.add_argument("--checkpoint", help="checkpoint file (default beside the job's submission)")
     args = parser.parse_args(argv)
@@ -58,19 +69,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise WattschedError("needs CUDA_VISIBLE_DEVICES=MIG-... and --state (or $WATTSCHED_FAKE_GPU)")
         run_s, label = run_time_s(work_s, Scaling(args.scaling), uuid, FakeGpuState(args.state))
     except (WattschedError, ValueError) as exc:
-        print(f"sandbox_job: {exc}", file=sys.stderr)
+        sys.stderr.write(f"sandbox_job: {exc}\n")
         return 2
     job_id = os.environ.get("SLURM_JOB_ID", "0")
-    checkpoint = Path(args.checkpoint or Path(os.environ.get("SLURM_SUBMIT_DIR", ".")) /
-                      f".wattsched-checkpoint-{job_id}")
+    checkpoint = Path(
+        args.checkpoint or Path(os.environ.get("SLURM_SUBMIT_DIR", ".")) / f".wattsched-checkpoint-{job_id}"
+    )
     restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
     done = float(checkpoint.read_text()) if restarts and checkpoint.exists() else 0.0
-    print(f"start job={job_id} slice={label} uuid={uuid} restart={restarts} done={done:.4f}", flush=True)
+    _say(f"start job={job_id} slice={label} uuid={uuid} restart={restarts} done={done:.4f}")
     state = {"done": done, "stop": False}
 
     def save(signum: int, _frame: object) -> None:
         checkpoint.write_text(f"{state['done']:.6f}")
-        print(f"checkpoint job={job_id} signal={signal.Signals(signum).name} done={state['done']:.4f}", flush=True)
+        _say(f"checkpoint job={job_id} signal={signal.Signals(signum).name} done={state['done']:.4f}")
         if signum == signal.SIGTERM:
             state["stop"] = True
 
@@ -85,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if state["stop"]:
         return 143
     checkpoint.unlink(missing_ok=True)
-    print(f"finish job={job_id} slice={label}", flush=True)
+    _say(f"finish job={job_id} slice={label}")
     return 0
 
 

@@ -182,13 +182,16 @@ class StateStore:
         if job_id is None:
             rows = self._db.execute("SELECT * FROM actions ORDER BY id").fetchall()
         else:
-            rows = self._db.execute("SELECT * FROM actions WHERE job_id = ? ORDER BY id", (job_id,)).fetchall()
+            rows = self._db.execute(
+                "SELECT * FROM actions WHERE job_id = ? ORDER BY id", (job_id,)
+            ).fetchall()
         return [self._action(row) for row in rows]
 
     @staticmethod
     def _action(row: sqlite3.Row) -> Action:
-        return Action(row["id"], row["time_s"], row["job_id"], row["kind"], json.loads(row["args"]),
-                      row["status"])
+        return Action(
+            row["id"], row["time_s"], row["job_id"], row["kind"], json.loads(row["args"]), row["status"]
+        )
 
     # ------------------------------------------------------------------ decisions and readings
     def log_decision(self, now_s: float, text: str) -> None:
@@ -208,8 +211,9 @@ class StateStore:
             return None
         return row["time_s"], row["counter_mj"], [tuple(item) for item in json.loads(row["busy"])]
 
-    def put_reading(self, node: str, gpu: int, time_s: float, counter_mj: int,
-                    busy: Sequence[tuple[int, int, str]]) -> None:
+    def put_reading(
+        self, node: str, gpu: int, time_s: float, counter_mj: int, busy: Sequence[tuple[int, int, str]]
+    ) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO readings (node, gpu, time_s, counter_mj, busy) VALUES (?, ?, ?, ?, ?)",
             (node, gpu, time_s, counter_mj, json.dumps([list(b) for b in busy])),
