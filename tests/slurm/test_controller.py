@@ -121,6 +121,11 @@ def test_a_malformed_annotation_holds_the_job_with_a_reason_and_the_rest_go_on(t
     job = slurm.job(bad)
     assert job is not None and job.held and "work" in job.admin_comment
     assert controller.store.job(bad).phase == "rejected"  # type: ignore[union-attr]
+    assert controller.run_once().rejected == []  # held once, not again at every pass
+    slurm._put(job, comment="wattsched: work=5s")  # its owner fixes the comment
+    report = controller.run_once()
+    assert report.arrived == [bad]
+    assert controller.store.job(bad).phase in ("queued", "released")  # type: ignore[union-attr]
 
 
 def test_a_preemptible_job_is_signalled_then_requeued_after_the_grace_time(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -286,5 +287,5 @@ def _status(args: argparse.Namespace) -> int:
         + "\n"
     )
     for t, text in store.decisions(10):
-        out.write(f"  {t:.1f}  {text}\n")
+        out.write(f"  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t))}  {text}\n")
     return 0

@@ -180,10 +180,18 @@ class Controller:
             events.append((_event_time(row, job, now), row.job_id, row, job))
         for _, _, row, job in sorted(events, key=lambda e: (e[0], e[1])):
             self._follow(row, job, now, report)
-        rows = {row.job_id for row in self.store.jobs()}
+        rows = {row.job_id: row for row in self.store.jobs()}
         for job in sorted(seen.values(), key=lambda j: (j.submit_s or now, j.job_id)):
-            if job.job_id not in rows and job.state not in _ENDED:
+            known = rows.get(job.job_id)
+            if known is not None and known.phase == "rejected" and job.state in _ENDED:
+                known.phase, known.slurm_state, known.end_s = "done", job.state, job.end_s
+                self.store.put_job(known)
+            elif job.state in _ENDED:
+                continue
+            elif known is None:
                 self._arrive(job, now, report)
+            elif known.phase == "rejected" and job.comment != known.comment and job.state == "PENDING":
+                self._arrive(job, now, report)  # its owner fixed the annotation: read it again
         for model in self.gpus:
             self._decide(model, now, report)
         self._store_readings(now)
@@ -193,7 +201,13 @@ class Controller:
     def _arrive(self, job: SlurmJob, now: float, report: PassReport) -> None:
         submit = job.submit_s if job.submit_s is not None else now
         row = JobRow(
-            job.job_id, "queued", user=job.user, name=job.name, slurm_state=job.state, submit_s=submit
+            job.job_id,
+            "queued",
+            user=job.user,
+            name=job.name,
+            slurm_state=job.state,
+            submit_s=submit,
+            comment=job.comment,
         )
         try:
             note = parse_annotation(job.comment, submit_s=submit, time_limit_s=job.time_limit_s, now_s=now)

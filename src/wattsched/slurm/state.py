@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     submit_s REAL, deadline_s REAL, kind TEXT, scaling TEXT, work_s REAL, preemptible INTEGER,
     node TEXT, gpu INTEGER, slice_index INTEGER, slice TEXT, start_s REAL, end_s REAL,
     tardiness_s REAL, energy_mj INTEGER NOT NULL DEFAULT 0, preemptions INTEGER NOT NULL DEFAULT 0,
-    remaining REAL NOT NULL DEFAULT 1.0, run_start_s REAL, signalled_s REAL, error TEXT
+    remaining REAL NOT NULL DEFAULT 1.0, run_start_s REAL, signalled_s REAL, error TEXT, comment TEXT
 );
 CREATE TABLE IF NOT EXISTS actions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, time_s REAL NOT NULL, job_id INTEGER NOT NULL, kind TEXT NOT NULL,
@@ -83,6 +83,8 @@ class JobRow:
     run_start_s: float | None = None
     signalled_s: float | None = None
     error: str | None = None
+    #: The job's comment when it was read (a rejected job is read again once its comment changes).
+    comment: str | None = None
 
 
 _COLUMNS = tuple(f.name for f in fields(JobRow))
