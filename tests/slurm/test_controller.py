@@ -103,9 +103,13 @@ def test_jobs_are_held_then_released_in_the_policys_order_and_energy_adds_up(tmp
     assert rows[a].phase == rows[b].phase == "done"
     assert rows[b].tardiness_s == pytest.approx(0.0) and rows[a].tardiness_s == 0.0
     # Every millijoule the counter rose by since the first reading went to a job or the idle remainder.
-    total = meter.energy_mj(0) - start_mj
+    reading = controller.store.reading("node0", 0)
+    assert reading is not None and reading.first_mj == start_mj
     charged = rows[a].energy_mj + rows[b].energy_mj
-    assert 0 < charged <= total
+    assert charged > 0 and reading.idle_mj > 0
+    assert charged + reading.idle_mj == reading.counter_mj - start_mj
+    # b ran 100 s alone on the GPU's only slice: it got all but the idle gaps between jobs.
+    assert rows[b].energy_mj > rows[a].energy_mj / 2
     # Slurm keeps the comment of the last pass that saw the job running: the energy up to then.
     comment = slurm.job(b).admin_comment  # type: ignore[union-attr]
     assert comment.startswith("wattsched_energy_j=")

@@ -43,7 +43,7 @@ from wattsched.slurm.client import SlurmApi, SlurmJob
 from wattsched.slurm.config import ControllerConfig, NodeConfig
 from wattsched.slurm.energy import BusySlice, split_energy
 from wattsched.slurm.jobs import engine_job
-from wattsched.slurm.state import JobRow, StateStore
+from wattsched.slurm.state import JobRow, Reading, StateStore
 from wattsched.workload.job import JobKind, Scaling
 
 __all__ = ["ACTIVE", "Controller", "EnergyMeter", "GpuModel", "PassReport", "open_meter"]
@@ -397,54 +397,66 @@ class Controller:
 
     # ------------------------------------------------------------------ energy
     def _charge_energy(self, now: float, seen: dict[int, SlurmJob]) -> None:
-        for model in self.gpus:
-            counter = self.meters[model.node].energy_mj(model.index)
-            last = self.store.reading(model.node, model.index)
-            if counter is None or last is None:
-                continue
-            _, last_mj, busy = last
-            if counter < last_mj:
-                log.warning(
-                    "%s: energy counter went back (%d -> %d mJ); interval not charged",
-                    model.name,
-                    last_mj,
-                    counter,
-                )
-                continue
-            split = split_energy(
-                counter - last_mj,
-                model.gpu,
-                model.configuration,
-                [BusySlice(str(job_id), compute, JobKind(kind)) for job_id, compute, kind in busy],
-            )
-            for key, mj in split.per_job_mj.items():
-                row = self.store.job(int(key))
-                if row is not None:
-                    row.energy_mj += mj
-                    self.store.put_job(row)
-                    # Slurm refuses any update once a job has ended, so a running job's AdminComment carries
-                    # its energy so far, renewed at each pass: what it says at the end is kept by Slurm.
-                    job = seen.get(row.job_id)
-                    if (
-                        mj
-                        and row.phase in ("running", "signalled")
-                        and job is not None
-                        and (job.state not in _ENDED)
-                    ):
-                        text = f"wattsched_energy_j={row.energy_mj / 1000.0:.3f}"
-                        self._act(row.job_id, "admin_comment", {"text": text}, now)
-
-    def _store_readings(self, now: float) -> None:
+        """Read every GPU's counter once and charge the interval since its last reading to the jobs busy in
+        it — the jobs' parts, the idle remainder and the new reading in one transaction, so that a crash
+        never charges an interval twice or loses one."""
+        comments: list[tuple[int, str]] = []
         for model in self.gpus:
             counter = self.meters[model.node].energy_mj(model.index)
             if counter is None:
+                continue
+            last = self.store.reading(model.node, model.index)
+            if last is None:
+                self.store.put_reading(model.node, model.index, Reading(now, counter, [], 0, counter))
+                continue
+            if counter < last.counter_mj:
+                log.warning(
+                    "%s: energy counter went back (%d -> %d mJ); interval not charged",
+                    model.name,
+                    last.counter_mj,
+                    counter,
+                )
+                fresh = Reading(
+                    now, counter, last.busy, last.idle_mj, counter - (last.counter_mj - last.first_mj)
+                )
+                self.store.put_reading(model.node, model.index, fresh)
+                continue
+            busy = [BusySlice(str(job_id), compute, JobKind(kind)) for job_id, compute, kind in last.busy]
+            split = split_energy(counter - last.counter_mj, model.gpu, model.configuration, busy)
+            with self.store.transaction():
+                for key, mj in split.per_job_mj.items():
+                    row = self.store.job(int(key))
+                    if row is not None and mj:
+                        row.energy_mj += mj
+                        self.store.put_job(row)
+                        job = seen.get(row.job_id)
+                        if (
+                            row.phase in ("running", "signalled")
+                            and job is not None
+                            and job.state not in _ENDED
+                        ):
+                            comments.append((row.job_id, f"wattsched_energy_j={row.energy_mj / 1000.0:.3f}"))
+                reading = Reading(
+                    now, counter, last.busy, last.idle_mj + split.idle_remainder_mj, last.first_mj
+                )
+                self.store.put_reading(model.node, model.index, reading)
+        # Slurm refuses any update once a job has ended, so a running job's AdminComment carries its energy so
+        # far, renewed at each pass: what it says at the end is what Slurm keeps.
+        for job_id, text in comments:
+            self._act(job_id, "admin_comment", {"text": text}, now)
+
+    def _store_readings(self, now: float) -> None:
+        """The jobs busy on each GPU from this pass's reading on (the counter was read by _charge_energy)."""
+        for model in self.gpus:
+            last = self.store.reading(model.node, model.index)
+            if last is None:
                 continue
             busy = [
                 (row.job_id, model.configuration.slices[row.slice_index].compute, row.kind or "training")
                 for row in self.store.jobs(("running", "signalled"))
                 if row.node == model.node and row.gpu == model.index and row.slice_index is not None
             ]
-            self.store.put_reading(model.node, model.index, now, counter, busy)
+            self.store.put_reading(model.node, model.index, replace(last, busy=busy))
 
     # ------------------------------------------------------------------ actions and recovery
     def _act(

@@ -28,7 +28,7 @@ from typing import Any
 
 from wattsched.errors import InputError
 
-__all__ = ["Action", "JobRow", "StateStore"]
+__all__ = ["Action", "JobRow", "Reading", "StateStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS decisions (
 );
 CREATE TABLE IF NOT EXISTS readings (
     node TEXT NOT NULL, gpu INTEGER NOT NULL, time_s REAL NOT NULL, counter_mj INTEGER NOT NULL,
-    busy TEXT NOT NULL, PRIMARY KEY (node, gpu)
+    busy TEXT NOT NULL, idle_mj INTEGER NOT NULL, first_mj INTEGER NOT NULL, PRIMARY KEY (node, gpu)
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
@@ -88,6 +88,19 @@ class JobRow:
 
 
 _COLUMNS = tuple(f.name for f in fields(JobRow))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A GPU's last energy-counter reading: when, the counter (mJ), the jobs busy from then on as ``(job id,
+    compute slices, kind)``, the idle remainder charged to no job so far and the first reading's counter
+    (so that the jobs' energy plus ``idle_mj`` is the counter's rise since ``first_mj``)."""
+
+    time_s: float
+    counter_mj: int
+    busy: list[tuple[int, int, str]]
+    idle_mj: int
+    first_mj: int
 
 
 @dataclass(frozen=True)
@@ -206,17 +219,25 @@ class StateStore:
         rows = self._db.execute("SELECT time_s, text FROM decisions ORDER BY id DESC LIMIT ?", (limit,))
         return [(row["time_s"], row["text"]) for row in rows.fetchall()][::-1]
 
-    def reading(self, node: str, gpu: int) -> tuple[float, int, list[tuple[int, int, str]]] | None:
-        """The last counter reading of a GPU: ``(time_s, counter_mj, [(job id, compute, kind), ...])``."""
+    def reading(self, node: str, gpu: int) -> Reading | None:
+        """The last counter reading of a GPU (``None`` before the first)."""
         row = self._db.execute("SELECT * FROM readings WHERE node = ? AND gpu = ?", (node, gpu)).fetchone()
         if row is None:
             return None
-        return row["time_s"], row["counter_mj"], [tuple(item) for item in json.loads(row["busy"])]
+        busy = [(int(a), int(b), str(c)) for a, b, c in json.loads(row["busy"])]
+        return Reading(row["time_s"], row["counter_mj"], busy, row["idle_mj"], row["first_mj"])
 
-    def put_reading(
-        self, node: str, gpu: int, time_s: float, counter_mj: int, busy: Sequence[tuple[int, int, str]]
-    ) -> None:
+    def put_reading(self, node: str, gpu: int, reading: Reading) -> None:
         self._db.execute(
-            "INSERT OR REPLACE INTO readings (node, gpu, time_s, counter_mj, busy) VALUES (?, ?, ?, ?, ?)",
-            (node, gpu, time_s, counter_mj, json.dumps([list(b) for b in busy])),
+            "INSERT OR REPLACE INTO readings (node, gpu, time_s, counter_mj, busy, idle_mj, first_mj) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                node,
+                gpu,
+                reading.time_s,
+                reading.counter_mj,
+                json.dumps([list(b) for b in reading.busy]),
+                reading.idle_mj,
+                reading.first_mj,
+            ),
         )
