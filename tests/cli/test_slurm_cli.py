@@ -168,3 +168,16 @@ def test_the_job_table_as_text(
     ]
     # work 60 s, deadline 120 s after submission (the default: twice the work): only the 4g slice is in time.
     assert lines[1].split()[:5] == [str(job), "user", "released", "node0/0", "4g.20gb@0"]
+
+
+def test_prolog_and_epilog_mark_the_jobs_instances(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = FakeGpuState.create(tmp_path / "gpu.json", [("a100-40gb", 3)])
+    first, second, _ = state.instances(0)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", f"{first.uuid},{second.uuid}")
+    assert main(["slurm", "prolog", "--state", str(tmp_path / "gpu.json"), "--kind", "inference"]) == 0
+    assert [i.kind for i in state.instances(0)] == ["inference", "inference", None]
+    assert main(["slurm", "epilog", "--state", str(tmp_path / "gpu.json")]) == 0
+    assert [i.busy for i in state.instances(0)] == [False, False, False]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # a job without a MIG slice: nothing to mark
+    assert main(["slurm", "prolog", "--state", str(tmp_path / "gpu.json"), "--kind", "training"]) == 0
+    assert not any(i.busy for i in state.instances(0))

@@ -245,3 +245,51 @@ def test_a_restart_loses_no_job_and_repeats_no_finished_action(tmp_path: Path) -
     slurm.finish(a)
     report = again.run_once()
     assert report.finished == [a] and report.released == [b]
+
+
+class Killed(BaseException):
+    """Stands for a SIGKILL: nothing after it runs."""
+
+
+@pytest.mark.parametrize("when", ["after the journal", "after the send"])
+def test_a_kill_in_the_middle_of_a_release_neither_loses_nor_repeats_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    controller, slurm, _meter, clock = _setup(tmp_path)
+    job = slurm.submit(comment="wattsched: work=100s")
+    store = controller.store
+    if when == "after the journal":
+
+        def release(job_id: int) -> None:
+            raise Killed
+
+        monkeypatch.setattr(slurm, "release", release)
+    else:
+
+        def finish(action_id: int, status: str = "done") -> None:
+            raise Killed
+
+        monkeypatch.setattr(store, "finish_action", finish)
+    with pytest.raises(Killed):
+        controller.run_once()
+    monkeypatch.undo()
+    store.close()
+    assert [a.kind for a in StateStore(controller.config.state_path).pending_actions()] == ["release"]
+    again = Controller(
+        controller.config,
+        slurm,
+        StateStore(controller.config.state_path),
+        clock=clock,
+        meters=controller.meters,
+    )
+    clock.now += 1.0
+    again.run_once()
+    releases = [c for c in slurm.calls if c[0] == "release"]
+    assert len(releases) == 1  # sent once in all: redone only when it had not reached Slurm
+    assert not slurm.job(job).held  # type: ignore[union-attr]
+    assert again.store.pending_actions() == []
+    assert again.store.job(job).phase == "released"  # type: ignore[union-attr]
+    slurm.schedule()
+    clock.now += 1.0
+    again.run_once()
+    assert again.store.job(job).phase == "running"  # type: ignore[union-attr]

@@ -4,6 +4,7 @@
     wattsched slurm status [--config FILE.toml] [--json]
     wattsched slurm jobs [--config FILE.toml] [--json]
     wattsched slurm import --sacct FILE -o TRACE [--cluster-out FILE]
+    wattsched slurm prolog|epilog --state FAKE_GPU.json     (Slurm's Prolog/Epilog with a fake GPU)
 
 The controller runs until SIGTERM or SIGINT (its state is kept in the config's state file); ``--once`` does
 one pass and exits; ``--dry-run`` logs every decision and changes nothing (its state lives in memory).
@@ -70,6 +71,18 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         cmd.add_argument("--json", action="store_true", help="print JSON")
         cmd.set_defaults(func=func)
     add_import_parser(sub)
+    for name, help_text in (
+        ("prolog", "Slurm's Prolog on a node with a fake GPU: mark the job's MIG instances busy"),
+        ("epilog", "Slurm's Epilog on a node with a fake GPU: mark the job's MIG instances idle"),
+    ):
+        hook = sub.add_parser(name, help=help_text, description=f"{help_text}. The instances are the MIG "
+                              "UUIDs in CUDA_VISIBLE_DEVICES (Slurm sets it for the Prolog and Epilog); a real "
+                              "GPU knows by itself when it is busy, so a real cluster needs neither.")
+        hook.add_argument("--state", required=True, metavar="FILE", help="the fake GPU state file")
+        if name == "prolog":
+            hook.add_argument("--kind", choices=("inference", "training"),
+                              help="the job's kind (default: its annotation's, read with squeue)")
+        hook.set_defaults(func=_hook)
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -109,6 +122,34 @@ def _controller(args: argparse.Namespace) -> int:
     controller.run(lambda: bool(stopping))
     store.close()
     return 0
+
+
+def _hook(args: argparse.Namespace) -> int:
+    from wattsched.hardware.gpu.fake_state import FakeGpuState
+
+    uuids = [u for u in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if u.startswith("MIG-")]
+    if not uuids:
+        return 0  # not a job on a MIG slice
+    state = FakeGpuState(args.state)
+    if args.slurm_command == "epilog":
+        state.set_busy(uuids, None)
+    else:
+        state.set_busy(uuids, args.kind or _job_kind(os.environ.get("SLURM_JOB_ID", "")))
+    return 0
+
+
+def _job_kind(job_id: str) -> str:
+    """The kind a job's annotation gives (the annotation default when it gives none or cannot be read)."""
+    from wattsched.slurm.annotations import DEFAULTS, AnnotationError, parse_annotation
+    from wattsched.slurm.client import SlurmClient, SlurmError
+
+    try:
+        job = SlurmClient().job(int(job_id))
+        if job is not None:
+            return parse_annotation(job.comment, submit_s=job.submit_s).kind.value
+    except (ValueError, SlurmError, AnnotationError):
+        pass
+    return DEFAULTS.kind.value
 
 
 def _device_uuids(config: Any) -> dict[str, list[str]]:

@@ -19,8 +19,9 @@ is eligible again quickly (Slurm's default: 121 s); scheduling passes run every 
 (``JobCompType=jobcomp/filetxt``).
 
 Slurm's Prolog and Epilog get the job's GPUs as ``CUDA_VISIBLE_DEVICES=MIG-…`` (from fake_gpus.conf's
-unique ids, flag ``nvidia_gpu_env``) and ``SLURM_JOB_GPUS=<indices>``; the default scripts pass the UUIDs to
-``python -m wattsched.hardware.gpu.fake_state``. :func:`stop` cancels the jobs, ends only the daemons
+unique ids, flag ``nvidia_gpu_env``) and ``SLURM_JOB_GPUS=<indices>``; the default scripts run
+``wattsched slurm prolog|epilog --state DIR/fake_gpu.json``, which mark those instances busy (with the job's
+kind from its annotation) and idle. :func:`stop` cancels the jobs, ends only the daemons
 :func:`start` recorded in ``DIR/run``, removes devices it made outside ``DIR``, and may be called twice.
 ``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` / ``stop DIR``.
 """
@@ -125,13 +126,9 @@ def start(
         ),
     )
     state_file = shlex.quote(str(paths["state_file"]))
-    mark = f"{shlex.quote(sys.executable)} -m wattsched.hardware.gpu.fake_state {state_file}"
-    default_prolog = [
-        'kind=$(squeue -h -j "$SLURM_JOB_ID" -o %k | sed -n "s/.*kind=\\(inference\\|training\\).*/\\1/p")',
-        f'[ -z "$CUDA_VISIBLE_DEVICES" ] || {mark} busy "$CUDA_VISIBLE_DEVICES" --kind "${{kind:-inference}}"'
-        " || true",
-    ]
-    default_epilog = [f'[ -z "$CUDA_VISIBLE_DEVICES" ] || {mark} idle "$CUDA_VISIBLE_DEVICES" || true']
+    hook = f"{shlex.quote(sys.executable)} -m wattsched slurm"
+    default_prolog = [f"{hook} prolog --state {state_file} || true"]
+    default_epilog = [f"{hook} epilog --state {state_file} || true"]
     _write_script(
         paths["prolog"], prolog if prolog is not None else default_prolog, paths["log"] / "prolog.log"
     )
