@@ -75,13 +75,20 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         ("prolog", "Slurm's Prolog on a node with a fake GPU: mark the job's MIG instances busy"),
         ("epilog", "Slurm's Epilog on a node with a fake GPU: mark the job's MIG instances idle"),
     ):
-        hook = sub.add_parser(name, help=help_text, description=f"{help_text}. The instances are the MIG "
-                              "UUIDs in CUDA_VISIBLE_DEVICES (Slurm sets it for the Prolog and Epilog); a real "
-                              "GPU knows by itself when it is busy, so a real cluster needs neither.")
+        hook = sub.add_parser(
+            name,
+            help=help_text,
+            description=f"{help_text}. The instances are the MIG "
+            "UUIDs in CUDA_VISIBLE_DEVICES (Slurm sets it for the Prolog and Epilog); a real "
+            "GPU knows by itself when it is busy, so a real cluster needs neither.",
+        )
         hook.add_argument("--state", required=True, metavar="FILE", help="the fake GPU state file")
         if name == "prolog":
-            hook.add_argument("--kind", choices=("inference", "training"),
-                              help="the job's kind (default: its annotation's, read with squeue)")
+            hook.add_argument(
+                "--kind",
+                choices=("inference", "training"),
+                help="the job's kind (default: its annotation's, read with squeue)",
+            )
         hook.set_defaults(func=_hook)
 
 
