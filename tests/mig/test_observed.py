@@ -181,3 +181,23 @@ def test_a_cancelled_waiting_job_leaves_the_queue() -> None:
     result = sim.result()
     assert result.jobs == 3 and result.late_jobs == 1  # b, 50 s late; a counts as on time
     assert result.avg_tardiness_s == pytest.approx(50.0 / 3)
+
+
+def test_a_job_predicted_to_end_at_the_decision_time_is_not_ended_unreported() -> None:
+    sim = MigSimulation([], "no-mig", "edf-ss-restricted")
+    a = sim.observe_arrival(_job("a", 0.0, 100.0, 1000.0))
+    sim.decide(0.0)
+    assert list(sim.decide(100.0, overdue_s=5.0)) == [a]  # predicted to end exactly now: not reported yet
+    assert sim.predicted_completions() == {a: 105.0}
+
+
+def test_a_start_reported_after_the_predicted_end_keeps_the_job_running() -> None:
+    # Released at 0 (planned start), Slurm started it only at 150, after its predicted end at 100.
+    sim = MigSimulation([], "no-mig", "edf-ss-restricted")
+    a = sim.observe_arrival(_job("a", 0.0, 100.0, 1000.0))
+    sim.decide(0.0)
+    for t in (50.0, 100.0, 120.0):
+        assert list(sim.decide(t, overdue_s=1.0)) == [a]
+    sim.observe_start(a, 0, 150.0)  # where the model already runs it: its planned start stands
+    sim.observe_completion(a, 250.0)
+    assert list(sim.decide(250.0)) == [-1]

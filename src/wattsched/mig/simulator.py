@@ -527,17 +527,23 @@ class MigSimulation(ClusterDriving):
         if not (math.isfinite(overdue_s) and overdue_s > 0.0):
             raise ValueError(f"overdue_s must be a finite number > 0, got {overdue_s!r}")
         while not self._finished:
-            self._retime_overdue(t, overdue_s)
+            self._retime_overdue(t, overdue_s, inclusive=not before)
             next_s = self._queue.peek_live_time(self._is_live)
             if next_s > t or (before and next_s >= t):
                 return
             self.step()
 
-    def _retime_overdue(self, t: float, overdue_s: float) -> None:
+    def _retime_overdue(self, t: float, overdue_s: float, *, inclusive: bool) -> None:
+        """Re-plan the running jobs whose end was not reported and is predicted before ``t`` — or within the
+        instant at ``t`` when it is about to be handled (``inclusive``), for a job started before it (see
+        :meth:`decide`)."""
         st = self._state
         speed = self._speed[self._busy] if self._speed is not None else 1.0
         for s, j in enumerate(st.running):
-            if j >= 0 and st.finish_s[j] < t and j not in self._observed_done:
+            if j < 0 or j in self._observed_done:
+                continue
+            end_s = st.finish_s[j]
+            if end_s < t or (inclusive and end_s <= t + EPS_S and st.seg_start_s[j] < t):
                 end = t + overdue_s
                 # remaining is kept as of run_start: the work left that ends the job at ``end``.
                 duration = st.durations_s[j][st.slice_duration_index[s]]

@@ -151,6 +151,13 @@ class Controller:
         ]
         self._by_name = {g.name: g for g in self.gpus}
         self._recovered = False
+        rows = store.jobs()
+        #: Every job id the state file has (new ones arrive), and the comments of those held for them.
+        self._known = {row.job_id for row in rows}
+        self._rejected = {row.job_id: row.comment for row in rows if row.phase == "rejected"}
+        #: The active jobs' rows (the controller is the state file's only writer: it keeps them in memory
+        #: and writes each change through; read back at recovery). Measured: benchmarks/bench_slurm.py (c).
+        self._rows: dict[int, JobRow] = {}
 
     # ------------------------------------------------------------------ the loop
     def run(self, should_stop: Callable[[], bool], sleep: Callable[[float], None] = time.sleep) -> None:
@@ -175,27 +182,42 @@ class Controller:
         self._charge_energy(now, seen)
         # What happened to the known jobs, told to the models in time order.
         events = []
-        for row in self.store.jobs(ACTIVE):
+        for row in self._active():
             job = seen.get(row.job_id) or self.slurm.job(row.job_id)
             events.append((_event_time(row, job, now), row.job_id, row, job))
         for _, _, row, job in sorted(events, key=lambda e: (e[0], e[1])):
             self._follow(row, job, now, report)
-        rows = {row.job_id: row for row in self.store.jobs()}
         for job in sorted(seen.values(), key=lambda j: (j.submit_s or now, j.job_id)):
-            known = rows.get(job.job_id)
-            if known is not None and known.phase == "rejected" and job.state in _ENDED:
-                known.phase, known.slurm_state, known.end_s = "done", job.state, job.end_s
-                self.store.put_job(known)
-            elif job.state in _ENDED:
-                continue
-            elif known is None:
-                self._arrive(job, now, report)
-            elif known.phase == "rejected" and job.comment != known.comment and job.state == "PENDING":
-                self._arrive(job, now, report)  # its owner fixed the annotation: read it again
+            if job.job_id not in self._known:
+                if job.state not in _ENDED:
+                    self._arrive(job, now, report)
+            elif job.job_id in self._rejected:
+                self._reread(job, now, report)
+        active = self._active()
         for model in self.gpus:
-            self._decide(model, now, report)
-        self._store_readings(now)
+            mine = {r.job_id: r for r in active if r.node == model.node and r.gpu == model.index}
+            self._decide(model, mine, now, report)
+        self._store_readings(active)
         return report
+
+    def _active(self) -> list[JobRow]:
+        """The rows of the jobs still managed (those that ended are let go)."""
+        for job_id in [i for i, row in self._rows.items() if row.phase not in ACTIVE]:
+            del self._rows[job_id]
+        return list(self._rows.values())
+
+    def _reread(self, job: SlurmJob, now: float, report: PassReport) -> None:
+        """A job held for its annotation: done once it ends, read again once its owner changes the comment."""
+        row = self.store.job(job.job_id)
+        if row is None:
+            return
+        if job.state in _ENDED:
+            row.phase, row.slurm_state, row.end_s = "done", job.state, job.end_s
+            self.store.put_job(row)
+            del self._rejected[job.job_id]
+        elif job.comment != self._rejected[job.job_id] and job.state == "PENDING":
+            del self._rejected[job.job_id]
+            self._arrive(job, now, report)  # its owner fixed the annotation: read it again
 
     # ------------------------------------------------------------------ observations
     def _arrive(self, job: SlurmJob, now: float, report: PassReport) -> None:
@@ -215,6 +237,8 @@ class Controller:
             reason = f"wattsched: {exc}"
             row.phase, row.error = "rejected", str(exc)
             self.store.put_job(row)
+            self._known.add(job.job_id)
+            self._rejected[job.job_id] = job.comment
             self._act(job.job_id, "hold_with_reason", {"reason": reason}, now)
             self._log(now, f"job {job.job_id} held: {exc}")
             report.rejected.append(job.job_id)
@@ -224,6 +248,8 @@ class Controller:
         model = min(self.gpus, key=lambda g: g.sim.jobs_in_system)
         row.node, row.gpu = model.node, model.index
         self.store.put_job(row)
+        self._known.add(job.job_id)
+        self._rows[job.job_id] = row
         self._add_to_model(model, row, now)
         report.arrived.append(job.job_id)
         if job.state == "RUNNING":  # started without us (no hold plugin?): follow it
@@ -250,6 +276,7 @@ class Controller:
         if model is None or row.job_id not in model.ranks:
             return
         state = job.state if job is not None else "COMPLETED"  # gone from Slurm: it ended
+        before = row.slurm_state
         row.slurm_state = state
         ran = job is not None and job.start_s is not None and (state == "RUNNING" or state in _ENDED)
         if ran and row.phase in ("queued", "released"):
@@ -264,7 +291,7 @@ class Controller:
             self._requeue(model, row, now, report)
         elif state == "PENDING" and row.phase in ("running", "signalled"):  # requeued by someone else
             self._requeued(model, row, now)
-        else:
+        elif state != before:
             self.store.put_job(row)
 
     def _started(
@@ -275,10 +302,27 @@ class Controller:
         row.phase, row.run_start_s, row.slice_index = "running", start, slice_index
         row.start_s = row.start_s if row.start_s is not None else start
         row.slice = model.labels[slice_index]
-        model.sim.observe_start(model.ranks[row.job_id], slice_index, self._rel(start))
+        self._tell(
+            model,
+            row,
+            lambda: model.sim.observe_start(model.ranks[row.job_id], slice_index, self._rel(start)),
+        )
         self.store.put_job(row)
         self._log(now, f"job {row.job_id} started on {model.name} slice {row.slice}")
         report.started.append(row.job_id)
+
+    def _tell(self, model: GpuModel, row: JobRow, observation: Callable[[], None]) -> None:
+        """Tell a model what Slurm says; where the model cannot follow (it thinks the job ended or never
+        arrived), Slurm is right: say so once in the log and go on."""
+        try:
+            observation()
+        except ValueError as exc:
+            log.warning(
+                "%s: the model of job %d disagrees with Slurm (%s); Slurm's view kept",
+                model.name,
+                row.job_id,
+                exc,
+            )
 
     def _ended(
         self, model: GpuModel, row: JobRow, job: SlurmJob | None, now: float, report: PassReport
@@ -286,9 +330,9 @@ class Controller:
         rank = model.ranks[row.job_id]
         end = job.end_s if job is not None and job.end_s is not None else now
         if rank in model.sim.predicted_completions():
-            model.sim.observe_completion(rank, self._rel(end))
+            self._tell(model, row, lambda: model.sim.observe_completion(rank, self._rel(end)))
         else:
-            model.sim.observe_cancel(rank, self._rel(end))
+            self._tell(model, row, lambda: model.sim.observe_cancel(rank, self._rel(end)))
         row.phase, row.end_s = "done", end
         if row.start_s is not None and row.deadline_s is not None:
             row.tardiness_s = max(0.0, end - row.deadline_s)
@@ -339,12 +383,7 @@ class Controller:
         }
 
     # ------------------------------------------------------------------ decisions
-    def _decide(self, model: GpuModel, now: float, report: PassReport) -> None:
-        rows = {
-            row.job_id: row
-            for row in self.store.jobs(ACTIVE)
-            if row.node == model.node and row.gpu == model.index
-        }
+    def _decide(self, model: GpuModel, rows: dict[int, JobRow], now: float, report: PassReport) -> None:
         for _ in range(4):  # a declined preemption is told to the model, which decides again
             assignment = model.sim.decide(self._rel(now), overdue_s=self.config.overdue_s)
             placed = {model.job_of[rank]: s for s, rank in enumerate(assignment) if rank >= 0}
@@ -425,7 +464,7 @@ class Controller:
             split = split_energy(counter - last.counter_mj, model.gpu, model.configuration, busy)
             with self.store.transaction():
                 for key, mj in split.per_job_mj.items():
-                    row = self.store.job(int(key))
+                    row = self._rows.get(int(key))
                     if row is not None and mj:
                         row.energy_mj += mj
                         self.store.put_job(row)
@@ -445,7 +484,7 @@ class Controller:
         for job_id, text in comments:
             self._act(job_id, "admin_comment", {"text": text}, now)
 
-    def _store_readings(self, now: float) -> None:
+    def _store_readings(self, active: list[JobRow]) -> None:
         """The jobs busy on each GPU from this pass's reading on (the counter was read by _charge_energy)."""
         for model in self.gpus:
             last = self.store.reading(model.node, model.index)
@@ -453,10 +492,14 @@ class Controller:
                 continue
             busy = [
                 (row.job_id, model.configuration.slices[row.slice_index].compute, row.kind or "training")
-                for row in self.store.jobs(("running", "signalled"))
-                if row.node == model.node and row.gpu == model.index and row.slice_index is not None
+                for row in active
+                if row.phase in ("running", "signalled")
+                and row.node == model.node
+                and row.gpu == model.index
+                and row.slice_index is not None
             ]
-            self.store.put_reading(model.node, model.index, replace(last, busy=busy))
+            if busy != last.busy:
+                self.store.put_reading(model.node, model.index, replace(last, busy=busy))
 
     # ------------------------------------------------------------------ actions and recovery
     def _act(
@@ -550,7 +593,8 @@ class Controller:
     def _rebuild(self, now: float) -> None:
         """Every active job into its GPU's model at ``now``: waiting ones arrive, running ones start on their
         slice with the work they have left."""
-        rows = sorted(self.store.jobs(ACTIVE), key=lambda r: (r.submit_s or 0.0, r.job_id))
+        self._rows = {row.job_id: row for row in self.store.jobs(ACTIVE)}
+        rows = sorted(self._rows.values(), key=lambda r: (r.submit_s or 0.0, r.job_id))
         for row in rows:
             model = self._by_name.get(f"{row.node}/{row.gpu}")
             if model is not None and row.job_id not in model.ranks:

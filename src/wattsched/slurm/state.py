@@ -124,7 +124,9 @@ class StateStore:
             self._db = sqlite3.connect(where, isolation_level=None, timeout=10.0)
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
+            # NORMAL with a write-ahead log: a commit survives the controller's own crash (a SIGKILL);
+            # only an OS crash may lose the last commits, which the reconciliation with Slurm then redoes.
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise InputError(f"cannot open the controller's state file: {exc}", path=where) from None

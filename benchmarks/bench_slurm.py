@@ -1,0 +1,223 @@
+"""The Slurm controller's cost: latency it adds, CPU and memory it uses, decision time at scale.
+
+    python benchmarks/bench_slurm.py [--events 24] [--jobs 1000] [--skip-live]
+
+(a) A slice freeing to the next job running on it, in the real sandbox (needs root and Slurm): queued
+    1-second jobs released by the controller (poll 0.5 s), against the same jobs submitted to the
+    sandbox's unmanaged ``debug`` partition with a GRES type, which Slurm alone starts. p50/p99 over the
+    events (a job's script starting on a MIG instance after the previous job's script there ended).
+(b) The controller's CPU time (its own, and its Slurm commands') and peak Python memory per job over (a).
+(c) ``--jobs`` jobs queued at once against the in-memory FakeSlurmClient (no daemons): the time of each
+    pass and per job event (arrival, start, end, release) in it; the target is 50 ms per event. A cProfile
+    of the slowest passes follows when the target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime
+import io
+import os
+import platform
+import pstats
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.slurm import sandbox as sandbox_module
+from wattsched.slurm.client import FakeSlurmClient, JobState
+from wattsched.slurm.config import load_config
+from wattsched.slurm.controller import Controller
+from wattsched.slurm.state import StateStore
+
+_TARGET_S = 0.050
+
+
+def _quantiles(values: list[float]) -> str:
+    ordered = sorted(values)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    median = statistics.median(ordered)
+    return f"p50 {median * 1000:8.1f} ms  p99 {p99 * 1000:8.1f} ms  max {ordered[-1] * 1000:8.1f} ms"
+
+
+def _script(folder: Path, name: str) -> Path:
+    script = folder / f"{name}.sh"
+    script.write_text('#!/bin/sh\necho "began $(date +%s.%N) $CUDA_VISIBLE_DEVICES"\nsleep 1\n'
+                      'echo "ended $(date +%s.%N)"\n')
+    script.chmod(0o755)
+    return script
+
+
+def _gaps(outputs: list[Path]) -> list[float]:
+    """Per MIG instance, each job's start minus the end of the job before it there."""
+    runs: dict[str, list[tuple[float, float]]] = {}
+    for out in outputs:
+        words = out.read_text().split()
+        runs.setdefault(words[2], []).append((float(words[1]), float(words[4])))
+    gaps = []
+    for spans in runs.values():
+        spans.sort()
+        gaps += [start - spans[n - 1][1] for n, (start, _) in enumerate(spans) if n]
+    return gaps
+
+
+def _wait_done(client: object, ids: list[int], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        jobs = {job.job_id: job for job in client.jobs()}  # type: ignore[attr-defined]
+        if all(jobs[i].state is JobState.COMPLETED for i in ids if i in jobs):
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"jobs did not finish within {timeout_s:g} s")
+
+
+def live(events: int, folder: Path) -> None:
+    box = sandbox_module.start(folder / "box", gpus=[("a100-40gb", 3)])
+    try:
+        client = box.client()
+        jobs = events // 3 + 2  # per slice: jobs - 1 events
+        version = subprocess.run(["sinfo", "--version"], env=dict(os.environ, **box.env), capture_output=True,
+                                 text=True, check=False).stdout.strip()
+        print(f"sinfo --version: {version}")
+        # Slurm alone: the unmanaged partition, each job asking for one slice type.
+        control = [client.submit(_script(folder, f"c{n}"), partition=box.unmanaged_partition,
+                                 output=folder / f"c{n}.out", extra=[f"--gres=gpu:{box.gres_types[n % 3]}:1"])
+                   for n in range(3 * jobs)]
+        _wait_done(client, control, 120 + 3 * jobs * 2)
+        alone = _gaps([folder / f"c{n}.out" for n in range(3 * jobs)])
+        # The controller: the same jobs held in the managed partition, released one per free slice.
+        config_path = sandbox_module.write_controller_config(box, folder / "wattsched.toml")
+        config_path.write_text(config_path.read_text().replace("[slurm]\n", "[slurm]\npoll_s = 0.5\n"))
+        config = load_config(config_path)
+        managed = [client.submit(_script(folder, f"m{n}"), output=folder / f"m{n}.out",
+                                 comment="wattsched: work=1s deadline=+3600s")
+                   for n in range(3 * jobs)]
+        controller = Controller(config, client, StateStore(config.state_path))
+        tracemalloc.start()
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        began = time.time()
+        while time.time() - began < 120 + 3 * jobs * 3:
+            tick = time.time()
+            controller.run_once()
+            rows = controller.store.jobs()
+            if len(rows) == len(managed) and all(row.phase == "done" for row in rows):
+                break
+            time.sleep(max(0.0, config.poll_s - (time.time() - tick)))
+        own_end = resource.getrusage(resource.RUSAGE_SELF)
+        children_end = resource.getrusage(resource.RUSAGE_CHILDREN)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        managed_gaps = _gaps([folder / f"m{n}.out" for n in range(3 * jobs)])
+        count = len(managed)
+        cpu = (own_end.ru_utime + own_end.ru_stime) - (own.ru_utime + own.ru_stime)
+        cmd = (children_end.ru_utime + children_end.ru_stime) - (children.ru_utime + children.ru_stime)
+        print(f"\n(a) slice free -> next job running ({len(managed_gaps)} / {len(alone)} events)")
+        print(f"    controller + Slurm: {_quantiles(managed_gaps)}")
+        print(f"    Slurm alone:        {_quantiles(alone)}")
+        print(f"\n(b) controller over {count} jobs, {time.time() - began:.0f} s")
+        print(f"    CPU, controller process: {cpu:.2f} s ({cpu / count * 1000:.0f} ms per job)")
+        print(f"    CPU, its Slurm commands (squeue, scontrol): {cmd:.2f} s "
+              f"({cmd / count * 1000:.0f} ms per job)")
+        print(f"    peak Python memory (tracemalloc): {peak / 1024:.0f} KiB "
+              f"({peak / count / 1024:.1f} KiB per job); max RSS {own_end.ru_maxrss / 1024:.0f} MiB")
+    finally:
+        sandbox_module.stop(folder / "box")
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def in_memory(count: int, folder: Path, max_passes: int) -> None:
+    clock = _Clock()
+    gpu_file = folder / "gpu.json"
+    fake = FakeGpuState.create(gpu_file, [("a100-40gb", 3)], clock=clock)
+    (folder / "fake.toml").write_text(
+        f'[slurm]\npartition = "mig"\nstate = "fake.db"\n[[nodes]]\nname = "node0"\n'
+        f'gpus = ["a100-40gb"]\nconfiguration = 3\nbackend = "fake:{gpu_file}"\n'
+    )
+    config = load_config(folder / "fake.toml")
+    instances = fake.instances(0)
+    slurm = FakeSlurmClient({"node0": [gres_type(fake.gpu(0), i.profile) for i in instances]},
+                            uuids={"node0": [i.uuid for i in instances]}, clock=clock)
+    controller = Controller(config, slurm, StateStore(config.state_path), clock=clock,
+                            meters={"node0": FakeGpuState(gpu_file, clock=clock)})
+    for n in range(count):
+        slurm.submit(comment=f"wattsched: work={1 + n % 5}s deadline=+{100000 + n}s")
+    passes: list[tuple[float, int]] = []
+    profiler = cProfile.Profile()
+    end_of: dict[int, float] = {}
+    for _ in range(max_passes):
+        profiler.enable()
+        started = time.perf_counter()
+        report = controller.run_once()
+        spent = time.perf_counter() - started
+        profiler.disable()
+        events = sum(len(x) for x in (report.arrived, report.started, report.finished, report.released))
+        passes.append((spent, events))
+        for job_id in slurm.schedule():
+            row = controller.store.job(job_id)
+            small = row is not None and (row.slice or "").startswith("1g")
+            end_of[job_id] = clock.now + (1 + (job_id - 1) % 5) * (7.42 if small else 1.9)
+        for job_id, end in list(end_of.items()):
+            if clock.now >= end:
+                slurm.finish(job_id)
+                del end_of[job_id]
+        clock.now += 1.0
+        if all(row.phase == "done" for row in controller.store.jobs()):
+            break
+    done = sum(1 for row in controller.store.jobs() if row.phase == "done")
+    busy = [(spent, events) for spent, events in passes if events]
+    print(f"\n(c) {count} jobs queued at once, in-memory Slurm: {len(passes)} passes, {done} jobs done")
+    print(f"    per pass:      {_quantiles([spent for spent, _ in passes])}")
+    per_event = [spent / events for spent, events in busy]
+    print(f"    per job event: {_quantiles(per_event)}  (target {_TARGET_S * 1000:.0f} ms)")
+    first_spent, first_events = passes[0]
+    print(f"    first pass: {first_events} events in {first_spent * 1000:.0f} ms")
+    if max(per_event) > _TARGET_S or max(spent for spent, _ in passes) > _TARGET_S:
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(15)
+        print("    over target somewhere: cProfile of every pass, top 15 by cumulative time")
+        print("\n".join("      " + line for line in text.getvalue().splitlines() if line.strip()))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, default=24, help="slice-free events per live run (>= 20)")
+    parser.add_argument("--jobs", type=int, default=1000, help="queued jobs for the in-memory run")
+    parser.add_argument("--passes", type=int, default=30, help="most passes of the in-memory run")
+    parser.add_argument("--skip-live", action="store_true", help="only (c)")
+    args = parser.parse_args()
+    stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    print(f"date {stamp}; {os.cpu_count()} CPUs; Python {platform.python_version()}; {platform.platform()}")
+    folder = Path(tempfile.mkdtemp(prefix="wattsched-bench-", dir="/tmp"))
+    folder.chmod(0o755)
+    try:
+        if not args.skip_live:
+            if os.geteuid() != 0 or not shutil.which("slurmctld"):
+                print("(a), (b) skipped: the sandbox needs root and Slurm")
+            else:
+                live(args.events, folder)
+        in_memory(args.jobs, folder, args.passes)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
