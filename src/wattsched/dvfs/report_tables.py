@@ -1,6 +1,6 @@
 """Tables of the P2 report section: every row names the rules and constants it uses, beside the authors'
 published CSVs, and the measured cross-check of those CSVs against the authors' current code. Reads study
-rows and savings (``experiments/studies/dvfs.py``); never runs a simulation."""
+rows and savings (``studies/dvfs.py``); never runs a simulation."""
 
 from __future__ import annotations
 

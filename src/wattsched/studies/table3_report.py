@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from wattsched.experiments.report import markdown_table
-from wattsched.experiments.studies.table3 import DEFAULT_GPU
-from wattsched.experiments.studies.table3_analysis import (
+from wattsched.studies.table3 import DEFAULT_GPU
+from wattsched.studies.table3_analysis import (
     ET_POOL,
     METHODS,
     PAPER_CLAIMS,
@@ -22,7 +22,7 @@ from wattsched.experiments.studies.table3_analysis import (
     summarize,
     variant_frames,
 )
-from wattsched.experiments.studies.table3_sensitivity import render_sensitivity
+from wattsched.studies.table3_sensitivity import render_sensitivity
 
 __all__ = ["report"]
 

@@ -334,12 +334,12 @@ class RealWorkloadsStudy:
         return run_real_workload(cell)
 
     def summarize(self, rows: pd.DataFrame) -> dict[str, Any]:
-        from wattsched.experiments.studies.real_workloads_analysis import summarize
+        from wattsched.studies.real_workloads_analysis import summarize
 
         return summarize(rows, self.data_dir)
 
     def report(self, rows: pd.DataFrame, figures_dir: Path) -> str:
-        from wattsched.experiments.studies.real_workloads_analysis import report
+        from wattsched.studies.real_workloads_analysis import report
 
         return report(rows, self.data_dir, figures_dir, self.max_duration_s)
 

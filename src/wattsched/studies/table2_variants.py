@@ -20,18 +20,18 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from wattsched.experiments.report import markdown_table
-from wattsched.experiments.studies.table2 import DEFAULT_GPU
-from wattsched.experiments.studies.table2_analysis import (
+from wattsched.studies.table2 import DEFAULT_GPU
+from wattsched.studies.table2_analysis import (
     PAPER_TABLE2,
     condition_frames,
     paired_differences,
     summarize,
 )
-from wattsched.experiments.studies.table2_report import report
+from wattsched.studies.table2_report import report
 
 if TYPE_CHECKING:
     from wattsched.experiments.grid import GridConfig
-    from wattsched.experiments.studies.table2 import Table2Study, Table2Variant
+    from wattsched.studies.table2 import Table2Study, Table2Variant
 
 __all__ = ["GPU_PRESET", "report_variants", "summarize_variants"]
 

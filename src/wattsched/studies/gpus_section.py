@@ -15,10 +15,10 @@ import pandas as pd
 from wattsched.errors import WattschedError
 from wattsched.experiments.plots import grouped_bar_panels
 from wattsched.experiments.report import markdown_table
-from wattsched.experiments.studies.gpu_variants import P1_GPU
 from wattsched.experiments.study import SUMMARY_SECTIONS
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import MigGpu
+from wattsched.studies.gpu_variants import P1_GPU
 
 __all__ = ["GpusSection"]
 

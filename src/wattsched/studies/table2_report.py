@@ -10,8 +10,8 @@ import pandas as pd
 from wattsched.experiments.grid import GridConfig
 from wattsched.experiments.plots import grouped_bar_panels
 from wattsched.experiments.report import markdown_table
-from wattsched.experiments.studies.p1_findings import paper_findings
-from wattsched.experiments.studies.table2_analysis import (
+from wattsched.studies.p1_findings import paper_findings
+from wattsched.studies.table2_analysis import (
     ET_FIGURE,
     PAPER_POLICIES,
     PAPER_TABLE2,
