@@ -1,4 +1,4 @@
-"""A data centre of MIG GPUs (issue 14): energy and tardiness of placement × partitioner × power states ×
+"""A data centre of MIG GPUs: energy and tardiness of placement × partitioner × power states ×
 clocks, on the Alibaba 2023 replay and on a synthetic 64-GPU cluster, against the baseline "no MIG, always on,
 default clocks".
 

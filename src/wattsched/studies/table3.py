@@ -87,7 +87,7 @@ def _gpu_variant(gpu: str) -> Table3Variant:
 
 
 #: Both presets in full, both presets under the slice-aware deadline rule (no DQN: its environment has no
-#: deadline-rule option), and the paper preset on the H200 ("P1 on an H200", issue 10).
+#: deadline-rule option), and the paper preset on the H200 ("P1 on an H200").
 DEFAULT_VARIANTS: tuple[Table3Variant, ...] = (
     Table3Variant("paper"),
     Table3Variant("literal"),

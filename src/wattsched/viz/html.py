@@ -224,7 +224,7 @@ def _sweep_sections(page: _Page, sweep: Sweep) -> None:
         f"<p>{len(runs)} runs; seeds {html.escape(', '.join(map(str, seeds)))}. Factors that vary:</p>"
         f"<ul>{levels or '<li>none (one setting)</li>'}</ul>"
         '<p class="note">Bars are means over the runs of a group (seeds are the replicates), whiskers '
-        "the 95 % Student-t interval of that mean. ET uses the sweep's whole pool (CONTRACT §9).</p>"
+        "the 95 % Student-t interval of that mean. ET uses the sweep's whole pool.</p>"
     )
     if sweep.pool:
         overview += "<h3>ET pool (sweep.json)</h3>" + "".join(
