@@ -158,7 +158,8 @@ def _philly_profile(data_dir: str) -> Any:
 def _jobs(cell: RealWorkloadCell) -> tuple[list[Any], dict[str, float]]:
     """The cell's day of jobs and facts about it (rate, load, class mix)."""
     from wattsched.mig.partition.runner import held_out_day
-    from wattsched.workload.adapters import ImportOptions, build_jobs
+    from wattsched.workload.adapters import ImportOptions
+    from wattsched.workload.adapters.common import build_jobs
     from wattsched.workload.generators import WorkloadSpec, generate_jobs
     from wattsched.workload.job import JobKind
 
