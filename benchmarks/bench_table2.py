@@ -27,7 +27,7 @@ from pathlib import Path
 
 from wattsched.experiments.executors import LocalExecutor
 from wattsched.experiments.runner import run_study
-from wattsched.experiments.studies.table2 import Table2Study
+from wattsched.studies.table2 import Table2Study
 
 TARGET_S = 600.0
 

@@ -37,8 +37,9 @@ def test_assemble_report_orders_sections() -> None:
     text = assemble_report(
         {"table3": "## table3\nB", "dvfs": "## dvfs\nA", "zeta": "## zeta\nC", "presets": "## presets\nD"},
         {"table3": "quick", "dvfs": "paper", "zeta": "quick"},
+        first=("presets", "table3", "dvfs"),
     )
-    # the known sections in SECTION_ORDER (P1 first), then the others by name; a summary section has no scale
+    # the sections named first in that order, then the others by name; a summary section has no scale
     assert text.index("## presets") < text.index("## table3") < text.index("## dvfs") < text.index("## zeta")
     assert "table3 = quick, dvfs = paper, zeta = quick" in text
 

@@ -9,8 +9,10 @@ import pytest
 from experiments_fakes import FakeCell, FakeStudy, executed, fake_rows
 
 from wattsched.errors import ConfigError
+from wattsched.experiments import runner
 from wattsched.experiments.executors import CellFailedError, LocalExecutor, RayExecutor
 from wattsched.experiments.runner import reproduce, run_study
+from wattsched.registry import Registry
 
 HERE = Path(__file__).resolve().parent
 KEYS = [f"c{i:03d}" for i in range(12)]
@@ -146,10 +148,35 @@ def test_reproduce_options_and_unknown_names(tmp_path: Path) -> None:
         reproduce(tmp_path, "quick", only=["fake"], ray_address="127.0.0.1:6379")
 
 
+
+def test_reproduce_without_registered_studies_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The runner imports no study: with an empty registry it names what is missing instead of writing nothing.
+    monkeypatch.setattr(runner, "STUDIES", Registry("study"))
+    with pytest.raises(ConfigError, match="no study is registered"):
+        reproduce(tmp_path, "quick")
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_experiment_library_imports_no_study() -> None:
+    # Every module of wattsched.experiments and the HTML page it writes, in a fresh interpreter.
+    code = (
+        "import importlib, pkgutil, sys, wattsched.experiments as ex\n"
+        "for m in pkgutil.iter_modules(ex.__path__): importlib.import_module(f'{ex.__name__}.{m.name}')\n"
+        "import wattsched.viz.html\n"
+        "print(sorted(m for m in sys.modules if m.startswith('wattsched.studies')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
+
+
 @pytest.mark.ray
 def test_ray_and_local_executors_give_identical_results(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     import ray
+
+    import wattsched.studies  # noqa: F401  (registers table2)
 
     executor = RayExecutor(workers=2)  # starts a real local Ray instance
     try:

@@ -13,8 +13,9 @@ import pytest
 from viz_fixtures import make_sweep_dir
 
 from wattsched.errors import InputError
+from wattsched.experiments.study import STUDY_VIEWS
+from wattsched.studies.views import with_et
 from wattsched.viz.html import build_html_report, summary_tables, table_html, write_html_report
-from wattsched.viz.study_views import STUDY_VIEWS, with_et
 
 PNG_1PX = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -83,7 +84,7 @@ def test_reproduce_page_holds_every_section_figure_and_view(small_reproduce: Pat
 
 
 def test_table2_view_reproduces_the_summary_et(small_reproduce: Path) -> None:
-    from wattsched.experiments.studies.table2_analysis import PAPER_POLICIES
+    from wattsched.studies.table2_analysis import PAPER_POLICIES
 
     rows = pd.read_parquet(small_reproduce / "raw" / "table2.parquet")
     main = rows[rows["variant"] == "paper"]  # the default preset's rows fill summary.json's top level

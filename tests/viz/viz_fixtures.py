@@ -49,7 +49,7 @@ def make_sweep_dir(folder: Path, runs: pd.DataFrame | None = None, pool: object 
 
 def make_small_reproduce(folder: Path) -> Path:
     """A real, small `reproduce` output: Table II with 2 queues of 2 h per condition on 3 configurations."""
-    from wattsched.experiments.runner import reproduce
+    from wattsched.studies import reproduce
 
     reproduce(
         folder,

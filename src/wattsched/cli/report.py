@@ -21,6 +21,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def _run(args: argparse.Namespace) -> int:
+    import wattsched.studies  # noqa: F401  (registers the studies' interactive views)
     from wattsched.viz.html import write_html_report
 
     print(write_html_report(args.folder))

@@ -59,15 +59,12 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def _run(args: argparse.Namespace) -> int:
-    from wattsched.experiments.runner import reproduce
+    from wattsched.experiments.study import STUDIES
+    from wattsched.studies import reproduce  # registers the papers' studies
 
     only = list(dict.fromkeys(args.only)) if args.only else None
     options: dict[str, dict[str, object]] = {}
     if args.iterations is not None:
-        from wattsched.experiments.runner import load_studies
-        from wattsched.experiments.study import STUDIES
-
-        load_studies()
         for name in only or STUDIES.available():
             options.setdefault(name, {})["iterations"] = args.iterations
     for name in PRESET_STUDIES:

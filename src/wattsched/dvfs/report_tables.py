@@ -1,6 +1,6 @@
 """Tables of the P2 report section: every row names the rules and constants it uses, beside the authors'
 published CSVs, and the measured cross-check of those CSVs against the authors' current code. Reads study
-rows and savings (``experiments/studies/dvfs.py``); never runs a simulation."""
+rows and savings (``studies/dvfs.py``); never runs a simulation."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def rules_legend() -> list[str]:
         "(`wattsched dvfs run --reproduce-hkbu`, `wattsched.dvfs.hkbu_configs`): their 16-point Alg. 1 that "
         "ignores the deadline, servers filled in opening order, one pair per deadline-meeting task at T = 0, "
         "idle counted in whole slots, their tie order. Constants: *paper* = 37 W idle per pair and "
-        "Δ = 90 W·slot per pair (CONTRACT §6); *code* = the 85 W and 200 W·slot per server written in their "
+        "Δ = 90 W·slot per pair; *code* = the 85 W and 200 W·slot per server written in their "
         "cluster.py. ρ = 2 and 60 s slots in both. A queued task starts at the previous finish in every row "
         "(both codes; `--next-start next-slot` is P2's text, not run here).",
         "",

@@ -1,7 +1,9 @@
-"""The experiment engine: grids, executors (local, Ray), a resumable Parquet result store, and reports.
+"""The experiment library: grids, executors (local, Ray), a resumable Parquet result store, and reports.
 
-``reproduce`` runs every registered study (``wattsched.experiments.studies``) and writes ``report.md``,
-``figures/``, ``raw/<study>.parquet`` and ``summary.json``.
+A study is anything that keeps the :class:`Study` contract and registers itself in :data:`STUDIES`;
+``reproduce`` runs the registered ones and writes ``report.md``, ``figures/``, ``raw/<study>.parquet`` and
+``summary.json``. This library knows no study: the papers' reproductions are its users, in
+``wattsched.studies``.
 
 Public names are imported on first use (PEP 562): importing this package is cheap.
 """

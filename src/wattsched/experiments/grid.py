@@ -11,7 +11,7 @@ import tomllib
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -137,21 +137,14 @@ def validate_grid_config(data: Mapping[str, Any], where: str = "<config>") -> Gr
         raise _one_line(exc, where) from None
 
 
-def load_grid_config(name_or_path: str | Path) -> GridConfig:
-    """Load a grid from a TOML file path, or a named study TOML shipped in ``experiments/studies/``."""
-    path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        where = str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{where}: cannot read study configuration: {exc}") from None
-    else:
-        where = f"{name_or_path}.toml"
-        resource = resources.files("wattsched.experiments.studies").joinpath(where)
-        if not resource.is_file():
-            raise ConfigError(f"no study configuration named '{name_or_path}'")
-        text = resource.read_text(encoding="utf-8")
+def load_grid_config(path: str | Path | Traversable) -> GridConfig:
+    """Load a grid from a TOML file: a path, or a package resource (``resources.files(package) / name``)."""
+    source = Path(path) if isinstance(path, str) else path
+    where = str(source) if isinstance(source, Path) else source.name
+    try:
+        text = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: cannot read study configuration: {exc}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from wattsched.experiments.study import Study
 
 __all__ = [
-    "SECTION_ORDER",
     "assemble_report",
     "dumps_json",
     "jsonable",
@@ -31,10 +30,6 @@ __all__ = [
     "merge_blocks",
     "write_outputs",
 ]
-
-#: Sections shown first, in this order; any other section follows by name.
-SECTION_ORDER: tuple[str, ...] = ("presets", "table2", "table3", "gpus", "real_workloads", "dvfs")
-
 
 def jsonable(value: Any) -> Any:
     """Plain JSON types: numpy scalars to Python, NaN/inf to None, tuples to lists, keys to str."""
@@ -103,15 +98,18 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def section_order(names: Iterable[str]) -> list[str]:
-    """``names`` in report order: :data:`SECTION_ORDER` first, then the others by name."""
+def section_order(names: Iterable[str], first: Sequence[str] = ()) -> list[str]:
+    """``names`` in report order: those in ``first`` in that order, then the others by name."""
     present = set(names)
-    return [n for n in SECTION_ORDER if n in present] + sorted(present - set(SECTION_ORDER))
+    return [n for n in first if n in present] + sorted(present - set(first))
 
 
-def assemble_report(sections: Mapping[str, str], scales: Mapping[str, str]) -> str:
-    """``report.md``: a header, a table of contents and each section (study sections and summary sections)."""
-    order = section_order(sections)
+def assemble_report(
+    sections: Mapping[str, str], scales: Mapping[str, str], first: Sequence[str] = ()
+) -> str:
+    """``report.md``: a header, a table of contents and each section (study sections and summary sections),
+    those named in ``first`` first."""
+    order = section_order(sections, first)
     lines = [
         "# wattsched reproduction report",
         "",
@@ -156,8 +154,10 @@ def write_outputs(
     *,
     executor: str,
     workers: int,
+    section_order: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Write the studies' sections, then assemble report.md, summary.json and timings.json in ``out``."""
+    """Write the studies' sections, then assemble report.md (``section_order`` first, the other sections by
+    name), summary.json and timings.json in ``out``."""
     sections_dir = out / "sections"
     figures_dir = out / "figures"
     figures_dir.mkdir(parents=True, exist_ok=True)
@@ -180,7 +180,7 @@ def write_outputs(
     summary = merge_blocks(per_study)
     sections.update(_summary_sections(summary, sections_dir, figures_dir, skip=set(sections)))
     atomic_write_text(out / "summary.json", dumps_json(summary))
-    atomic_write_text(out / "report.md", assemble_report(sections, scales))
+    atomic_write_text(out / "report.md", assemble_report(sections, scales, section_order))
     timings_path = out / "timings.json"
     timings: dict[str, Any] = {}
     if timings_path.is_file():

@@ -19,7 +19,7 @@ from wattsched.experiments.report import write_outputs
 from wattsched.experiments.store import StudyStore, cell_fingerprint, package_version
 from wattsched.experiments.study import STUDIES, Scale, Study
 
-__all__ = ["ReproduceResult", "StudyRun", "load_studies", "make_executor", "reproduce", "run_study"]
+__all__ = ["ReproduceResult", "StudyRun", "make_executor", "reproduce", "run_study"]
 
 log = logging.getLogger(__name__)
 
@@ -124,10 +124,6 @@ def make_executor(name: str, workers: int | None = None, ray_address: str | None
     return EXECUTORS.make(name, **kwargs)
 
 
-def load_studies() -> None:
-    import wattsched.experiments.studies  # noqa: F401  (registers every study module present)
-
-
 def _make_study(name: str, options: Mapping[str, Any]) -> Study:
     try:
         return STUDIES.make(name, **options)
@@ -148,12 +144,18 @@ def reproduce(
     study_options: Mapping[str, Mapping[str, Any]] | None = None,
     progress: bool | None = None,
     flush_every_s: float = 10.0,
+    section_order: Sequence[str] = (),
 ) -> ReproduceResult:
-    """Run the registered studies (or ``only`` those) and write report.md, figures/, raw/, summary.json and
-    index.html (the interactive page of :mod:`wattsched.viz.html`)."""
+    """Run the studies registered in :data:`STUDIES` (or ``only`` those) and write report.md (the sections
+    named in ``section_order`` first), figures/, raw/, summary.json and index.html (the interactive page of
+    :mod:`wattsched.viz.html`).
+
+    Studies register themselves when their module is imported; this runner imports none.
+    """
     if scale not in ("quick", "paper"):
         raise ConfigError(f"unknown scale '{scale}'; valid: paper, quick")
-    load_studies()
+    if not STUDIES.available():
+        raise ConfigError("no study is registered: import the modules that register them in STUDIES first")
     names = list(only) if only else STUDIES.available()
     for name in names:
         if name not in STUDIES:
@@ -175,7 +177,12 @@ def reproduce(
     finally:
         runner.close()
     summary = write_outputs(
-        out, scale, list(zip(studies, runs, strict=True)), executor=runner.name, workers=runner.workers
+        out,
+        scale,
+        list(zip(studies, runs, strict=True)),
+        executor=runner.name,
+        workers=runner.workers,
+        section_order=section_order,
     )
     # Deferred: plotly and markdown are only needed once the results are in.
     from wattsched.viz.html import write_html_report

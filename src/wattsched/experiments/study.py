@@ -10,13 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import pandas as pd
 
 from wattsched.registry import Registry
 
-__all__ = ["STUDIES", "SUMMARY_SECTIONS", "Row", "Scale", "Study", "StudyCell", "SummarySection"]
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+__all__ = [
+    "STUDIES",
+    "STUDY_VIEWS",
+    "SUMMARY_SECTIONS",
+    "Row",
+    "Scale",
+    "Study",
+    "StudyCell",
+    "SummarySection",
+    "View",
+]
 
 Scale = Literal["quick", "paper"]
 #: One result row: flat scalars only (str, int, float, bool), so it maps to a Parquet column each.
@@ -70,3 +83,9 @@ class SummarySection(Protocol):
 
 #: Registry of summary-section factories (zero-argument callables returning a :class:`SummarySection`).
 SUMMARY_SECTIONS: Registry[SummarySection] = Registry("summary section")
+
+
+#: A titled interactive figure of the HTML page (:mod:`wattsched.viz.html`).
+View = tuple[str, "go.Figure"]
+#: Registry of a study's interactive views, by study name: ``STUDY_VIEWS.make(study, rows=frame)`` -> views.
+STUDY_VIEWS: Registry[list[View]] = Registry("study view")

@@ -58,7 +58,7 @@ _MORE_COLUMNS = (
 ET_DEFINITION = (
     "et = (a*x + y)/(a + 1) per run, x = energy_j (J), y = avg_tardiness_s / 60 (min), "
     "a = mean(y)/(2*mean(x)) "
-    "over the pool (CONTRACT §2, P1 §IV-A)"
+    "over the pool (P1 §IV-A)"
 )
 RUNS_FILE, CSV_FILE, POOL_FILE, STORE_DIR = "runs.parquet", "runs.csv", "sweep.json", "cache"
 

@@ -17,9 +17,10 @@ import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from wattsched.errors import ConfigError
+from wattsched.hardware.mig import MigGpu
 
 __all__ = [
     "NO_MIG",
@@ -285,7 +286,7 @@ class GpuLayouts:
     configurations: tuple[tuple[int | str, Layout], ...]
 
     @classmethod
-    def from_catalogue(cls, entry: Any) -> GpuLayouts:
+    def from_catalogue(cls, entry: MigGpu) -> GpuLayouts:
         """From a catalogue :class:`~wattsched.hardware.mig.MigGpu`: its profiles and configuration list."""
         rules = tuple(
             ProfileRule(p.name, p.compute, tuple(p.placements), getattr(p, "max_instances", None))

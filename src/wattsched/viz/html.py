@@ -3,9 +3,9 @@
 Self-contained means no network request of any kind: plotly.js is inlined from the installed ``plotly``
 package, every PNG figure is inlined as a ``data:`` URI, styles and the small table-sorting script are
 inline. The page holds, for a reproduce directory, every study's section of ``report.md`` (reasoning text,
-tables, figures), its interactive views (:mod:`wattsched.viz.study_views`), the key figures of
-``summary.json`` and the wall times; for a sweep directory, grouped bars per metric with 95 % intervals, a
-run scatter, the group table and every run. The same directory gives the same bytes.
+tables, figures), its interactive views (those registered in :data:`wattsched.experiments.study.STUDY_VIEWS`),
+the key figures of ``summary.json`` and the wall times; for a sweep directory, grouped bars per metric with
+95 % intervals, a run scatter, the group table and every run. The same directory gives the same bytes.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from plotly.offline import get_plotlyjs
 
 from wattsched.errors import InputError, WattschedError
 from wattsched.experiments.store import atomic_write_text, package_version
+from wattsched.experiments.study import STUDY_VIEWS
 from wattsched.viz.interactive import bar_chart, scatter_runs
 from wattsched.viz.stats import group_summary
-from wattsched.viz.study_views import STUDY_VIEWS
 from wattsched.viz.sweep import Sweep, is_sweep_dir, read_sweep, split_factors
 
 __all__ = ["INDEX_FILE", "build_html_report", "write_html_report"]
@@ -224,7 +224,7 @@ def _sweep_sections(page: _Page, sweep: Sweep) -> None:
         f"<p>{len(runs)} runs; seeds {html.escape(', '.join(map(str, seeds)))}. Factors that vary:</p>"
         f"<ul>{levels or '<li>none (one setting)</li>'}</ul>"
         '<p class="note">Bars are means over the runs of a group (seeds are the replicates), whiskers '
-        "the 95 % Student-t interval of that mean. ET uses the sweep's whole pool (CONTRACT §9).</p>"
+        "the 95 % Student-t interval of that mean. ET uses the sweep's whole pool.</p>"
     )
     if sweep.pool:
         overview += "<h3>ET pool (sweep.json)</h3>" + "".join(

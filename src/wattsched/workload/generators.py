@@ -176,7 +176,7 @@ def _deadline_reference(spec: WorkloadSpec, durations: np.ndarray, rng: np.rando
     if spec.deadline_rule == "p1":
         return durations[:, -1]
     column = rng.integers(0, durations.shape[1], size=durations.shape[0])
-    return durations[np.arange(durations.shape[0]), column]
+    return np.asarray(durations[np.arange(durations.shape[0]), column], dtype=np.float64)
 
 
 def _check_seed(seed: object, name: str = "seed") -> None:

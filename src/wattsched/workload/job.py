@@ -112,7 +112,7 @@ class Job:
             below = sizes[-2]
             exponent = math.log(durations[-2] / dur_top) / math.log(top / below)
             exponent = min(max(exponent, 0.0), 1.0)
-            return dur_top * (top / size) ** exponent
+            return dur_top * math.pow(top / size, exponent)
         raise InputError(
             f"job '{self.job_id}' ({self.scaling.value}) has no {duration_column(size)} and no rule "
             f"derives it from sizes {', '.join(map(str, sizes))}",

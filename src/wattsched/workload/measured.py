@@ -167,6 +167,10 @@ def fill_speedups(speed_by_g: dict[int, float]) -> tuple[float, float, float, fl
     return (out[0], out[1], out[2], out[3], out[4])
 
 
+def _strip(column: pd.Series) -> pd.Series:
+    return column.str.strip()
+
+
 def _read(path: str) -> pd.DataFrame:
     try:
         with warnings.catch_warnings():  # a row longer than the header must not shift cells silently
@@ -185,7 +189,7 @@ def _read(path: str) -> pd.DataFrame:
             )
     if frame.empty:
         raise InputError("the file has a header but no data rows", path=path)
-    return frame.apply(lambda col: col.str.strip())
+    return frame.apply(_strip)
 
 
 def _check_row(path: str, row: int, rec: dict[str, str]) -> tuple[int, int, float, bool]:

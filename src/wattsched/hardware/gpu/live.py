@@ -16,15 +16,52 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from wattsched.hardware.gpu.apply import apply_plan
 from wattsched.hardware.gpu.backend import GpuBackend
+from wattsched.hardware.mig import MigGpu
 from wattsched.hardware.mig_plan import NO_MIG, GpuLayouts, Layout, PlanStep, layout_text, plan_repartition
 
-__all__ = ["ApplyOnGpu", "DryRun", "LiveEvent", "LiveRepartitioner", "PlanExecutor"]
+__all__ = [
+    "ApplyOnGpu",
+    "DryRun",
+    "LiveEvent",
+    "LiveRepartitioner",
+    "Partitioner",
+    "PlanExecutor",
+    "Snapshot",
+]
 
 log = logging.getLogger(__name__)
+
+
+class Snapshot(Protocol):
+    """What the wrapper reads of the simulator's snapshot (``wattsched.mig.SimSnapshot`` has it)."""
+
+    @property
+    def now_s(self) -> float: ...
+
+    @property
+    def configuration(self) -> int | str: ...
+
+
+SnapshotT = TypeVar("SnapshotT", bound=Snapshot)
+SnapshotT_contra = TypeVar("SnapshotT_contra", bound=Snapshot, contravariant=True)
+
+
+class Partitioner(Protocol[SnapshotT_contra]):
+    """The policy being wrapped: ``wattsched.mig.partition.RepartitionPolicy``, written out here because
+    hardware/ sits below mig/ and does not import it."""
+
+    name: str
+    scheduler: str
+
+    def reset(self, gpu: MigGpu, seed: int | None = None) -> None: ...
+
+    def initial_configuration(self) -> int | str: ...
+
+    def decide(self, snapshot: SnapshotT_contra) -> int | str: ...
 
 
 @dataclass(frozen=True)
@@ -74,10 +111,10 @@ class ApplyOnGpu:
 
 
 @dataclass
-class LiveRepartitioner:
+class LiveRepartitioner(Generic[SnapshotT]):
     """A repartitioning policy whose configuration changes also happen on a GPU (see the module docstring)."""
 
-    inner: Any  # a wattsched.mig.partition.RepartitionPolicy
+    inner: Partitioner[SnapshotT]
     gpu: GpuLayouts | None = None  # None: the catalogue GPU the day runs on (set by reset)
     executor: PlanExecutor = field(default_factory=DryRun)
     speed_x: float | None = None
@@ -93,7 +130,7 @@ class LiveRepartitioner:
         self.name = f"live:{self.inner.name}"
         self.scheduler = str(self.inner.scheduler)  # jobs inside a configuration: the policy's own scheduler
 
-    def reset(self, gpu: Any, seed: int | None = None) -> None:
+    def reset(self, gpu: MigGpu, seed: int | None = None) -> None:
         """Reset the policy for a day on catalogue GPU ``gpu``; its layouts are used unless given."""
         self.inner.reset(gpu, seed)
         if self.gpu is None:
@@ -117,7 +154,7 @@ class LiveRepartitioner:
         if delay > 0:
             self.sleep(delay)
 
-    def decide(self, snapshot: Any) -> int | str:
+    def decide(self, snapshot: SnapshotT) -> int | str:
         choice = self.inner.decide(snapshot)
         current = snapshot.configuration
         if choice == current:

@@ -71,7 +71,7 @@ def parse_alibaba2023(path: str, options: ImportOptions) -> ParsedTrace:
     )
 
     def bad_time(series: pd.Series) -> pd.Series:
-        return series.isna() | (series < 0) | ~np.isfinite(series.fillna(0.0))
+        return series.isna() | (series < 0) | series.isin([np.inf, -np.inf])
 
     one_gpu = gpus == 1
     milli_ok = (milli >= 1) & (milli <= 1000) & (milli == np.floor(milli.fillna(0.0)))

@@ -14,7 +14,7 @@ __all__ = ["paper_findings", "uniform_configurations"]
 @cache
 def paper_findings() -> dict[str, Any]:
     """P1's findings that name configurations (``p1_findings.toml``: ids of P1's A100-40GB numbering)."""
-    text = resources.files("wattsched.experiments.studies").joinpath("p1_findings.toml").read_text("utf-8")
+    text = resources.files("wattsched.studies").joinpath("p1_findings.toml").read_text("utf-8")
     return tomllib.loads(text)
 
 

@@ -20,18 +20,18 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from wattsched.experiments.report import markdown_table
-from wattsched.experiments.studies.table2 import DEFAULT_GPU
-from wattsched.experiments.studies.table2_analysis import (
+from wattsched.studies.table2 import DEFAULT_GPU
+from wattsched.studies.table2_analysis import (
     PAPER_TABLE2,
     condition_frames,
     paired_differences,
     summarize,
 )
-from wattsched.experiments.studies.table2_report import report
+from wattsched.studies.table2_report import report
 
 if TYPE_CHECKING:
     from wattsched.experiments.grid import GridConfig
-    from wattsched.experiments.studies.table2 import Table2Study, Table2Variant
+    from wattsched.studies.table2 import Table2Study, Table2Variant
 
 __all__ = ["GPU_PRESET", "report_variants", "summarize_variants"]
 
@@ -116,7 +116,7 @@ def report_variants(rows: pd.DataFrame, study: Table2Study, figures_dir: Path) -
     if main is not None and not _variant_rows(rows, main).empty:
         config = study.variant_config(main)
         lines.append(report(_variant_rows(rows, main), config, figures_dir).rstrip())
-        lines.append(f"\n(Preset **{main.preset}**: queues of {config.hours:g} h; CONTRACT §4.)\n")
+        lines.append(f"\n(Preset **{main.preset}**: queues of {config.hours:g} h; see Presets.)\n")
     blocks = summarize_variants(rows, study)
     presets = blocks.get("presets", {})
     if len(presets) > 1:
@@ -139,7 +139,7 @@ def report_variants(rows: pd.DataFrame, study: Table2Study, figures_dir: Path) -
             "",
             "Default condition (λ = 0.5/min, 80 % inference), every configuration, the same queue seeds; "
             + ", ".join(f"`{n}` queues of {presets[n]['table2_meta']['hours']:g} h" for n in names)
-            + " (CONTRACT §4). Each column pools its own a.",
+            + " (see Presets). Each column pools its own a.",
             "",
             markdown_table(header, body),
         ]

@@ -158,7 +158,8 @@ def _philly_profile(data_dir: str) -> Any:
 def _jobs(cell: RealWorkloadCell) -> tuple[list[Any], dict[str, float]]:
     """The cell's day of jobs and facts about it (rate, load, class mix)."""
     from wattsched.mig.partition.runner import held_out_day
-    from wattsched.workload.adapters import ImportOptions, build_jobs
+    from wattsched.workload.adapters import ImportOptions
+    from wattsched.workload.adapters.common import build_jobs
     from wattsched.workload.generators import WorkloadSpec, generate_jobs
     from wattsched.workload.job import JobKind
 
@@ -334,12 +335,12 @@ class RealWorkloadsStudy:
         return run_real_workload(cell)
 
     def summarize(self, rows: pd.DataFrame) -> dict[str, Any]:
-        from wattsched.experiments.studies.real_workloads_analysis import summarize
+        from wattsched.studies.real_workloads_analysis import summarize
 
         return summarize(rows, self.data_dir)
 
     def report(self, rows: pd.DataFrame, figures_dir: Path) -> str:
-        from wattsched.experiments.studies.real_workloads_analysis import report
+        from wattsched.studies.real_workloads_analysis import report
 
         return report(rows, self.data_dir, figures_dir, self.max_duration_s)
 

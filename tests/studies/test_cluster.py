@@ -18,8 +18,8 @@ from wattsched.cluster import (
 from wattsched.errors import ConfigError, UnknownNameError
 from wattsched.experiments.executors import LocalExecutor
 from wattsched.experiments.runner import run_study
-from wattsched.experiments.studies.cluster import BASELINE, ClusterStudy, _binned_gpus_on
 from wattsched.experiments.study import STUDIES
+from wattsched.studies.cluster import BASELINE, ClusterStudy, _binned_gpus_on
 from wattsched.workload.generators import generate_jobs
 
 

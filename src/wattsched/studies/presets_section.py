@@ -47,13 +47,13 @@ class PresetsSection:
         names = list(dict.fromkeys(names))
         top = summary.get("table3_extra", {}).get("preset") or summary.get("table2_meta", {}).get("preset")
         lines = [
-            "## Presets — two readings of P1 (CONTRACT §4)",
+            "## Presets — two readings of P1",
             "",
             "P1 states neither the per-GPU load of its 24-hour days, nor its Table II queue length, nor its "
             "deadline rule, nor its sublinear curves. The `literal` preset uses P1's stated values only; the "
             "`paper` preset is the calibrated reading. Neither is tuned to P1's numbers beyond the two "
             "values "
-            "below, and every other choice (CONTRACT §4, papers.md §A.9) is the same in both. "
+            "below, and every other choice is the same in both. "
             f"The top-level keys of `summary.json` (`table2`, `table3`, ...) come from the **{top}** preset.",
             "",
             markdown_table(
@@ -132,8 +132,7 @@ class PresetsSection:
             f"×{paper.rate_multiplier:g} "
             f"makes the peak {peak * paper.rate_multiplier:.2f}/min, Table II's default rate. The P1 "
             "group's own "
-            "code (SMART-MIG) multiplies the same hourly rates by 20 for 8 GPUs, i.e. ×2.5 per GPU "
-            "(papers.md §A.3.1)."
+            "code (SMART-MIG) multiplies the same hourly rates by 20 for 8 GPUs, i.e. ×2.5 per GPU."
         )
         sens = summary.get("table3_sensitivity", {})
         loads = sorted(
@@ -204,7 +203,7 @@ class PresetsSection:
                 ranking = " < ".join(m for m in sorted(table3, key=table3.__getitem__)) if table3 else "—"
                 body.append([rule, preset, _pct(entry.get("restricted_cost")), ranking])
         return [
-            "### Deadline rule (item 4 of issue 12)",
+            "### Deadline rule",
             "",
             "The imported rule `p1` (d = a + U(1, 1.5)·dur_7g) makes every 1g slice infeasible, while P1 "
             "§V-B "

@@ -13,6 +13,7 @@ cell returns one row per (policy, configuration).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,23 @@ import pandas as pd
 from wattsched.errors import ConfigError
 from wattsched.experiments.grid import GridConfig, load_grid_config, queue_seed, validate_grid_config
 from wattsched.experiments.presets import DEFAULT_PRESET, get_preset
-from wattsched.experiments.studies.gpu_variants import variant_name, variants_with_gpus
 from wattsched.experiments.study import STUDIES, Row, Scale
 from wattsched.hardware.catalogue import DEFAULT_GPU
+from wattsched.studies.gpu_variants import variant_name, variants_with_gpus
 from wattsched.workload.generators import check_deadline_rule
 
-__all__ = ["BUSY_COLUMNS", "DEFAULT_VARIANTS", "Table2Cell", "Table2Study", "Table2Variant", "run_queue"]
+__all__ = [
+    "BUSY_COLUMNS",
+    "DEFAULT_CONFIG",
+    "DEFAULT_VARIANTS",
+    "Table2Cell",
+    "Table2Study",
+    "Table2Variant",
+    "run_queue",
+]
+
+#: The grid of P1's Table II (policies, conditions, iterations), shipped beside this module.
+DEFAULT_CONFIG = resources.files("wattsched.studies") / "table2.toml"
 
 #: Seconds spent with u = 0..7 busy compute units, one column per level.
 BUSY_COLUMNS: tuple[str, ...] = tuple(f"busy_time_u{u}_s" for u in range(8))
@@ -163,7 +175,7 @@ class Table2Study:
         conditions: list[str] | None = None,
         gpus: list[str] | None = None,
     ) -> None:
-        base = config if config is not None else load_grid_config("table2")
+        base = config if config is not None else load_grid_config(DEFAULT_CONFIG)
         data = base.model_dump()
         if hours is not None:
             data["hours"] = hours
@@ -239,12 +251,12 @@ class Table2Study:
         return run_queue(cell)
 
     def summarize(self, rows: pd.DataFrame) -> dict[str, Any]:
-        from wattsched.experiments.studies.table2_variants import summarize_variants
+        from wattsched.studies.table2_variants import summarize_variants
 
         return summarize_variants(rows, self)
 
     def report(self, rows: pd.DataFrame, figures_dir: Path) -> str:
-        from wattsched.experiments.studies.table2_variants import report_variants
+        from wattsched.studies.table2_variants import report_variants
 
         return report_variants(rows, self, figures_dir)
 

@@ -1,4 +1,4 @@
-"""The report's "P1 on an H200" section (issue 10): Table II and Table III per GPU at the ``paper`` preset.
+"""The report's "P1 on an H200" section: Table II and Table III per GPU at the ``paper`` preset.
 
 Drawn from the merged ``summary.json`` block ``gpus.<gpu>.{table2, table3, ...}`` (written by the Table II and
 Table III studies) and from the GPUs' catalogue entries (power curves, slice profiles). Every statement about
@@ -15,10 +15,10 @@ import pandas as pd
 from wattsched.errors import WattschedError
 from wattsched.experiments.plots import grouped_bar_panels
 from wattsched.experiments.report import markdown_table
-from wattsched.experiments.studies.gpu_variants import P1_GPU
 from wattsched.experiments.study import SUMMARY_SECTIONS
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import MigGpu
+from wattsched.studies.gpu_variants import P1_GPU
 
 __all__ = ["GpusSection"]
 
@@ -105,9 +105,9 @@ class GpusSection:
             except WattschedError:  # a GPU given by a path that is gone: numbers only
                 continue
         lines = [
-            f"## P1 on {_title(names)} (issue 10) — Table II and Table III per GPU",
+            f"## P1 on {_title(names)} — Table II and Table III per GPU",
             "",
-            "The `paper` preset (CONTRACT §4) on each GPU of the catalogue that was run: the same queues and "
+            "The `paper` preset (see Presets) on each GPU of the catalogue that was run: the same queues and "
             "days (common random numbers), P1's 12 configuration shapes with each GPU's own profiles, "
             "and each "
             "GPU's power model (the H200's is fitted to SM-partition measurements, per job kind; "

@@ -7,10 +7,25 @@ import pytest
 
 from wattsched.errors import ConfigError, UnknownNameError
 from wattsched.experiments.executors import LocalExecutor
+from wattsched.experiments.grid import load_grid_config
 from wattsched.experiments.runner import run_study
-from wattsched.experiments.studies.table2 import BUSY_COLUMNS, Table2Study, run_queue
+from wattsched.studies.table2 import BUSY_COLUMNS, DEFAULT_CONFIG, Table2Study, run_queue
 
 POLICIES = ["edf-fs", "edf-ss", "edf-ss-restricted", "llf", "lalf"]
+
+
+def test_shipped_table2_configuration() -> None:
+    config = load_grid_config(DEFAULT_CONFIG)
+    assert config.policies == ("edf-fs", "edf-ss", "edf-ss-restricted", "llf", "lalf")
+    assert config.configurations is None and config.gpu == "a100-40gb"  # every configuration of the GPU
+    assert config.configuration_ids() == tuple(range(1, 13))
+    assert [(c.rate_per_min, c.inference_share) for c in config.conditions] == [
+        (0.5, 0.8),
+        (0.1, 0.8),
+        (0.75, 0.8),
+        (0.5, 0.2),
+    ]
+    assert config.iterations.paper == 250 and config.hours == 24.0
 
 
 @pytest.fixture(scope="module")

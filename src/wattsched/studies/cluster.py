@@ -1,4 +1,4 @@
-"""A data centre of MIG GPUs (issue 14): energy and tardiness of placement × partitioner × power states ×
+"""A data centre of MIG GPUs: energy and tardiness of placement × partitioner × power states ×
 clocks, on the Alibaba 2023 replay and on a synthetic 64-GPU cluster, against the baseline "no MIG, always on,
 default clocks".
 
@@ -19,7 +19,7 @@ preemptive EDF (EDF-FS on its one slice, as P1's No-MIG), first-fit, servers alw
 
 Rows (``part``): ``run`` (one per cell: energy by component, tardiness, GPU-hours on, turn-ons,
 repartitions), ``cdf`` (101 quantiles of per-job tardiness) and ``timeline`` (mean GPUs on per time bin).
-The figures draw these tables (:mod:`wattsched.experiments.studies.cluster_report`).
+The figures draw these tables (:mod:`wattsched.studies.cluster_report`).
 """
 
 from __future__ import annotations
@@ -171,8 +171,8 @@ class ClusterStudy:
         iterations: int | None = None,
     ) -> None:
         from wattsched.cluster.placement import PLACEMENTS
-        from wattsched.experiments.studies.real_workloads import find_data_dir
         from wattsched.mig.partition import PARTITIONERS
+        from wattsched.studies.real_workloads import find_data_dir
 
         del iterations  # one run per cell: a cluster already averages over many GPUs
         self.gpu = gpu
@@ -218,12 +218,12 @@ class ClusterStudy:
         return run_cluster_cell(cell)
 
     def summarize(self, rows: pd.DataFrame) -> dict[str, Any]:
-        from wattsched.experiments.studies.cluster_report import summarize
+        from wattsched.studies.cluster_report import summarize
 
         return summarize(rows)
 
     def report(self, rows: pd.DataFrame, figures_dir: Path) -> str:
-        from wattsched.experiments.studies.cluster_report import report
+        from wattsched.studies.cluster_report import report
 
         return report(rows, figures_dir, self.gpu)
 

@@ -33,14 +33,14 @@ import pandas as pd
 from wattsched.errors import ConfigError
 from wattsched.experiments.presets import DEFAULT_PRESET, get_preset
 from wattsched.experiments.protocol import Method, Setting, run_method
-from wattsched.experiments.studies.gpu_variants import variant_name, variants_with_gpus
-from wattsched.experiments.studies.table3_sensitivity import (
+from wattsched.experiments.study import STUDIES, Row, Scale
+from wattsched.hardware.catalogue import DEFAULT_GPU, load_gpu
+from wattsched.studies.gpu_variants import variant_name, variants_with_gpus
+from wattsched.studies.table3_sensitivity import (
     Table3SensCell,
     run_sensitivity_cell,
     sensitivity_cells,
 )
-from wattsched.experiments.study import STUDIES, Row, Scale
-from wattsched.hardware.catalogue import DEFAULT_GPU, load_gpu
 from wattsched.workload.generators import WorkloadSpec, check_deadline_rule
 
 __all__ = ["DEFAULT_GPU", "DEFAULT_VARIANTS", "Table3Cell", "Table3Study", "Table3Variant"]
@@ -87,7 +87,7 @@ def _gpu_variant(gpu: str) -> Table3Variant:
 
 
 #: Both presets in full, both presets under the slice-aware deadline rule (no DQN: its environment has no
-#: deadline-rule option), and the paper preset on the H200 ("P1 on an H200", issue 10).
+#: deadline-rule option), and the paper preset on the H200 ("P1 on an H200").
 DEFAULT_VARIANTS: tuple[Table3Variant, ...] = (
     Table3Variant("paper"),
     Table3Variant("literal"),
@@ -265,12 +265,12 @@ class Table3Study:
         return run_table3_cell(cell)
 
     def summarize(self, rows: pd.DataFrame) -> dict[str, Any]:
-        from wattsched.experiments.studies.table3_analysis import summarize
+        from wattsched.studies.table3_analysis import summarize
 
         return summarize(rows, self.preset)
 
     def report(self, rows: pd.DataFrame, figures_dir: Path) -> str:
-        from wattsched.experiments.studies.table3_report import report
+        from wattsched.studies.table3_report import report
 
         return report(rows, self.preset, figures_dir)
 

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from wattsched.errors import ConfigError
-from wattsched.experiments.studies.real_workloads import WORKLOADS, RealWorkloadsStudy
-from wattsched.experiments.studies.real_workloads_analysis import kendall_tau, report, summarize
 from wattsched.experiments.study import STUDIES
+from wattsched.studies.real_workloads import WORKLOADS, RealWorkloadsStudy
+from wattsched.studies.real_workloads_analysis import kendall_tau, report, summarize
 
 POLICIES = ["edf-fs", "edf-ss", "edf-ss-restricted", "llf", "lalf"]
 
@@ -26,7 +26,7 @@ def rows(study: RealWorkloadsStudy) -> pd.DataFrame:
 
 
 def test_registered_and_cells(study: RealWorkloadsStudy) -> None:
-    import wattsched.experiments.studies  # noqa: F401  (registers the study)
+    import wattsched.studies  # noqa: F401  (registers the study)
 
     assert "real-workloads" in STUDIES.available()
     cells = study.cells("quick")

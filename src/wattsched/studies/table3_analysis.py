@@ -18,8 +18,8 @@ from typing import Any
 import pandas as pd
 
 from wattsched.experiments.protocol import compare, et_frame, per_day_et, stacked
-from wattsched.experiments.studies.table3 import DEFAULT_GPU
-from wattsched.experiments.studies.table3_sensitivity import sensitivity_block
+from wattsched.studies.table3 import DEFAULT_GPU
+from wattsched.studies.table3_sensitivity import sensitivity_block
 
 __all__ = [
     "ET_POOL",

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 
 from wattsched.experiments.grid import GridConfig
-from wattsched.experiments.studies.p1_findings import paper_findings, uniform_configurations
 from wattsched.metrics import et_coefficient, et_values
+from wattsched.studies.p1_findings import paper_findings, uniform_configurations
 
 __all__ = [
     "ET_FIGURE",

@@ -357,8 +357,8 @@ def _verdict(block: dict[str, Any]) -> str:
         lines.append(
             f"So the MIG-over-No-MIG part of Table III needs a GPU about {needed:g}× "
             "busier than the Fig. 5 profile at multiplier 1 gives here: once jobs queue, a single device "
-            "falls behind and partitioning pays. P1 states no multiplier (papers.md §A.3.1); the `paper` "
-            "preset (CONTRACT §4) takes 2.5×, and the `literal` preset keeps 1×, where P1's ranking does not "
+            "falls behind and partitioning pays. P1 states no multiplier; the `paper` "
+            "preset takes 2.5×, and the `literal` preset keeps 1×, where P1's ranking does not "
             "appear. The model is not tuned to produce either."
         )
     return "\n\n".join(lines)

@@ -10,14 +10,14 @@ import pytest
 
 from wattsched.errors import ConfigError, UnknownNameError
 from wattsched.experiments.protocol import Method, stacked
-from wattsched.experiments.studies.table3 import Table3Cell, Table3Study, Table3Variant
-from wattsched.experiments.studies.table3_analysis import summarize
-from wattsched.experiments.studies.table3_sensitivity import (
+from wattsched.experiments.study import STUDIES
+from wattsched.studies.table3 import Table3Cell, Table3Study, Table3Variant
+from wattsched.studies.table3_analysis import summarize
+from wattsched.studies.table3_sensitivity import (
     Table3SensCell,
     run_sensitivity_cell,
     sensitivity_block,
 )
-from wattsched.experiments.study import STUDIES
 
 TINY = {
     "quick_days": 2,

@@ -10,8 +10,8 @@ import pandas as pd
 from wattsched.experiments.grid import GridConfig
 from wattsched.experiments.plots import grouped_bar_panels
 from wattsched.experiments.report import markdown_table
-from wattsched.experiments.studies.p1_findings import paper_findings
-from wattsched.experiments.studies.table2_analysis import (
+from wattsched.studies.p1_findings import paper_findings
+from wattsched.studies.table2_analysis import (
     ET_FIGURE,
     PAPER_POLICIES,
     PAPER_TABLE2,
@@ -144,7 +144,7 @@ def _edf_note(frame: pd.DataFrame) -> list[str]:
     return [
         f"- EDF-SS and EDF-FS give identical runs in {pair['identical_share']:.0%} of (queue, configuration) "
         f"pairs and differ by {abs(pair['mean']) / fs:.2%} of ET on average. The likely reason (a reading of "
-        "the model, not measured job by job): with deadlines `arrival + U(1, 1.5)·dur_7g` (papers.md §A.3.6) "
+        "the model, not measured job by job): with deadlines `arrival + U(1, 1.5)·dur_7g` "
         "few jobs can meet their deadline on a slower slice, so EDF-SS's \"slowest slice that still meets "
         'the deadline" is mostly the same slice EDF-FS picks.'
     ]
@@ -155,11 +155,11 @@ def report(rows: pd.DataFrame, config: GridConfig, figures_dir: Path) -> str:
     policies, configs = policies_of(rows, config), configs_of(rows, config)
     iterations = int(rows["iteration"].nunique()) if len(rows) else 0
     lines = [
-        "## Table II — in-configuration scheduling (P1 §V-B, papers.md §A.7.1)",
+        "## Table II — in-configuration scheduling (P1 §V-B)",
         "",
         f"{iterations} job queues per condition, {config.hours:g} h of Poisson arrivals each, "
         f"{len(configs)} fixed configurations × {len(policies)} policies on the same queue (common random "
-        f"numbers). ET (CONTRACT §2): energy in J, average tardiness in minutes, `a = t̄/(2·s̄)` pooled over "
+        f"numbers). ET (P1 §IV-A): energy in J, average tardiness in minutes, `a = t̄/(2·s̄)` pooled over "
         f"{', '.join(p for p in PAPER_POLICIES if p in policies)} under the default condition, all "
         "configurations; EDF-SS-restricted is scored with the same `a`.",
         "",
@@ -211,7 +211,7 @@ def report(rows: pd.DataFrame, config: GridConfig, figures_dir: Path) -> str:
         lines += _edf_note(frame)
         lines += [
             "- Absolute ET values are not comparable one to one: P1 does not state its queue length, "
-            "sublinear curves or deadline rule (papers.md §A.9 lists the defaults used here), and ET is "
+            "sublinear curves or deadline rule (the Presets section states the choices made here), and ET is "
             "mostly the mean tardiness in minutes, which these choices move. Rankings and ratios are the "
             "meaningful comparison.",
             "",
@@ -228,7 +228,7 @@ def report(rows: pd.DataFrame, config: GridConfig, figures_dir: Path) -> str:
     mark = {True: "✔", False: "✗", None: "–"}
     rows_checks = [[mark[ok], claim, text] for _, claim, ok, text in checks(rows, config)]
     lines += [
-        "### Qualitative findings of P1 (papers.md §A.8)",
+        "### Qualitative findings of P1",
         "",
         f'Ties within {1}% of ET; "nearly ties" within 2%; ✔ holds, ✗ does not, – not measurable '
         "with this grid.",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from wattsched.experiments.studies.dvfs import ROW_DEFAULTS, DvfsCell, DvfsStudy
 from wattsched.experiments.study import STUDIES
+from wattsched.studies.dvfs import ROW_DEFAULTS, DvfsCell, DvfsStudy
 
 
 def test_registered_and_cells_are_unique_and_deterministic() -> None:

@@ -1,8 +1,9 @@
-"""Interactive views of ``reproduce``'s raw rows (``raw/<study>.parquet``), one factory per study.
+"""Interactive views of ``reproduce``'s raw rows (``raw/<study>.parquet``), one factory per study, registered
+in :data:`wattsched.experiments.study.STUDY_VIEWS` for the page of :mod:`wattsched.viz.html`.
 
 Each view redraws a study's results from its stored rows with intervals and hover values; the study's
 own figures (``figures/*.png``) and tables stay in the page beside them. ET here is pooled over the rows a
-study pools it (CONTRACT §2: the pool of one comparison): per condition over P1's four policies for Table II,
+study pools it (the pool of one comparison): per condition over P1's four policies for Table II,
 over the paper's four methods for Table III (per load condition for its sensitivity part), per workload for
 the real workloads. Views read rows; none runs a simulation.
 """
@@ -13,19 +14,17 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
+from wattsched.experiments.presets import DEFAULT_PRESET
+from wattsched.experiments.study import STUDY_VIEWS, View
 from wattsched.metrics import et_coefficient, et_values
-from wattsched.registry import Registry
+from wattsched.studies.dvfs import dvfs_savings
+from wattsched.studies.table2_analysis import PAPER_POLICIES
+from wattsched.studies.table3_analysis import ET_POOL
 from wattsched.viz.interactive import bar_chart, line_chart
 from wattsched.viz.stats import METRICS, Metric
 
-__all__ = ["STUDY_VIEWS", "View", "with_et"]
-
-#: A titled interactive figure.
-View = tuple[str, go.Figure]
-#: ``STUDY_VIEWS.make(study, rows=frame)`` -> the study's views.
-STUDY_VIEWS: Registry[list[View]] = Registry("study view")
+__all__ = ["with_et"]
 
 
 def with_et(
@@ -56,16 +55,12 @@ def _main_variant(rows: pd.DataFrame) -> pd.DataFrame:
     GPU; ``summary.json``'s top-level keys are the default preset's)."""
     if "variant" not in rows or not rows["variant"].notna().any():
         return rows
-    from wattsched.experiments.presets import DEFAULT_PRESET
-
     names = list(dict.fromkeys(rows["variant"].dropna()))
     return rows[rows["variant"] == (DEFAULT_PRESET if DEFAULT_PRESET in names else names[0])]
 
 
 @STUDY_VIEWS.register("table2")
 def _table2(rows: pd.DataFrame) -> list[View]:
-    from wattsched.experiments.studies.table2_analysis import PAPER_POLICIES
-
     frame = with_et(_main_variant(rows), ["condition"], column="policy", pool=PAPER_POLICIES)
     metrics = _metrics("et", "energy", "tardiness", "preemptions", "late-jobs")
     # ET is pooled per condition, so its scale differs between conditions: one figure per condition.
@@ -89,8 +84,6 @@ def _table2(rows: pd.DataFrame) -> list[View]:
 @STUDY_VIEWS.register("table3")
 def _table3(rows: pd.DataFrame) -> list[View]:
     views: list[View] = []
-    from wattsched.experiments.studies.table3_analysis import ET_POOL
-
     days = _main_variant(rows[rows["kind"] == "day"])
     if len(days):
         frame = with_et(days, column="method", pool=ET_POOL)
@@ -186,8 +179,6 @@ def _real_workloads(rows: pd.DataFrame) -> list[View]:
 
 @STUDY_VIEWS.register("dvfs")
 def _dvfs(rows: pd.DataFrame) -> list[View]:
-    from wattsched.experiments.studies.dvfs import dvfs_savings
-
     views: list[View] = []
     runs = rows[rows["mode"].isin(["offline", "online"])].copy()
     for column in ("rules", "constants", "idle_accounting"):  # rows written before the like-for-like rules

@@ -1,4 +1,4 @@
-"""Interactive views of reproduce's raw rows (wattsched.viz.study_views) on small tables of each study's
+"""Interactive views of reproduce's raw rows (wattsched.studies.views) on small tables of each study's
 shape: the right figures, bar heights equal to hand-computed means, ET pooled as the study pools it.
 (Table II on real rows: test_html.py.)"""
 
@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from wattsched.experiments.study import STUDY_VIEWS
 from wattsched.metrics import et_coefficient, et_values
-from wattsched.viz.study_views import STUDY_VIEWS, with_et
+from wattsched.studies.views import with_et
 
 
 def _bars(figure, name: str | None = None) -> dict[str, float]:  # type: ignore[no-untyped-def]

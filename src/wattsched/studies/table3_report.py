@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from wattsched.experiments.report import markdown_table
-from wattsched.experiments.studies.table3 import DEFAULT_GPU
-from wattsched.experiments.studies.table3_analysis import (
+from wattsched.studies.table3 import DEFAULT_GPU
+from wattsched.studies.table3_analysis import (
     ET_POOL,
     METHODS,
     PAPER_CLAIMS,
@@ -22,7 +22,7 @@ from wattsched.experiments.studies.table3_analysis import (
     summarize,
     variant_frames,
 )
-from wattsched.experiments.studies.table3_sensitivity import render_sensitivity
+from wattsched.studies.table3_sensitivity import render_sensitivity
 
 __all__ = ["report"]
 
@@ -163,7 +163,7 @@ def report(rows: pd.DataFrame, preset: str, figures_dir: Path) -> str:
         extra = summary["table3_extra"]
         n_days = int(summary["table3_detail"]["static"]["days"])
         lines += [
-            f"Preset **{extra['preset']}** (×{extra['rate_multiplier']:g} the Fig. 5 profile; CONTRACT §4), "
+            f"Preset **{extra['preset']}** (×{extra['rate_multiplier']:g} the Fig. 5 profile; see Presets), "
             f"{n_days} held-out days per method (common random numbers), deadlines by rule "
             f"`{extra['deadline_rule']}`. ET's a = {extra['et_coefficient_per_j']:.3e} per J, pooled over "
             f"{', '.join(ET_POOL)}; static-best and lookahead are scored with the same a. Static is the "
@@ -179,7 +179,7 @@ def report(rows: pd.DataFrame, preset: str, figures_dir: Path) -> str:
             "### Both presets side by side",
             "",
             "Same seeds and day indices; `literal` reads P1's stated values only, `paper` is the calibrated "
-            "reading (CONTRACT §4; the evidence is the load sensitivity below and the report's Presets "
+            "reading (the evidence is the load sensitivity below and the report's Presets "
             "section). ET is comparable only within a column.",
             "",
             *_side_by_side(summary["presets"]),

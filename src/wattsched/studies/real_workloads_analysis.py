@@ -38,7 +38,7 @@ def kendall_tau(first: list[str], second: list[str]) -> float:
 
 
 def _workloads(rows: pd.DataFrame) -> list[str]:
-    from wattsched.experiments.studies.real_workloads import WORKLOADS
+    from wattsched.studies.real_workloads import WORKLOADS
 
     present = set(rows.loc[rows["part"] != "profile", "workload"])
     return [w for w in WORKLOADS if w in present]
