@@ -63,6 +63,11 @@ PUBLIC_API: dict[str, set[str]] = {
         "ServerSpec", "clock_schedule", "cluster_spec", "preset_spec", "simulate_cluster", "stream_jobs",
     },
     "wattsched.studies": {"REPORT_ORDER", "reproduce"},
+    "wattsched.slurm": {
+        "Annotation", "AnnotationError", "Controller", "ControllerConfig", "EnergyLedger", "FakeSlurmClient",
+        "SlurmClient", "SlurmError", "SlurmJob", "StateStore", "import_sacct", "load_config",
+        "parse_annotation", "split_energy",
+    },
     "wattsched.workload.adapters": {
         "ADAPTERS", "ImportOptions", "ImportReport", "ParsedTrace", "TraceParser", "import_trace",
     },
@@ -105,7 +110,7 @@ def test_core_imports_no_heavy_extras() -> None:
 
     code = (
         "import sys, wattsched, wattsched.mig, wattsched.dvfs, wattsched.workload, wattsched.experiments, "
-        "wattsched.studies, "
+        "wattsched.studies, wattsched.slurm, "
         "wattsched.mig.partition, wattsched.cli, wattsched.energy, wattsched.hardware.gpu; "
         "print(sorted(m for m in ('torch', 'gymnasium', 'stable_baselines3', 'ray', 'pynvml', 'cupy') "
         "if m in sys.modules))"
