@@ -28,8 +28,8 @@ from typing import Any
 
 from wattsched.errors import ConfigError
 from wattsched.hardware.mig import MigGpu
-from wattsched.mig._results import JobView, SimSnapshot
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId
+from wattsched.mig.results import JobView, SimSnapshot
 from wattsched.units import SECONDS_PER_MINUTE
 from wattsched.workload.job import Job, JobKind, Scaling
 

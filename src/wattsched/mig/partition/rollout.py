@@ -31,8 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from wattsched.errors import ConfigError
 from wattsched.hardware.mig import MigGpu
-from wattsched.mig._results import SimSnapshot
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId, RepartitionPolicy
+from wattsched.mig.results import SimSnapshot
 from wattsched.units import SECONDS_PER_MINUTE
 from wattsched.workload.job import Job
 
