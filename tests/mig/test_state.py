@@ -77,7 +77,8 @@ def test_a_fork_shares_no_column_with_its_parent() -> None:
 def test_a_fork_copies_every_attribute_not_declared_shared() -> None:
     sim = _mid_run()
     fork = sim.fork()
-    for name, value in vars(sim).items():
+    for name in MigSimulation.__slots__:
+        value = getattr(sim, name)
         if name in simulator_module._SHARED or isinstance(value, int | float | str | tuple | type(None)):
             continue
         if hasattr(value, "copy") or isinstance(value, list | set | dict):
@@ -86,8 +87,10 @@ def test_a_fork_copies_every_attribute_not_declared_shared() -> None:
     assert len(fork._state) == len(sim._state) + 1
 
 
-def test_every_attribute_of_a_simulation_is_declared() -> None:
+def test_every_attribute_of_a_simulation_is_declared_and_set() -> None:
     sim = _mid_run()
-    declared = set(MigSimulation.__annotations__)
-    assert set(vars(sim)) == declared
-    assert set(vars(sim.fork(arrived_only=True))) == declared
+    assert set(MigSimulation.__slots__) == set(MigSimulation.__annotations__)
+    for other in (sim, sim.fork(arrived_only=True)):
+        assert not hasattr(other, "__dict__")
+        for name in MigSimulation.__slots__:
+            getattr(other, name)  # set (an unset slot raises AttributeError)

@@ -24,8 +24,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from wattsched.mig.view import JobState
@@ -144,14 +146,13 @@ class JobTable:
     def append(self, **given: Any) -> None:
         """One more job: the columns it gives (every column declared without a starting value), the starting
         value in the others."""
-        for name, start, per_job_object in _COLUMNS:
+        # Appends by C-level map (a cluster appends once per job placed: benchmarks/bench_cluster.py --cost).
+        _consume(map(list.append, _given_columns(self), _given_values(given)))
+        _consume(map(list.append, _started_columns(self), _STARTS))
+        for name, factory in _PER_JOB_OBJECTS:
             column = getattr(self, name)
-            if column is None:
-                continue
-            if start is _GIVEN:
-                column.append(given[name])
-            else:
-                column.append(start() if per_job_object else start)
+            if column is not None:
+                column.append(factory())
 
     def copy_columns_to(self, other: JobTable) -> None:
         """Give ``other`` an independent copy of every column (and of every per-job object in them)."""
@@ -181,6 +182,15 @@ _COLUMNS: tuple[tuple[str, Any, bool], ...] = tuple(
     (f.name, f.metadata["start"], f.metadata["per_job_object"]) for f in dataclasses.fields(JobTable)
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(name for name, _, _ in _COLUMNS)
+_GIVEN_NAMES = tuple(name for name, start, _ in _COLUMNS if start is _GIVEN)
+_STARTED = tuple((name, start) for name, start, per_job_object in _COLUMNS if start is not _GIVEN
+                 and not per_job_object)
+_given_columns = attrgetter(*_GIVEN_NAMES)
+_given_values = itemgetter(*_GIVEN_NAMES)
+_started_columns = attrgetter(*(name for name, _ in _STARTED))
+_STARTS = tuple(start for _, start in _STARTED)
+_PER_JOB_OBJECTS = tuple((name, start) for name, start, per_job_object in _COLUMNS if per_job_object)
+_consume = deque[object](maxlen=0).extend
 
 
 class EngineState(JobTable):
