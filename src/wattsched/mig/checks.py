@@ -340,7 +340,7 @@ def check_partitioner(
                 f"{case}: two runs with the same seed differ",
             )
             try:
-                check_run(jobs, run.result, gpu=gpu)  # type: ignore[arg-type]
+                check_run(jobs, run.result, gpu=gpu)
             except CheckError as exc:
                 raise CheckError(f"{case}: {exc}") from None
 
