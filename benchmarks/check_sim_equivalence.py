@@ -48,7 +48,8 @@ def canonical(value: Any) -> Any:
         fields = [getattr(value, f.name) for f in dataclasses.fields(value)]
         return (*(canonical(v) for v in fields[:-1]), canonical(slices))
     if LEGACY and isinstance(value, SimSnapshot):
-        return tuple(canonical(getattr(value, f.name)) for f in dataclasses.fields(value) if f.name != "gpu")
+        return tuple(canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
+                     if f.name != "gpu" and f.compare)
     if LEGACY and isinstance(value, JobView):
         skip = ("kind", "scaling")
         kept = [f.name for f in dataclasses.fields(value) if f.name not in skip]
@@ -56,7 +57,8 @@ def canonical(value: Any) -> Any:
     if isinstance(value, float):
         return repr(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return tuple(canonical(getattr(value, f.name)) for f in dataclasses.fields(value))
+        # Fields left out of equality (a snapshot's fork_arrived callable) are left out here too.
+        return tuple(canonical(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare)
     if isinstance(value, dict):
         return tuple((k, canonical(v)) for k, v in value.items())
     if isinstance(value, list | tuple):

@@ -62,7 +62,7 @@ __getattr__, __dir__ = lazy_exports(
         "Slice": "wattsched.hardware.mig",
         "et_score": "wattsched.metrics",
         "MigSimulation": "wattsched.mig.simulator",
-        "SimResult": "wattsched.mig._results",
+        "SimResult": "wattsched.mig.results",
         "simulate": "wattsched.mig.simulator",
         "WorkloadSpec": "wattsched.workload.generators",
         "generate_jobs": "wattsched.workload.generators",

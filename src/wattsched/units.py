@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "JOULES_PER_KWH",
     "SECONDS_PER_HOUR",
     "SECONDS_PER_MINUTE",
     "joules_to_kwh",

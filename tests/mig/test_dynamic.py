@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_properties import CONFIGS, traces
 
-from wattsched.mig import POLICIES, MigSimulation, _apply, _state, simulate
+from wattsched.mig import POLICIES, MigSimulation, _state, simulate
 from wattsched.mig import simulator as simulator_module
 from wattsched.sim import sorted_list
 from wattsched.sim.sorted_list import BlockedSortedList
@@ -58,7 +58,7 @@ def tiny_queues(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch to the blocked layout from 3 waiting jobs on (back below 2), so short tests exercise it."""
     for module in (simulator_module, _state, sorted_list):
         monkeypatch.setattr(module, "LARGE", 3, raising=False)
-    for module in (_apply, _state, sorted_list):
+    for module in (_state, sorted_list):
         monkeypatch.setattr(module, "SMALL", 2, raising=False)
 
 
@@ -73,7 +73,7 @@ def test_long_queue_layout_gives_the_same_run(policy: str) -> None:
     assert BlockedSortedList in seen and list in seen
     blocked = sim.result()
     for module, name, value in ((simulator_module, "LARGE", 2048), (_state, "LARGE", 2048),
-                                (_state, "SMALL", 512), (_apply, "SMALL", 512)):
+                                (_state, "SMALL", 512)):
         setattr(module, name, value)
     assert simulate(jobs, 3, policy, record_jobs=True) == blocked
 

@@ -10,6 +10,9 @@ import pytest
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.mig.partition import PARTITIONERS, run_day
 from wattsched.mig.partition.evaluate import evaluate_policy
+from wattsched.mig.partition.runner import Decision, decide_epoch, drive
+from wattsched.mig.simulator import MigSimulation
+from wattsched.workload.generators import WorkloadSpec, generate_jobs
 from wattsched.workload.job import Job, JobKind, Scaling
 
 
@@ -118,3 +121,25 @@ def test_lookahead_with_sampled_arrivals_is_seeded() -> None:
     second = run_day(jobs, policy, horizon_s=spec.horizon_s, seed=1)
     assert first == second
     assert {d.configuration for d in first.decisions} <= {1, 2, 3, 6}
+
+
+def test_drive_stops_at_until_and_when_the_decider_hands_an_epoch_back() -> None:
+    jobs = generate_jobs(WorkloadSpec(rate_per_min=1.0, hours=2.0), 5)
+
+    class Alternate:
+        def __init__(self, stop_after: int) -> None:
+            self.calls = 0
+            self.stop_after = stop_after
+
+        def decide(self, snapshot: object) -> int | None:
+            self.calls += 1
+            return None if self.calls > self.stop_after else (3 if self.calls % 2 else 5)
+
+    sim = MigSimulation(jobs, 3, "edf-ss-restricted")
+    log: list[Decision] = []
+    assert drive(sim, Alternate(10**9), 3600.0, log=log)  # stopped at the first epoch at or after 1 h
+    assert sim.now_s >= 3600.0 and all(d.time_s < 3600.0 for d in log) and log
+    handed_back = Alternate(4)
+    assert drive(sim, handed_back, log=log) and handed_back.calls == 5  # the fifth epoch is handed back
+    assert decide_epoch(sim, Alternate(10**9), log)  # the caller decides it
+    assert not drive(sim, Alternate(10**9)) and sim.finished

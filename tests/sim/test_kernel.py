@@ -151,3 +151,13 @@ def test_drain_gives_exactly_the_instants_of_repeated_pop_instant(
         runs.append((_replay(queue, use_drain, follow_ups), queue.now, len(queue)))
     assert runs[0] == runs[1]
     assert runs[1][2] == 0  # nothing left behind
+
+
+def test_truncate_stream_drops_only_entries_not_yet_popped() -> None:
+    stream = [1.0, 2.0, 3.0, 4.0]
+    queue = EventQueue(stream=stream)
+    queue.pop_instant(0.0, lambda event: True)  # the entry at 1.0
+    queue.truncate_stream(2)
+    assert stream == [1.0, 2.0] and len(queue) == 1
+    with pytest.raises(ValueError, match="already popped"):
+        queue.truncate_stream(0)

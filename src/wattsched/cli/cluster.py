@@ -24,6 +24,7 @@ from typing import Any
 from wattsched.cli._output import print_json, progress_bar
 from wattsched.cli._parsing import int_at_least, positive_finite_float
 from wattsched.errors import ConfigError, InputError, did_you_mean
+from wattsched.units import JOULES_PER_KWH
 
 __all__ = ["add_parser"]
 
@@ -254,7 +255,7 @@ def _write_jobs(result: Any, path: str) -> None:
 
 
 def _table(summary: dict[str, Any]) -> str:
-    kwh = 3.6e6
+    kwh = JOULES_PER_KWH
     lines = [
         f"cluster           {summary['servers']} servers, {summary['gpus']} GPUs",
         f"scheduling        placement {summary['placement']}, partitioner {summary['partitioner']}, "

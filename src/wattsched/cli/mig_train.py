@@ -20,6 +20,7 @@ from wattsched.cli._parsing import (
     resolve_preset,
 )
 from wattsched.errors import ConfigError
+from wattsched.units import JOULES_PER_KWH
 
 __all__ = ["add_parser"]
 
@@ -306,7 +307,8 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     out.write(f"{'method':<15} {'ET':>8} {'energy kWh':>11} {'tardiness min':>14} {'repart./day':>12}\n")
     for m, v in table.items():
         out.write(
-            f"{m:<15} {v['et']:>8.3f} {v['energy_j'] / 3.6e6:>11.3f} {v['avg_tardiness_s'] / 60:>14.3f} "
+            f"{m:<15} {v['et']:>8.3f} {v['energy_j'] / JOULES_PER_KWH:>11.3f} "
+            f"{v['avg_tardiness_s'] / 60:>14.3f} "
             f"{v['repartitions']:>12.1f}\n"
         )
     return 0

@@ -93,7 +93,7 @@ class ClockModel:
 @dataclass(frozen=True)
 class ClockSchedule:
     """One GPU model's levels, fastest first, and the governor the engine calls
-    (:class:`wattsched.mig.simulator.ClockGovernor`)."""
+    (:class:`wattsched.mig.clock.ClockGovernor`)."""
 
     sm_mhz: tuple[int, ...]
     speed: tuple[float, ...]

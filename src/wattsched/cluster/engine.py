@@ -16,7 +16,8 @@ placed (``add_job``) and stepped instant by instant (``step``). The driver keeps
 A job goes where the placement policy says; when no available GPU suits it, to the first off server (which
 boots, power states on) or else to the GPU with the fewest jobs (lowest index on ties). Jobs placed on a
 booting server wait at the cluster and reach their GPU, arriving, when the boot ends. Each GPU's partitioner
-decides at that GPU's decision epochs, exactly as :func:`wattsched.mig.partition.run_day` does.
+decides at that GPU's decision epochs (:func:`wattsched.mig.partition.runner.decide_epoch`), exactly as in
+:func:`wattsched.mig.partition.run_day`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from wattsched.cluster.spec import ClusterOptions, ClusterSpec
 from wattsched.errors import ConfigError
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.partition import PARTITIONERS, RepartitionPolicy, StaticPartitioner
+from wattsched.mig.partition.runner import decide_epoch
 from wattsched.mig.simulator import EPS_S, MigSimulation
 from wattsched.workload.job import Job
 
@@ -187,9 +189,8 @@ class ClusterSimulation:
                     if live < math.inf:
                         heapq.heappush(heap, (live, index))
                     continue
-            epoch = sim.step()
-            if epoch and gpu.partitioner is not None and not sim.in_blackout:
-                sim.repartition(gpu.partitioner.decide(sim.snapshot()))
+            if sim.step() and gpu.partitioner is not None and not sim.in_blackout:
+                decide_epoch(sim, gpu.partitioner)
             self._refresh(gpu, t)
 
     def _refresh(self, gpu: _Gpu, limit: float) -> None:
@@ -261,9 +262,8 @@ class ClusterSimulation:
                 gpu.load += 1  # more work on a busy GPU: nothing else to note (as _set_load)
             else:
                 self._set_load(gpu, 1, t)
-            epoch = sim.step()
-            if epoch and gpu.partitioner is not None and not sim.in_blackout:
-                sim.repartition(gpu.partitioner.decide(sim.snapshot()))
+            if sim.step() and gpu.partitioner is not None and not sim.in_blackout:
+                decide_epoch(sim, gpu.partitioner)
             self._refresh(gpu, t)
             return
         # What _refresh would find, known without looking: one more job, its arrival pending.

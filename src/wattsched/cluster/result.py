@@ -6,7 +6,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from wattsched.mig._results import JobRecord, SimResult
+from wattsched.mig.results import JobRecord, SimResult
 
 __all__ = ["CONTRACT_KEYS", "ClusterJobRecord", "ClusterResult"]
 

@@ -17,7 +17,7 @@ Day streams (``day_seed``), the day result and the pilot coefficient come from
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -183,11 +183,6 @@ def build_policy(method: Method, setting: Setting) -> RepartitionPolicy:
     return PARTITIONERS.make(method.kind, **options)
 
 
-def configuration_of(policy: RepartitionPolicy) -> ConfigId | None:
-    """The fixed configuration of a static policy after ``reset`` (``None`` for the others)."""
-    return getattr(policy, "configuration", None)
-
-
 def run_method(
     method: Method,
     days: Iterable[int],
@@ -274,11 +269,3 @@ def compare(ours: pd.Series, other: pd.Series) -> dict[str, float]:
 def per_day_et(frame: pd.DataFrame) -> dict[str, pd.Series]:
     """ET per day (index: day) of each method of a frame with an ``et`` column."""
     return {str(m): g.set_index("day")["et"].sort_index() for m, g in frame.groupby("method", sort=False)}
-
-
-def mean_by_method(frame: pd.DataFrame, columns: Mapping[str, str]) -> dict[str, dict[str, float]]:
-    """``{method: {name: mean of column}}`` for ``columns`` = ``{name: column}``."""
-    return {
-        str(m): {name: float(g[column].mean()) for name, column in columns.items()}
-        for m, g in frame.groupby("method", sort=False)
-    }

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from wattsched.mig._results import JobRecord, JobView, SimResult, SimSnapshot
 from wattsched.mig.policies import POLICIES, PolicyError, SchedulingPolicy
+from wattsched.mig.results import JobRecord, JobView, SimResult, SimSnapshot
 from wattsched.mig.simulator import MigSimulation, simulate
 from wattsched.mig.view import Assignment, JobState, SchedulerView, ViewJob, build_view
 

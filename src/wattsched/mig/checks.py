@@ -26,9 +26,9 @@ import numpy as np
 
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import NO_MIG, Configuration, MigGpu
-from wattsched.mig._results import JobRecord, SimResult
 from wattsched.mig.partition.base import RepartitionPolicy
 from wattsched.mig.policies.base import SchedulingPolicy
+from wattsched.mig.results import JobRecord, SimResult
 from wattsched.mig.simulator import MigSimulation, resolve_policy, simulate
 from wattsched.mig.view import Assignment, JobState, SchedulerView, ViewJob, build_view
 from wattsched.workload.job import Job, JobKind, Scaling
@@ -340,7 +340,7 @@ def check_partitioner(
                 f"{case}: two runs with the same seed differ",
             )
             try:
-                check_run(jobs, run.result, gpu=gpu)  # type: ignore[arg-type]
+                check_run(jobs, run.result, gpu=gpu)
             except CheckError as exc:
                 raise CheckError(f"{case}: {exc}") from None
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from wattsched.hardware.mig import MigGpu
-    from wattsched.mig._results import SimResult
+    from wattsched.mig.results import SimResult
     from wattsched.workload.job import Job
 
 __all__ = ["RECORD_COLUMNS", "idle_energy_j", "records_frame"]

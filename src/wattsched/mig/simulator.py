@@ -23,12 +23,19 @@ configuration exists and the scheduler runs at once. ``"deadline_shift"`` (the S
 change is instantaneous, and the deadline of every arrived, unfinished job is reduced by ``repartition_s``,
 for scheduling and for tardiness alike (later arrivals are not shifted).
 
-A cluster drives one simulation per GPU (:mod:`wattsched.cluster`) through the methods of
-:class:`~wattsched.mig._driving.ClusterDriving`: jobs given as they are placed, instants stepped in one global
-time order, finished jobs dropped from memory, the run ended at the cluster's end. Jobs given one by one
-that way run exactly as the same jobs given at once (a hypothesis test), and a run that uses none of it is
-unchanged (the golden check). A GPU-wide clock level (``clock=``, :mod:`wattsched.mig._dynamic`) scales
-every running job's speed and the busy power above idle.
+A cluster drives one simulation per GPU (:mod:`wattsched.cluster`) through its driving API
+(:meth:`~MigSimulation.add_job`, :meth:`~MigSimulation.probe`, :meth:`~MigSimulation.step`,
+:meth:`~MigSimulation.compact`, :meth:`~MigSimulation.finish`): jobs given as they are placed, instants
+stepped in one global time order, finished jobs dropped from memory, the run ended at the cluster's end. Jobs
+given one by one that way run exactly as the same jobs given at once (a hypothesis test), and a run that uses
+none of it is unchanged (the golden check). A GPU-wide clock level (``clock=``, :mod:`wattsched.mig.clock`)
+scales every running job's speed and the busy power above idle.
+
+Where the state lives: every fact about a job is a column of the job table (:class:`~wattsched.mig._state.
+JobTable`, part of the :class:`~wattsched.mig._state.EngineState` policies read); the events are the kernel's
+(:class:`~wattsched.sim.EventQueue`, arrivals as its stream); everything else is an attribute of
+:class:`MigSimulation`, each declared with its type at the top of the class. :meth:`MigSimulation.fork` copies
+every attribute that is not declared shared (:data:`_SHARED`), so a fork never shares mutable state.
 """
 
 from __future__ import annotations
@@ -37,29 +44,29 @@ import math
 import operator
 from bisect import insort
 from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Literal
 
 from wattsched.errors import ConfigError
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import Configuration, MigGpu
-from wattsched.mig import _apply, _dynamic
-from wattsched.mig._driving import ClusterDriving
-from wattsched.mig._dynamic import ClockGovernor, FinishedJobs
-from wattsched.mig._results import JobRecord, JobView, SimResult, SimSnapshot, build_records
+from wattsched.hardware.power import PowerTable
 from wattsched.mig._state import (
     ARRIVAL,
     BLACKOUT_END,
     COMPLETION,
     DONE,
+    EPS_S,
     NOT_ARRIVED,
-    PER_JOB,
     STOPPED,
     TIMER,
     WAITING,
     EngineState,
-    remove_waiting,
+    OneJobView,
 )
-from wattsched.mig.policies import POLICIES, SchedulingPolicy
+from wattsched.mig.clock import ClockGovernor, clock_tables, tightest_slack_ratio
+from wattsched.mig.policies import POLICIES, PolicyError, SchedulingPolicy
+from wattsched.mig.results import FinishedJobs, JobRecord, JobView, SimResult, SimSnapshot, job_records
 from wattsched.mig.view import Assignment
 from wattsched.sim import EventQueue
 from wattsched.sim.kernel import Event
@@ -77,8 +84,6 @@ __all__ = [
     "simulate",
 ]
 
-#: Events closer than this (seconds) form one instant; tardiness below it counts as on time.
-EPS_S = 1e-9
 _COMPLETION, _BLACKOUT_END, _ARRIVAL, _TIMER = COMPLETION, BLACKOUT_END, ARRIVAL, TIMER
 RepartitionMode = Literal["blackout", "deadline_shift"]
 #: A run's power selection: ``None`` (the GPU's default), a curve name, ``"kind"``, or a mix ``{curve:
@@ -96,8 +101,70 @@ def resolve_policy(policy: str | SchedulingPolicy) -> SchedulingPolicy:
     return POLICIES.make(policy) if isinstance(policy, str) else policy
 
 
-class MigSimulation(ClusterDriving):
+#: Attributes a fork shares with its parent: set at construction and never changed in place.
+_SHARED = frozenset({"_gpu", "_policy", "_power_table", "_kind_weight", "_clock"})
+
+
+class MigSimulation:
     """One simulation run, steppable decision epoch by decision epoch (for repartitioning and RL)."""
+
+    # ---- set at construction (shared by forks when listed in _SHARED)
+    _gpu: MigGpu
+    _policy: SchedulingPolicy  # stateless
+    #: Read once from the policy: whether it uses critical-laxity timers, and how many a job may have.
+    _timed: bool
+    _max_critical_events: int
+    _mode: RepartitionMode
+    _power_table: PowerTable
+    #: Busy-state increment per compute slice of each job kind (1 everywhere unless power is per job kind).
+    _kind_weight: Mapping[JobKind, int]
+    #: Power (W) and speed (``None``: every state at full speed) of each state ``level · states + busy``.
+    _power_w: tuple[float, ...]
+    _speed: tuple[float, ...] | None
+    #: Busy states per clock level (one level without a clock governor).
+    _states: int
+    _clock: ClockGovernor | None
+    _horizon_s: float
+    # ---- the jobs and their events
+    #: Every fact about each job, the slices in force and the waiting queue (policies read it).
+    _state: EngineState
+    #: Arrival time of each job, by rank: the kernel's stream (the queue holds this list).
+    _arrival_s: list[float]
+    _queue: EventQueue
+    #: Completed jobs dropped from memory by compact(), their outcomes and (row, record) pairs.
+    _dropped: int
+    _finished_jobs: FinishedJobs
+    _done_records: list[tuple[int, JobRecord]]
+    # ---- the GPU
+    _config: Configuration  # in force (during a blackout: the one being created)
+    _in_blackout: bool
+    #: Whether the policy keeps per-job values for the configuration (extended for each job added).
+    _reference: bool
+    _level: int  # the clock level in force
+    _levels_used: set[int]  # clock levels entered so far (busy time is zero at every other level)
+    _busy: int  # the state: ``level · states + busy state`` (an index into _power_w)
+    _busy_time: list[float]  # seconds spent in each state
+    # ---- the clock and the totals
+    _last_s: float  # time up to which busy time is counted
+    _now_s: float
+    _end_s: float
+    _finished: bool
+    _preemptions: int
+    _repartitions: int
+    _blackout_s: float
+    _completed: int
+    _tardiness_sum_s: float
+    _tardiness_max_s: float
+    _late: int
+    _late_inference: int
+    # ---- observed-events mode (a real GPU's model)
+    #: Ranks whose real completion was reported (never re-planned as overdue), and whether an observation
+    #: changed the state since the scheduler last ran.
+    _observed_done: set[int]
+    _replan_due: bool
+    # Slots, not an instance dict: the attributes above and nothing else (and a slot is read faster than a
+    # key of a 39-key instance dict, which CPython does not share between instances: bench_instructions.py).
+    __slots__ = tuple(__annotations__)
 
     def __init__(
         self,
@@ -121,7 +188,6 @@ class MigSimulation(ClusterDriving):
             raise ConfigError(f"horizon_s must be a finite number >= 0, got {horizon_s!r}")
         self._gpu = load_gpu(gpu)
         self._policy = resolve_policy(policy)
-        # Read once: the policy is stateless, and these are consulted at every enqueue.
         self._timed = self._policy.critical_laxity_s is not None
         self._max_critical_events = self._policy.max_critical_events
         self._mode = repartition_mode
@@ -131,49 +197,48 @@ class MigSimulation(ClusterDriving):
         else:
             order = sorted(range(len(jobs)), key=lambda i: (arrivals[i], i))
             arrivals = [arrivals[i] for i in order]
-        self._jobs = [jobs[i] for i in order]
-        self._rows = order
-        self._arrival_s = arrivals
-        sizes = self._gpu.compute_sizes
-        self._state = EngineState(
-            [j.deadline_s for j in self._jobs],
-            # durations_for() inlined for the usual case (the job gives the GPU's sizes): one row per job
-            [
-                (*j.durations_s, j.dur_full_s) if j.sizes == sizes else j.durations_for(sizes)
-                for j in self._jobs
-            ],
-            record_jobs,
-        )
-        inference = JobKind.INFERENCE
-        self._inference = [int(job.kind is inference) for job in self._jobs]
+        ordered = [jobs[i] for i in order]
         table = self._gpu.power.table(power_curve, throttle=power_cap)
         self._power_table = table
-        #: Busy-state increment per compute slice of each job (1 everywhere unless power is per job kind).
         self._kind_weight = {kind: table.kind_weight[kind.value] for kind in JobKind}
+        inference = JobKind.INFERENCE
         if table.per_kind:
             weights = self._kind_weight
-            self._weight = [weights[job.kind] for job in self._jobs]
+            weight = [weights[job.kind] for job in ordered]
         else:
-            self._weight = [self._kind_weight[inference]] * len(self._jobs)
+            weight = [self._kind_weight[inference]] * len(ordered)
+        sizes = self._gpu.compute_sizes
+        self._state = EngineState(
+            record=record_jobs,
+            jobs=ordered,
+            rows=order,
+            deadline_s=[j.deadline_s for j in ordered],
+            # durations_for() inlined for the usual case (the job gives the GPU's sizes): one row per job
+            durations_s=[
+                (*j.durations_s, j.dur_full_s) if j.sizes == sizes else j.durations_for(sizes)
+                for j in ordered
+            ],
+            is_inference=[int(job.kind is inference) for job in ordered],
+            weight=weight,
+        )
         self._speed = table.speed
-        last_arrival = self._jobs[-1].arrival_s if self._jobs else 0.0
+        last_arrival = ordered[-1].arrival_s if ordered else 0.0
         self._horizon_s = float(horizon_s) if horizon_s is not None else last_arrival
+        self._arrival_s = arrivals
         self._queue = EventQueue(stream=arrivals, stream_priority=_ARRIVAL)
         self._power_w = table.power_w
-        #: Busy states per clock level: the state index is ``level · states + busy state`` (one level: 0).
         self._states = len(table.power_w)
         self._clock = clock
         self._level = 0
         if clock is not None:
-            self._power_w, self._speed, self._level = _dynamic.clock_tables(table, clock)
+            self._power_w, self._speed, self._level = clock_tables(table, clock)
         self._busy_time = [0.0] * len(self._power_w)
-        self._busy = self._level * self._states  # the busy state (index into the power table)
-        #: Clock levels entered so far (busy time is zero at every other level).
+        self._busy = self._level * self._states
         self._levels_used = {self._level}
-        self._dropped = 0  # finished jobs dropped from memory by compact()
-        self._reference = False  # whether the policy keeps per-job values for the configuration
+        self._dropped = 0
+        self._reference = False
         self._finished_jobs = FinishedJobs()
-        self._done_records: list[tuple[int, JobRecord]] = []  # (row, record) of jobs compact() dropped
+        self._done_records = []
         self._last_s = 0.0
         self._now_s = 0.0
         self._in_blackout = False
@@ -187,9 +252,7 @@ class MigSimulation(ClusterDriving):
         self._late_inference = 0
         self._end_s = math.nan
         self._finished = False
-        #: Observed-events mode: ranks whose real completion was reported (never re-planned as overdue), and
-        #: whether an observation changed the state since the scheduler last ran.
-        self._observed_done: set[int] = set()
+        self._observed_done = set()
         self._replan_due = False
         self._config = resolve_configuration(self._gpu, configuration)
         self._install(self._config)
@@ -221,7 +284,15 @@ class MigSimulation(ClusterDriving):
         """Energy consumed so far (up to ``now_s``; up to ``end_s`` once finished)."""
         if self._clock is None:
             return sum(p * t for p, t in zip(self._power_w, self._busy_time, strict=True) if t)
-        return sum(p * t for p, t in _dynamic.visited(self, self._power_w) if t)  # same sum, fewer zeros
+        states = self._states
+        busy = self._busy_time
+        power = self._power_w
+        total = 0.0
+        for level in sorted(self._levels_used):  # the same sum, without the levels never entered
+            start = level * states
+            total += sum(p * t for p, t in zip(power[start : start + states], busy[start : start + states],
+                                               strict=True) if t)
+        return total
 
     @property
     def accrued_tardiness_s(self) -> float:
@@ -259,7 +330,7 @@ class MigSimulation(ClusterDriving):
     def result(self) -> SimResult:
         if not self._finished:
             raise RuntimeError("the simulation has not finished; run() it or advance() until False")
-        n = len(self._jobs) + self._dropped
+        n = len(self._state) + self._dropped
         return SimResult(
             energy_j=self.energy_j,
             avg_tardiness_s=self._tardiness_sum_s / n if n else 0.0,
@@ -276,9 +347,11 @@ class MigSimulation(ClusterDriving):
         )
 
     def _records(self) -> tuple[JobRecord, ...]:
-        if not self._dropped:
-            return build_records(self._jobs, self._rows, self._state, EPS_S)
-        return _dynamic.merged_records(self)
+        """Every job's record in the order the jobs were given (over compactions too)."""
+        st = self._state
+        pairs = self._done_records + list(zip(st.rows, job_records(st, range(len(st))), strict=True))
+        pairs.sort(key=itemgetter(0))
+        return tuple(record for _, record in pairs)
 
     def repartition(self, configuration: int | str | Configuration) -> bool:
         """Change the configuration at the current epoch; ``False`` (and no cost) if it is the current one."""
@@ -306,7 +379,7 @@ class MigSimulation(ClusterDriving):
             self._reschedule(now)
             if self._speed is not None:
                 if self._clock is not None:
-                    _dynamic.choose_clock(self, now)
+                    self._choose_clock(now)
                 self._retime(now)
         return True
 
@@ -318,7 +391,7 @@ class MigSimulation(ClusterDriving):
         views = []
         for j in present:
             s = st.slice_of[j]
-            job = self._jobs[j]
+            job = st.jobs[j]
             views.append(
                 JobView(
                     job.job_id,
@@ -362,32 +435,188 @@ class MigSimulation(ClusterDriving):
         return (self._now_s, self._queue.stream_position, self._completed, self._repartitions, self._finished)
 
     def fork(self, *, arrived_only: bool = False) -> MigSimulation:
-        """An independent copy for look-ahead (jobs, GPU and the stateless policy are shared).
+        """An independent copy for look-ahead (the GPU, the stateless policy and what else :data:`_SHARED`
+        names are shared; every other attribute is copied).
 
         ``arrived_only``: the copy holds only the jobs that have arrived by now (finished, running or
         waiting), not the ones still to come, so a planner that runs it on knows no more than the present;
         it may :meth:`add_job` jobs of its own (sampled arrivals) after now."""
-        other = self._copy()
+        other = MigSimulation.__new__(MigSimulation)
+        for name in MigSimulation.__slots__:
+            value = getattr(self, name)
+            if name not in _SHARED and name != "_queue" and hasattr(value, "copy"):
+                value = value.copy()
+            setattr(other, name, value)
+        other._queue = self._queue.copy(stream=other._arrival_s)
         if arrived_only:
-            _forget_pending(other)
+            # The jobs whose arrival has not been processed have no event in the heap yet: only their rows.
+            arrived = other._queue.stream_position
+            other._state.forget_jobs_from(arrived)
+            other._queue.truncate_stream(arrived)
         return other
 
-    def _copy(self) -> MigSimulation:
-        other = MigSimulation.__new__(MigSimulation)
-        other.__dict__.update(self.__dict__)
-        other._state = self._state.copy()
-        # Per-job lists an add_job() appends to are copied too: the two runs may be given different jobs.
-        other._jobs = self._jobs.copy()
-        other._rows = self._rows.copy()
-        other._inference = self._inference.copy()
-        other._weight = self._weight.copy()
-        other._arrival_s = self._arrival_s.copy()
-        other._queue = self._queue.copy(stream=other._arrival_s)
-        other._busy_time = self._busy_time.copy()
-        other._finished_jobs = self._finished_jobs.copy()
-        other._done_records = self._done_records.copy()
-        other._observed_done = self._observed_done.copy()
-        return other
+    # ------------------------------------------------------------------ driving API (a GPU of a cluster)
+    # A cluster gives a GPU its jobs as they are placed (add_job), steps it instant by instant in one global
+    # time order (next_event_s / probe, step), drops finished jobs from memory on long runs (compact) and
+    # ends the run at the cluster's end (finish).
+    @property
+    def jobs_in_system(self) -> int:
+        """Jobs given to the simulation and not completed (not arrived yet, waiting or running)."""
+        return len(self._arrival_s) + self._dropped - self._completed
+
+    @property
+    def completed_jobs(self) -> int:
+        """Jobs completed so far."""
+        return self._completed
+
+    @property
+    def total_tardiness_s(self) -> float:
+        """Sum of the tardiness of the completed jobs (s)."""
+        return self._tardiness_sum_s
+
+    @property
+    def pending_arrivals(self) -> int:
+        """Jobs given whose arrival the simulation has not processed yet."""
+        return len(self._arrival_s) - self._queue.stream_position
+
+    @property
+    def clock_level(self) -> int:
+        """Index of the clock level in force (0 without a clock governor)."""
+        return self._level
+
+    def time_by_clock_level(self) -> tuple[float, ...]:
+        """Seconds spent at each clock level of the governor so far (one level without a governor)."""
+        states = self._states
+        levels = len(self._busy_time) // states
+        used = self._levels_used
+        return tuple(
+            sum(self._busy_time[level * states : (level + 1) * states]) if level in used else 0.0
+            for level in range(levels)
+        )
+
+    def add_job(self, job: Job, arrival_s: float | None = None) -> int:
+        """Give the simulation one more job, arriving at ``arrival_s`` (default ``job.arrival_s``; never
+        before the last arrival given nor the clock). Returns its rank (the next one, so the tie-break
+        "earlier arrival, then row" becomes "earlier arrival, then the order jobs were given"). Tardiness
+        counts against ``job.deadline_s``."""
+        if self._finished:
+            raise RuntimeError("cannot add a job to a finished simulation")
+        if arrival_s is None:
+            arrival_s = job.arrival_s
+        if not (math.isfinite(arrival_s) and arrival_s >= 0.0):
+            raise ValueError(f"arrival time must be a finite number >= 0, got {arrival_s!r}")
+        st = self._state
+        durations = job.durations_for(self._gpu.compute_sizes)
+        j = len(self._arrival_s)
+        if len(st.jobs) != j:
+            raise AssertionError("the arrival stream and the job table disagree")  # an engine bug
+        self._queue.append_stream(float(arrival_s))  # raises (and adds nothing) when out of order
+        kind = job.kind
+        st.append(
+            jobs=job,
+            rows=j + self._dropped,
+            deadline_s=job.deadline_s,
+            durations_s=durations,
+            is_inference=int(kind is JobKind.INFERENCE),
+            weight=self._kind_weight[kind],
+        )
+        reference = st.job_reference_s
+        if self._reference and len(reference) == j:  # values of the configuration in force: extend them
+            value = self._policy.on_configuration(OneJobView(st, job.deadline_s, durations))
+            if not isinstance(reference, list):
+                st.job_reference_s = reference = list(reference)
+            reference.append(value[0] if value else math.nan)
+        return j
+
+    def next_event_s(self, limit: float = math.inf) -> float:
+        """Time of the next instant (its first live event or arrival), ``inf`` when nothing is pending.
+
+        ``limit``: the earliest time a job may still be added; stale events after it are kept (see
+        :meth:`wattsched.sim.EventQueue.peek_live_time`), so the value may be early: peek again later."""
+        return self._queue.peek_live_time(self._is_live, limit)
+
+    @property
+    def next_event_certain(self) -> bool:
+        """Whether the last :meth:`next_event_s` returned a live event's or an arrival's time."""
+        return self._queue.peeked_live
+
+    def probe(self, limit: float) -> tuple[float, bool, int, int, int, int]:
+        """What a cluster reads after each instant, in one call: ``(next_event_s(limit), whether that time
+        is certain (see :attr:`wattsched.sim.EventQueue.peeked_live`), jobs in the system, pending arrivals,
+        busy state, idle slices as a bit mask of compute sizes)``."""
+        queue = self._queue
+        st = self._state
+        nxt = queue.peek_live_time(self._is_live, limit)
+        free = 0
+        if -1 in st.running:
+            compute = st.slice_compute
+            s = 0
+            for j in st.running:
+                if j < 0:
+                    free |= 1 << compute[s]
+                s += 1  # noqa: SIM113 - as in the engine's loops
+        return (
+            nxt,
+            queue.peeked_live,
+            len(self._arrival_s) + self._dropped - self._completed,
+            len(self._arrival_s) - queue.stream_position,
+            self._busy % self._states,
+            free,
+        )
+
+    def finish(self, end_s: float | None = None) -> None:
+        """End the run at ``max(end_s, horizon, last event)`` (no event may be pending)."""
+        if self._finished:
+            return
+        if self._queue:
+            raise RuntimeError("finish() with events pending: step() until next_event_s() is inf")
+        if end_s is not None:
+            self._horizon_s = max(self._horizon_s, float(end_s))
+        self._finish()
+
+    def compact(self, keep: bool = True) -> int:
+        """Drop completed jobs from memory (their totals are kept; their outcomes move to
+        :meth:`finished_jobs` unless ``keep`` is false); the rest are renumbered in the same order (job
+        ranks, waiting keys, queued events and the arrival stream alike), so every comparison the engine and
+        its policies make between two kept jobs has the same outcome: nothing else changes. Returns how many
+        were dropped."""
+        st = self._state
+        slice_of = st.slice_of
+        n = len(slice_of)
+        keep_ranks = [j for j in range(n) if slice_of[j] != DONE]
+        dropped = n - len(keep_ranks)
+        if not dropped:
+            return 0
+        done = [j for j in range(n) if slice_of[j] == DONE]
+        if keep:
+            self._finished_jobs.extend_from(st, done)
+        if st.history is not None:
+            self._done_records.extend(zip([st.rows[j] for j in done], job_records(st, done), strict=True))
+        new_index = [-1] * n
+        for new, old in enumerate(keep_ranks):
+            new_index[old] = new
+        arrived = self._queue.stream_position
+        position = sum(1 for j in keep_ranks if j < arrived)
+
+        def payload(event: Event) -> object:
+            if event[1] == _BLACKOUT_END:
+                return event[3]  # a configuration, not a job
+            new = new_index[event[3]]
+            return new if new >= 0 else None  # a finished job's events are stale: dropped
+
+        stream = [self._arrival_s[j] for j in keep_ranks]
+        self._queue.remap(payload, stream, position)
+        self._arrival_s = stream
+        st.keep_jobs(keep_ranks, new_index)
+        self._dropped += dropped
+        return dropped
+
+    def finished_jobs(self) -> FinishedJobs:
+        """Outcomes of every completed job so far (arrays by completion batch; see :class:`FinishedJobs`)."""
+        out = self._finished_jobs.copy()
+        st = self._state
+        out.extend_from(st, [j for j, code in enumerate(st.slice_of) if code == DONE])
+        return out
 
     # ------------------------------------------------------------------ observed events (a real GPU's model)
     # A controller of a real GPU keeps a simulation as its model of the present: it reports what really
@@ -434,14 +663,14 @@ class MigSimulation(ClusterDriving):
         stopped = []
         for s in (slice_index, st.slice_of[rank]):
             if s >= 0 and old[s] >= 0:
-                _apply.stop_job(self, old[s], s, at, preemption=False)
+                self._stop(old[s], s, at, preemption=False)
                 stopped.append(old[s])
                 new[s] = -1
         before = list(new)
         new[slice_index] = rank
         if remaining is not None:
             st.remaining[rank] = remaining
-        self._busy = _apply.start_moved(self, new, before, at, self._busy)  # starts ``rank`` alone
+        self._busy = self._start_moved(new, before, at, self._busy)  # starts ``rank`` alone
         st.running = new
         for j in stopped:
             if st.slice_of[j] == STOPPED:
@@ -459,7 +688,7 @@ class MigSimulation(ClusterDriving):
         at = self._observed_clock(at_s)
         s = st.slice_of[rank]
         if s >= 0:
-            _apply.stop_job(self, rank, s, at)
+            self._stop(rank, s, at)
             st.running = [-1 if k == s else j for k, j in enumerate(st.running)]
         else:
             self._dequeue(rank)
@@ -499,7 +728,7 @@ class MigSimulation(ClusterDriving):
                 self._reschedule(at)
             if self._speed is not None:
                 if self._clock is not None:
-                    _dynamic.choose_clock(self, at)
+                    self._choose_clock(at)
                 self._retime(at)
         return Assignment(self._state.running)
 
@@ -612,6 +841,7 @@ class MigSimulation(ClusterDriving):
                     self._queue.schedule(when, _TIMER, j)
         st.wkey[j] = key
         waiting = st.waiting
+        # EngineState.remove_waiting's counterpart, inlined (benchmarks/bench_instructions.py --engine):
         if isinstance(waiting, list):  # short queues: one C call (see wattsched.sim.sorted_list)
             insort(waiting, (key, j))
             if len(waiting) > LARGE:
@@ -621,7 +851,7 @@ class MigSimulation(ClusterDriving):
 
     def _dequeue(self, j: int) -> None:
         st = self._state
-        remove_waiting(st, (st.wkey[j], j))
+        st.remove_waiting((st.wkey[j], j))
 
     def _stop_all(self, now: float) -> None:
         """Preempt every running job (repartition)."""
@@ -629,7 +859,7 @@ class MigSimulation(ClusterDriving):
         stopped = []
         for s, j in enumerate(st.running):
             if j >= 0:
-                _apply.stop_job(self, j, s, now)
+                self._stop(j, s, now)
                 stopped.append(j)
         st.running = [-1] * len(st.running)
         self._busy = self._level * self._states
@@ -659,7 +889,7 @@ class MigSimulation(ClusterDriving):
         self._settle(t)
         epoch = self._handle_instant(batch, first, stop, t)
         if self._clock is not None:
-            _dynamic.choose_clock(self, t)
+            self._choose_clock(t)
         self._retime(t)
         return epoch
 
@@ -684,7 +914,7 @@ class MigSimulation(ClusterDriving):
                 epoch |= arrived
             if kind == _COMPLETION:
                 if st.slice_of[payload] >= 0 and st.finish_s[payload] == time:
-                    _apply.complete_job(self, payload, t)
+                    self._complete(payload, t)
                     schedule = epoch = True
             elif kind == _TIMER:
                 if st.slice_of[payload] == WAITING and st.timer_s[payload] == time:  # else cancelled
@@ -709,12 +939,15 @@ class MigSimulation(ClusterDriving):
             self._enqueue(j, t)
         return not self._in_blackout
 
-    def _reschedule(self, now: float) -> None:
+    def _reschedule(self, now: float, speed: float = 1.0, *, assign: bool = True) -> None:
+        """Bring the running jobs' remaining fractions up to ``now`` at ``speed``, then (``assign``) run the
+        policy and apply its decision. A reschedule runs at full speed: with speeds (power cap, clock levels)
+        the instant began by settling at the state's speed (:meth:`_settle`), so nothing is left to add."""
         st = self._state
         running = st.running
         if not running:
             return
-        # Bring running jobs' remaining fractions up to now (inlined: this runs at every scheduling point).
+        # One loop for both uses, inline here (benchmarks/bench_instructions.py --engine: a call cost ~5 %).
         remaining = st.remaining
         run_start = st.run_start_s
         durations = st.durations_s
@@ -724,24 +957,19 @@ class MigSimulation(ClusterDriving):
             if j >= 0:
                 start = run_start[j]
                 if start != now:
-                    remaining[j] -= (now - start) / durations[j][slice_dix[s]]
+                    remaining[j] -= (now - start) * speed / durations[j][slice_dix[s]]
                     run_start[j] = now
             s += 1  # noqa: SIM113 - see above
-        decision = self._policy.assign(st)
-        if decision is not None:
-            _apply.apply_decision(self, decision, now)
+        if assign:
+            decision = self._policy.assign(st)
+            if decision is not None:
+                self._apply(decision, now)
 
     def _settle(self, now: float) -> None:
-        """Power-cap mode: bring every running job's progress up to ``now`` at the current state's speed."""
-        st = self._state
+        """With speeds (power cap, clock levels): bring every running job's progress up to ``now`` at the
+        current state's speed."""
         assert self._speed is not None
-        speed = self._speed[self._busy]
-        for s, j in enumerate(st.running):
-            if j >= 0 and st.run_start_s[j] != now:
-                st.remaining[j] -= (
-                    (now - st.run_start_s[j]) * speed / st.durations_s[j][st.slice_duration_index[s]]
-                )
-                st.run_start_s[j] = now
+        self._reschedule(now, self._speed[self._busy], assign=False)
 
     def _retime(self, now: float) -> None:
         """Power-cap mode: completion times of the running jobs at the current state's speed."""
@@ -757,6 +985,143 @@ class MigSimulation(ClusterDriving):
                     st.finish_s[j] = end
                     self._queue.schedule(end, _COMPLETION, j)
 
+    # ------------------------------------------------------------------ job transitions
+    def _stop(self, j: int, s: int, now: float, *, preemption: bool = True) -> None:
+        """Take running job ``j`` off slice ``s``: a preemption (progress kept, counted once) or, with
+        ``preemption=False``, a start the model planned that never happened for real (:meth:`observe_start`):
+        its progress on the slice is undone (exactly so without a power cap or clock levels)."""
+        st = self._state
+        duration = st.durations_s[j][st.slice_duration_index[s]]
+        if preemption:
+            st.remaining[j] -= (now - st.run_start_s[j]) / duration
+            history = st.history
+            if history is not None and now > st.seg_start_s[j]:
+                history[j].append((st.seg_start_s[j], now, self._config.ident, st.slice_start[s]))
+            st.preemptions[j] += 1
+            self._preemptions += 1
+        else:
+            st.remaining[j] += (st.run_start_s[j] - st.seg_start_s[j]) / duration
+        st.run_start_s[j] = now
+        st.slice_of[j] = STOPPED
+        st.finish_s[j] = math.inf
+        self._busy -= st.slice_compute[s] * st.weight[j]
+
+    def _complete(self, j: int, t: float) -> None:
+        st = self._state
+        s = st.slice_of[j]
+        if st.history is not None:
+            st.history[j].append((st.seg_start_s[j], t, self._config.ident, st.slice_start[s]))
+        st.running[s] = -1
+        self._busy -= st.slice_compute[s] * st.weight[j]
+        st.slice_of[j] = DONE
+        st.remaining[j] = 0.0
+        st.finish_s[j] = math.inf
+        st.completed_at_s[j] = t
+        self._completed += 1
+        tardiness = t - st.deadline_s[j]
+        if tardiness > EPS_S:
+            self._tardiness_sum_s += tardiness
+            self._late += 1
+            self._late_inference += st.is_inference[j]
+            if tardiness > self._tardiness_max_s:
+                self._tardiness_max_s = tardiness
+
+    def _apply(self, decision: Assignment, now: float) -> None:
+        """Validate a policy's slice assignment and apply it (see :mod:`wattsched.mig.policies.base`).
+
+        All stops happen before all starts, in slot order, so a job moved between slices is stopped first.
+        Called only right after the running jobs' fractions were brought up to ``now``, so a stop needs no
+        progress update (it would subtract exactly 0.0), which is why the stops are not :meth:`_stop`."""
+        st = self._state
+        old = st.running
+        # One plain list: it becomes the running list (CPython indexes exact lists faster than tuple
+        # subclasses).
+        new = list(decision)
+        if new == old:  # "nothing moves" (full re-evaluations say so with None, other policies may not)
+            if st.waiting and -1 in old:
+                raise PolicyError("a slice is left idle while jobs wait")
+            return
+        n = len(old)
+        if len(new) != n:
+            raise PolicyError(f"decision has {len(new)} entries for {n} slices")
+        slice_of = st.slice_of
+        end_s = st.finish_s
+        units = st.slice_compute
+        weight = st.weight
+        history = st.history
+        seg_start = st.seg_start_s
+        busy = self._busy
+        stopped = []
+        for s in range(n):
+            o = old[s]
+            if o >= 0 and new[s] != o:
+                if history is not None and now > seg_start[o]:
+                    history[o].append((seg_start[o], now, self._config.ident, st.slice_start[s]))
+                slice_of[o] = STOPPED
+                end_s[o] = math.inf
+                st.preemptions[o] += 1
+                busy -= units[s] * weight[o]
+                stopped.append(o)
+        self._preemptions += len(stopped)
+        self._busy = self._start_moved(new, old, now, busy)
+        st.running = new
+        for j in stopped:
+            if slice_of[j] == STOPPED:
+                self._enqueue(j, now)
+        if st.waiting and -1 in new:
+            raise PolicyError("a slice is left idle while jobs wait")
+
+    def _start_moved(self, decision: list[int], old: list[int], now: float, busy: int) -> int:
+        """Start every job the decision puts on a new slice, from ``now``, with its exact completion event;
+        returns the busy state."""
+        st = self._state
+        queue = self._queue
+        schedule = queue.schedule
+        floor = queue.now
+        slice_of = st.slice_of
+        wkey = st.wkey
+        fraction = st.remaining
+        durations = st.durations_s
+        dix = st.slice_duration_index
+        units = st.slice_compute
+        weight = st.weight
+        run_start = st.run_start_s
+        seg_start = st.seg_start_s
+        timer = st.timer_s
+        end_s = st.finish_s
+        s = 0  # a counter measured faster than enumerate() on these short lists
+        for j in decision:
+            if j >= 0 and j != old[s]:
+                code = slice_of[j]
+                if code == WAITING:
+                    st.remove_waiting((wkey[j], j))
+                    timer[j] = -1.0  # a stopped job ran, so its timer is already cleared
+                elif code != STOPPED:
+                    raise PolicyError(f"job rank {j} assigned to slice {s} is not waiting or running once "
+                                      f"(state {code})")
+                slice_of[j] = s
+                run_start[j] = now
+                seg_start[j] = now
+                end = now + fraction[j] * durations[j][dix[s]]
+                if end < floor:  # only for remainders below EPS_S: keep the queue's clock monotone
+                    end = floor
+                end_s[j] = end
+                schedule(end, _COMPLETION, j)
+                busy += units[s] * weight[j]
+            elif j < -1:
+                raise PolicyError(f"bad job index {j} for slice {s}")
+            s += 1  # noqa: SIM113 - see above
+        return busy
+
+    def _choose_clock(self, now: float) -> None:
+        """Ask the governor for the level of this decision (called after the scheduler, before re-timing)."""
+        assert self._clock is not None
+        level = self._clock.level_for(tightest_slack_ratio(self._state, now))
+        if level != self._level:
+            self._busy += (level - self._level) * self._states
+            self._level = level
+            self._levels_used.add(level)
+
     def _finish(self) -> None:
         end = max(self._horizon_s, self._last_s)
         self._busy_time[self._busy] += end - self._last_s
@@ -764,24 +1129,6 @@ class MigSimulation(ClusterDriving):
         self._now_s = end
         self._end_s = end
         self._finished = True
-
-
-def _forget_pending(sim: MigSimulation) -> None:
-    """Drop the jobs of a (forked) simulation whose arrival has not been processed: the tail of every
-    per-job list from the arrival stream's position on (arrivals come from the stream, so those jobs have no
-    event in the heap yet)."""
-    arrived = sim._queue.stream_position
-    if arrived == len(sim._arrival_s):
-        return
-    st = sim._state
-    for name in PER_JOB:
-        del getattr(st, name)[arrived:]
-    if st.history is not None:
-        del st.history[arrived:]
-    if len(st.job_reference_s) > arrived:
-        st.job_reference_s = list(st.job_reference_s[:arrived])
-    for values in (sim._jobs, sim._rows, sim._inference, sim._weight, sim._arrival_s):
-        del values[arrived:]
 
 
 def simulate(

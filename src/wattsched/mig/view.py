@@ -122,7 +122,16 @@ def build_view(
     """
     from wattsched.mig._state import DONE, NOT_ARRIVED, WAITING, EngineState
 
-    state = EngineState([j.deadline_s for j in jobs], [j.durations_s for j in jobs], record=False)
+    n = len(jobs)
+    state = EngineState(
+        record=False,
+        jobs=[None] * n,  # a hand-built view has no trace jobs (policies never read them)
+        rows=list(range(n)),
+        deadline_s=[j.deadline_s for j in jobs],
+        durations_s=[j.durations_s for j in jobs],
+        is_inference=[0] * n,
+        weight=[1] * n,
+    )
     state.now_s = now_s
     state.install([(c, start, d) for c, start, d in slices])
     for index, job in enumerate(jobs):

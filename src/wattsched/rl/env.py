@@ -31,7 +31,9 @@ import gymnasium as gym
 import numpy as np
 
 from wattsched.hardware.catalogue import load_gpu
-from wattsched.mig.partition.runner import training_day
+from wattsched.mig.partition.runner import Decision, drive, training_day
+from wattsched.mig.results import SimSnapshot
+from wattsched.mig.simulator import MigSimulation
 from wattsched.rl import ENV_ID, register_envs
 from wattsched.rl.config import EnvConfig
 from wattsched.rl.masking import ActionMask
@@ -86,8 +88,6 @@ class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
         if jobs is None:
             jobs = generate_jobs(self._workload, training_day(self._seed, self._day))
             self._day += 1
-        from wattsched.mig.simulator import MigSimulation
-
         self._sim = MigSimulation(
             list(jobs),
             self._initial,
@@ -140,20 +140,19 @@ class MigRepartitionEnv(gym.Env[np.ndarray, np.int64]):
     def _advance(self) -> tuple[bool, int, int]:
         """Run to the next epoch the agent decides (with ``skip_forced``, epochs with one allowed action are
         decided here); sets the observation. Returns (running, epochs skipped, repartitions they started)."""
-        running = bool(self._sim.advance())
-        skipped = repartitions = 0
-        while running:
-            self._snapshot = self._sim.snapshot()
-            self._last_obs = snapshot_observation(self._snapshot, self._spec)
-            if self._mask is None or not self.config.skip_forced:
-                break
-            allowed = np.flatnonzero(self._mask.of(self._last_obs))
-            if len(allowed) != 1:
-                break
-            repartitions += bool(self._sim.repartition(self._actions[int(allowed[0])]))
-            running = bool(self._sim.advance())
-            skipped += 1
-        return running, skipped, repartitions
+        forced: list[Decision] = []
+        running = drive(self._sim, self, log=forced)
+        return running, len(forced), sum(d.repartitioned for d in forced)
+
+    def decide(self, snapshot: SimSnapshot) -> int | str | None:
+        """At an epoch :func:`drive` reached: observe it; the configuration when the mask allows a single
+        action and ``skip_forced`` is set, else ``None`` (the agent decides, at the next :meth:`step`)."""
+        self._snapshot = snapshot
+        self._last_obs = snapshot_observation(snapshot, self._spec)
+        if self._mask is None or not self.config.skip_forced:
+            return None
+        allowed = np.flatnonzero(self._mask.of(self._last_obs))
+        return self._actions[int(allowed[0])] if len(allowed) == 1 else None
 
     def _potential_now(self) -> float:
         config = self.config

@@ -221,6 +221,15 @@ class EventQueue:
         stream.append(time)
         return len(stream) - 1
 
+    def truncate_stream(self, count: int) -> None:
+        """Drop the stream entries from index ``count`` on (none of them popped yet)."""
+        if not self._next <= count <= len(self._stream):
+            raise ValueError(f"cannot truncate the stream to {count} entries: {self._next} already popped")
+        stream = self._stream
+        if not isinstance(stream, list):
+            raise TypeError("truncate_stream needs a queue built with a list as its stream")
+        del stream[count:]
+
     def remap(
         self, payload: Callable[[Event], Any | None], stream: list[float], position: int
     ) -> None:

@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 
 from wattsched.experiments.store import atomic_write_bytes
+from wattsched.units import JOULES_PER_KWH
 
 __all__ = ["report", "summarize"]
 
-_KWH = 3.6e6
 _PNG_METADATA: dict[str, str | None] = {"Software": None}
 _COMPONENTS = (("energy_run_j", "GPUs busy"), ("energy_idle_j", "idle (GPUs on, host)"),
                ("energy_overhead_j", "server turn-ons"))
@@ -49,7 +49,7 @@ def summarize(rows: pd.DataFrame) -> dict[str, Any]:
         entries = {}
         for _, r in group.iterrows():
             entries[r["label"]] = {
-                "energy_kwh": float(r["energy_j"]) / _KWH,
+                "energy_kwh": float(r["energy_j"]) / JOULES_PER_KWH,
                 "energy_saving_vs_baseline": 1.0 - float(r["energy_j"]) / base_energy if len(base) else None,
                 "avg_tardiness_s": float(r["avg_tardiness_s"]),
                 "late_share": float(r["late_jobs"]) / max(float(r["jobs"]), 1.0),
@@ -84,7 +84,7 @@ def _energy_figure(runs: pd.DataFrame, path: Path) -> Path:
         bottom = np.zeros(len(group))
         x = np.arange(len(group))
         for column, name in _COMPONENTS:
-            values = group[column].to_numpy(dtype=float) / _KWH
+            values = group[column].to_numpy(dtype=float) / JOULES_PER_KWH
             ax.bar(x, values, 0.75, bottom=bottom, label=name)
             bottom += values
         ax.set_xticks(x, group["label"], rotation=75, ha="right", fontsize=7)
@@ -189,8 +189,9 @@ def report(rows: pd.DataFrame, figures_dir: Path, gpu: str) -> str:
             e = entry["runs"][r["label"]]
             saving = e["energy_saving_vs_baseline"]
             table.append([
-                r["label"], f"{e['energy_kwh']:,.1f}", f"{float(r['energy_run_j']) / _KWH:,.1f}",
-                f"{float(r['energy_idle_j']) / _KWH:,.1f}", f"{float(r['energy_overhead_j']) / _KWH:,.2f}",
+                r["label"], f"{e['energy_kwh']:,.1f}", f"{float(r['energy_run_j']) / JOULES_PER_KWH:,.1f}",
+                f"{float(r['energy_idle_j']) / JOULES_PER_KWH:,.1f}",
+                f"{float(r['energy_overhead_j']) / JOULES_PER_KWH:,.2f}",
                 f"{100 * saving:+.1f} %" if saving is not None else "n/a",
                 f"{e['avg_tardiness_s'] / 60:.2f}", f"{100 * e['late_share']:.1f} %",
                 f"{e['gpu_hours_on']:,.0f}", e["server_turn_ons"], e["repartitions"],

@@ -19,6 +19,7 @@ from wattsched.experiments.study import SUMMARY_SECTIONS
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import MigGpu
 from wattsched.studies.gpu_variants import P1_GPU
+from wattsched.units import JOULES_PER_KWH
 
 __all__ = ["GpusSection"]
 
@@ -137,7 +138,7 @@ class GpusSection:
         body.append(
             [
                 "energy kWh/queue (EDF-SS)",
-                *[f"{block[n]['table2_detail']['edf-ss']['energy_j'] / 3.6e6:.3f}" for n in have],
+                *[f"{block[n]['table2_detail']['edf-ss']['energy_j'] / JOULES_PER_KWH:.3f}" for n in have],
             ]
         )
         body.append(["best policy", *[_best(block[n]["table2"], _POLICIES[:4]) for n in have]])
@@ -168,7 +169,7 @@ class GpusSection:
             for n in have:
                 table, detail = block[n]["table3"], block[n]["table3_detail"]
                 cells.append(
-                    f"{table[method]:.3f} ({detail[method]['energy_j'] / 3.6e6:.2f} kWh, "
+                    f"{table[method]:.3f} ({detail[method]['energy_j'] / JOULES_PER_KWH:.2f} kWh, "
                     f"{detail[method]['avg_tardiness_s'] / 60:.2f} min)"
                     if method in table
                     else "—"
@@ -248,7 +249,7 @@ class GpusSection:
         energy = pd.DataFrame(
             {
                 n: {
-                    m: block[n]["table3_detail"][m]["energy_j"] / 3.6e6
+                    m: block[n]["table3_detail"][m]["energy_j"] / JOULES_PER_KWH
                     for m in _METHODS
                     if m in block[n]["table3_detail"]
                 }

@@ -23,11 +23,10 @@ from wattsched.studies.table2_analysis import (
     policies_of,
     ranking_pairs,
 )
-from wattsched.units import SECONDS_PER_MINUTE
+from wattsched.units import JOULES_PER_KWH, SECONDS_PER_MINUTE
 
 __all__ = ["report"]
 
-J_PER_KWH = 3.6e6
 
 
 def _figures(rows: pd.DataFrame, config: GridConfig, frames: dict[str, Any], figures_dir: Path) -> list[str]:
@@ -179,7 +178,7 @@ def report(rows: pd.DataFrame, config: GridConfig, figures_dir: Path) -> str:
                     PAPER_TABLE2.get(p, "—"),
                     ranked.index(p) + 1,
                     paper_rank.index(p) + 1 if p in paper_rank else "—",
-                    float(part["energy_j"].mean() / J_PER_KWH),
+                    float(part["energy_j"].mean() / JOULES_PER_KWH),
                     float(part["avg_tardiness_s"].mean() / SECONDS_PER_MINUTE),
                     float(part["max_tardiness_s"].mean() / SECONDS_PER_MINUTE),
                     f"{part['preemptions'].mean():.1f}",

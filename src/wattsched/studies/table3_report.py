@@ -23,10 +23,10 @@ from wattsched.studies.table3_analysis import (
     variant_frames,
 )
 from wattsched.studies.table3_sensitivity import render_sensitivity
+from wattsched.units import JOULES_PER_KWH
 
 __all__ = ["report"]
 
-_KWH_J = 3.6e6
 
 
 def _method_name(method: str, extra: dict[str, Any]) -> str:
@@ -44,7 +44,7 @@ def _main_table(block: dict[str, Any]) -> list[str]:
             _method_name(m, extra),
             f"{table[m]:.3f}",
             f"{PAPER_TABLE3[m]:.2f}" if m in PAPER_TABLE3 else "—",
-            f"{detail[m]['energy_j'] / _KWH_J:.3f}",
+            f"{detail[m]['energy_j'] / JOULES_PER_KWH:.3f}",
             f"{detail[m]['avg_tardiness_s'] / 60:.3f}",
             f"{detail[m]['late_share']:.1%}",
             f"{detail[m]['repartitions']:.1f}",

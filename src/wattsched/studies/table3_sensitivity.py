@@ -27,6 +27,7 @@ import pandas as pd
 
 from wattsched.experiments.protocol import Method, Setting, et_frame, per_day_et, run_method
 from wattsched.hardware.catalogue import load_gpu
+from wattsched.units import JOULES_PER_KWH
 from wattsched.workload.generators import WorkloadSpec
 
 __all__ = [
@@ -213,7 +214,7 @@ def sensitivity_block(rows: pd.DataFrame) -> dict[str, Any]:
             "et": {m: ets[m] for m in SENS_METHODS if m in ets},
             "detail": {
                 str(m): {
-                    "energy_kwh": float(g["energy_j"].mean()) / 3.6e6,
+                    "energy_kwh": float(g["energy_j"].mean()) / JOULES_PER_KWH,
                     "avg_tardiness_min": float(g["avg_tardiness_s"].mean()) / 60.0,
                     "late_share": float(g["late_jobs"].sum() / max(g["jobs"].sum(), 1)),
                     "busy_share": 1.0 - float(g["idle_share"].mean()) if "idle_share" in g else None,

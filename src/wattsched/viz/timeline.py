@@ -42,7 +42,7 @@ from wattsched.errors import InputError
 from wattsched.hardware.mig import Configuration, MigGpu, default_gpu
 from wattsched.hardware.power import PowerTable
 from wattsched.io import cell_text, numeric_column, read_table
-from wattsched.mig._results import SimResult
+from wattsched.mig.results import SimResult
 from wattsched.workload.job import Job
 
 __all__ = [

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from wattsched.hardware.mig import MigGpu
-from wattsched.mig._results import SimSnapshot
+from wattsched.mig.results import SimSnapshot
 from wattsched.registry import Registry
 
 __all__ = ["PARTITIONERS", "ConfigId", "RepartitionPolicy", "hour_of_day"]

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from wattsched.errors import ConfigError
 from wattsched.hardware.mig import MigGpu
-from wattsched.mig._results import SimSnapshot
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId
+from wattsched.mig.results import SimSnapshot
 
 __all__ = ["DayNightPartitioner"]
 

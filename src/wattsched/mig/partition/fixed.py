@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wattsched.hardware.mig import NO_MIG, MigGpu
-from wattsched.mig._results import SimSnapshot
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId
+from wattsched.mig.results import SimSnapshot
 
 __all__ = ["NoMigPartitioner", "StaticPartitioner"]
 

@@ -28,32 +28,36 @@ from typing import Any
 
 from wattsched.errors import ConfigError
 from wattsched.hardware.mig import MigGpu
-from wattsched.mig._results import JobView, SimSnapshot
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId
-from wattsched.units import SECONDS_PER_MINUTE
+from wattsched.mig.partition.planning import ET_COEFFICIENT, JOBS_NORM, WINDOW_S, SampledDays, window_cost
+from wattsched.mig.results import JobView, SimSnapshot
+from wattsched.mig.simulator import simulate
 from wattsched.workload.job import Job, JobKind, Scaling
 
 __all__ = ["LookaheadPartitioner"]
+
+#: Spawn key of the sampled days (the rollout's are ``(8,)``).
+_SCENARIO_KEY = 7
 
 
 @dataclass
 class LookaheadPartitioner:
     """Simulate-and-compare planner; ``et_coefficient`` is ET's ``a`` per joule (from pilot runs)."""
 
-    et_coefficient: float = 3.5e-8
-    jobs_norm: float = 207.0
+    et_coefficient: float = ET_COEFFICIENT
+    jobs_norm: float = JOBS_NORM
     #: Configurations to compare; ``None``: every MIG configuration of the GPU.
     candidates: tuple[ConfigId, ...] | None = None
     max_jobs: int = 10
     sampled_days: int = 0
-    window_s: float = 1800.0
+    window_s: float = WINDOW_S
     switch_margin: float = 0.0
     #: Configuration at t = 0; ``None``: the GPU's "initial" role.
     initial: ConfigId | None = None
     workload: Any = None  # WorkloadSpec for sampled arrivals; None: the alibaba-day profile
     scheduler: str = "edf-ss-restricted"
     name: str = "lookahead"
-    _scenarios: list[list[Job]] = field(default_factory=list, repr=False)
+    _scenarios: SampledDays = field(default_factory=SampledDays, repr=False)
     _gpu: MigGpu | None = field(default=None, repr=False)
     _candidates: tuple[ConfigId, ...] = field(default=(), repr=False)
     _initial: ConfigId | None = field(default=None, repr=False)
@@ -75,15 +79,7 @@ class LookaheadPartitioner:
         self._candidates = tuple(gpu.configuration(c).ident for c in candidates)
         initial = self.initial if self.initial is not None else gpu.role("initial")
         self._initial = gpu.configuration(initial).ident
-        self._scenarios = []
-        if self.sampled_days:
-            import numpy as np
-
-            from wattsched.workload.generators import WorkloadSpec, generate_jobs
-
-            spec = self.workload or WorkloadSpec(profile="alibaba-day")
-            root = np.random.SeedSequence(0 if seed is None else seed, spawn_key=(7,))
-            self._scenarios = [generate_jobs(spec, child) for child in root.spawn(self.sampled_days)]
+        self._scenarios = SampledDays.draw(self.workload, seed, self.sampled_days, _SCENARIO_KEY)
 
     def initial_configuration(self) -> ConfigId:
         if self._initial is None:
@@ -99,11 +95,7 @@ class LookaheadPartitioner:
         assert self._gpu is not None
         sizes = self._gpu.compute_sizes
         base = [_planning_job(j, index, now_s, sizes) for index, j in enumerate(ranked)]
-        scenarios = (
-            [[]]
-            if not self._scenarios
-            else [[j for j in day if now_s < j.arrival_s <= now_s + self.window_s] for day in self._scenarios]
-        )
+        scenarios = self._scenarios.arrivals(now_s, self.window_s)
         costs = {c: self._cost(base, scenarios, c, c != current, now_s) for c in self._candidates}
         best = min(costs, key=lambda c: (costs[c], c != current, c))
         if current in costs and costs[current] - costs[best] <= self.switch_margin * abs(costs[current]):
@@ -113,8 +105,6 @@ class LookaheadPartitioner:
     def _cost(
         self, base: list[Job], scenarios: Sequence[list[Job]], config: ConfigId, switch: bool, now_s: float
     ) -> float:
-        from wattsched.mig.simulator import simulate
-
         gpu = self._gpu
         assert gpu is not None
         idle_w = gpu.power.idle_w
@@ -125,8 +115,8 @@ class LookaheadPartitioner:
             jobs = [_arriving_at(j, max(j.arrival_s, ready_s)) for j in (*base, *extra)]
             result = simulate(jobs, config, self.scheduler, gpu=gpu, horizon_s=now_s)
             dynamic_j = result.energy_j - idle_w * result.end_s
-            tardiness_min = result.avg_tardiness_s * result.jobs / SECONDS_PER_MINUTE
-            total += self.et_coefficient * dynamic_j + tardiness_min / self.jobs_norm
+            lateness_s = result.avg_tardiness_s * result.jobs
+            total += window_cost(self.et_coefficient, self.jobs_norm, dynamic_j, lateness_s)
         return total / len(scenarios)
 
 

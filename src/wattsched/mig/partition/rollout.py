@@ -24,16 +24,16 @@ takes about 7 s on one core.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from wattsched.errors import ConfigError
 from wattsched.hardware.mig import MigGpu
-from wattsched.mig._results import SimSnapshot
 from wattsched.mig.partition.base import PARTITIONERS, ConfigId, RepartitionPolicy
-from wattsched.units import SECONDS_PER_MINUTE
+from wattsched.mig.partition.planning import ET_COEFFICIENT, JOBS_NORM, WINDOW_S, SampledDays, window_cost
+from wattsched.mig.partition.runner import drive
+from wattsched.mig.results import SimSnapshot
 from wattsched.workload.job import Job
 
 __all__ = ["RankedPolicy", "RolloutPartitioner"]
@@ -56,11 +56,11 @@ class RolloutPartitioner:
     the lookahead's, for P1's literal load). The registry's ``rollout`` defaults to Day-Night as its base."""
 
     base: RepartitionPolicy
-    et_coefficient: float = 3.5e-8
-    jobs_norm: float = 207.0
+    et_coefficient: float = ET_COEFFICIENT
+    jobs_norm: float = JOBS_NORM
     #: Sampled days whose arrivals join each rollout (the cost is their mean); 0: only the present jobs.
     scenarios: int = 2
-    window_s: float = 1800.0
+    window_s: float = WINDOW_S
     #: The base's best-ranked configurations tried (a base that cannot rank: every configuration); 0: all.
     candidates: int = 3
     #: Workload spec the sampled days are drawn from (``None``: P1's Fig. 5 profile at multiplier 1).
@@ -68,8 +68,7 @@ class RolloutPartitioner:
     name: str = "rollout"
     scheduler: str = field(default="", init=False)
     _gpu: MigGpu | None = field(default=None, repr=False)
-    #: Per sampled day: its jobs and their arrival times (sorted).
-    _days: list[tuple[list[Job], list[float]]] = field(default_factory=list, repr=False)
+    _days: SampledDays = field(default_factory=SampledDays, repr=False)
 
     def __post_init__(self) -> None:
         if self.scenarios < 0 or self.candidates < 0 or not self.window_s > 0:
@@ -82,16 +81,9 @@ class RolloutPartitioner:
         self.scheduler = self.base.scheduler
 
     def reset(self, gpu: MigGpu, seed: int | None = None) -> None:
-        import numpy as np
-
-        from wattsched.workload.generators import WorkloadSpec, generate_jobs
-
         self.base.reset(gpu, seed)
         self._gpu = gpu
-        spec = self.workload or WorkloadSpec(profile="alibaba-day")
-        root = np.random.SeedSequence(0 if seed is None else seed, spawn_key=(_SCENARIO_KEY,))
-        days = [generate_jobs(spec, child) for child in root.spawn(self.scenarios)]
-        self._days = [(jobs, [j.arrival_s for j in jobs]) for jobs in days]
+        self._days = SampledDays.draw(self.workload, seed, self.scenarios, _SCENARIO_KEY)
 
     def initial_configuration(self) -> ConfigId:
         return self.base.initial_configuration()
@@ -107,7 +99,7 @@ class RolloutPartitioner:
         if snapshot.fork_arrived is None:
             raise ConfigError("the rollout policy needs snapshots of a simulation (SimSnapshot.fork_arrived)")
         now_s = float(snapshot.now_s)
-        extras = [self._arrivals(jobs, times, now_s) for jobs, times in self._days] or [[]]
+        extras = self._days.arrivals(now_s, self.window_s)
         best, best_cost = candidates[0], float("inf")
         for candidate in candidates:
             cost = sum(self._cost(snapshot, candidate, extra, now_s) for extra in extras) / len(extras)
@@ -123,12 +115,6 @@ class RolloutPartitioner:
         first = self.base.decide(snapshot)
         return [first, *(c for c in self._gpu.configuration_ids if c != first)]
 
-    def _arrivals(self, jobs: list[Job], times: list[float], now_s: float) -> list[Job]:
-        """The sampled day's jobs arriving in ``(now_s, now_s + window_s]``."""
-        start = bisect.bisect_right(times, now_s)
-        stop = bisect.bisect_right(times, now_s + self.window_s)
-        return jobs[start:stop]
-
     def _cost(self, snapshot: SimSnapshot, candidate: ConfigId, extra: list[Job], now_s: float) -> float:
         assert snapshot.fork_arrived is not None and self._gpu is not None
         sim = snapshot.fork_arrived()
@@ -136,13 +122,9 @@ class RolloutPartitioner:
             sim.add_job(job)
         energy0, late0 = sim.energy_j, sim.accrued_tardiness_s
         sim.repartition(candidate)
-        end_s = now_s + self.window_s
-        base = self.base
-        while sim.advance() and sim.now_s < end_s:
-            sim.repartition(base.decide(sim.snapshot()))
+        drive(sim, self.base, now_s + self.window_s)
         dynamic_j = sim.energy_j - energy0 - self._gpu.power.idle_w * (sim.now_s - now_s)
-        lateness_min = (sim.accrued_tardiness_s - late0) / SECONDS_PER_MINUTE
-        return self.et_coefficient * dynamic_j + lateness_min / self.jobs_norm
+        return window_cost(self.et_coefficient, self.jobs_norm, dynamic_j, sim.accrued_tardiness_s - late0)
 
 
 @PARTITIONERS.register("rollout")

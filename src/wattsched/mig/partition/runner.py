@@ -1,32 +1,38 @@
-"""Run one day under a repartitioning policy, logging every decision (Fig. 11, repartitions per hour).
+"""Drive a simulation under a repartitioning policy, and run one day that way, logging every decision
+(Fig. 11, repartitions per hour).
 
-``run_day`` drives the simulator's stepping API: at each decision epoch (job arrival or completion outside a
-blackout) it asks the policy for a configuration and applies it with ``MigSimulation.repartition``
-(CONTRACT §4).
+:func:`drive` is the one loop every caller uses — the day runner, the rollout's simulated windows, the
+gymnasium environment: advance the simulation to its next decision epoch (a job arrival or completion outside
+a blackout), show the policy a snapshot and apply its choice with ``MigSimulation.repartition``
+(:func:`decide_epoch`). A cluster, which steps each GPU instant by instant in one global time order, applies
+:func:`decide_epoch` at each GPU's epochs.
 Day seeds live here too, so that every caller (study, CLI, benchmark, environment) draws the same held-out
 days.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.partition.base import ConfigId, RepartitionPolicy
-
-if TYPE_CHECKING:
-    from wattsched.mig.simulator import RepartitionMode
+from wattsched.mig.results import SimResult, SimSnapshot
+from wattsched.mig.simulator import MigSimulation, RepartitionMode
 from wattsched.workload.job import Job
 
 __all__ = [
     "DayRun",
+    "Decider",
     "Decision",
     "configuration_time_s",
+    "decide_epoch",
+    "drive",
     "held_out_day",
     "repartitions_per_hour",
     "run_day",
@@ -60,7 +66,7 @@ class Decision:
 class DayRun:
     """The simulator's result for the day plus the decision log."""
 
-    result: object  # wattsched.mig.simulator.SimResult (kept untyped to avoid an import cycle at type time)
+    result: SimResult
     initial_configuration: ConfigId
     decisions: tuple[Decision, ...]
 
@@ -83,8 +89,6 @@ def run_day(
 ) -> DayRun:
     """Simulate ``jobs`` on ``gpu`` (default the A100-40GB) with ``partitioner`` choosing the configuration at
     every decision epoch."""
-    from wattsched.mig.simulator import MigSimulation
-
     resolved = load_gpu(gpu)
     partitioner.reset(resolved, seed)
     initial = partitioner.initial_configuration()
@@ -100,14 +104,41 @@ def run_day(
         repartition_mode=repartition_mode,
     )
     decisions: list[Decision] = []
-    while sim.advance():
-        snapshot = sim.snapshot()
-        choice = partitioner.decide(snapshot)
-        changed = bool(sim.repartition(choice))
-        decisions.append(
-            Decision(float(snapshot.now_s), choice if changed else snapshot.configuration, changed)
-        )
+    drive(sim, partitioner, log=decisions)
     return DayRun(sim.result(), initial, tuple(decisions))
+
+
+class Decider(Protocol):
+    """What :func:`drive` asks at each decision epoch: a :class:`RepartitionPolicy`, or anything that chooses
+    a configuration from a snapshot (``None``: stop here and hand the epoch back to the caller)."""
+
+    def decide(self, snapshot: SimSnapshot) -> ConfigId | None: ...
+
+
+def decide_epoch(sim: MigSimulation, decider: Decider, log: list[Decision] | None = None) -> bool:
+    """At a decision epoch of ``sim``: ``decider``'s choice for the snapshot, applied (and appended to
+    ``log``). Returns ``False`` when the decider chose nothing (``None``), else ``True``."""
+    snapshot = sim.snapshot()
+    choice = decider.decide(snapshot)
+    if choice is None:
+        return False
+    changed = bool(sim.repartition(choice))
+    if log is not None:
+        log.append(Decision(float(snapshot.now_s), choice if changed else snapshot.configuration, changed))
+    return True
+
+
+def drive(
+    sim: MigSimulation, decider: Decider, until_s: float = math.inf, *, log: list[Decision] | None = None
+) -> bool:
+    """Run ``sim`` epoch by epoch, ``decider`` choosing the configuration at each decision epoch
+    (:func:`decide_epoch`), until the run ends, an epoch at or after ``until_s`` is reached (left
+    undecided), or the decider hands an epoch back (``None``). Returns whether the simulation is still
+    running."""
+    while sim.advance():
+        if sim.now_s >= until_s or not decide_epoch(sim, decider, log):
+            return True
+    return False
 
 
 def repartitions_per_hour(run: DayRun, hours: int = 24) -> np.ndarray:

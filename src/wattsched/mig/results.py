@@ -1,25 +1,29 @@
-"""Result, per-job record and snapshot types of the MIG simulator."""
+"""What a MIG simulation reports: its totals (:class:`SimResult`), per-job records, the snapshot a
+repartitioning policy decides on, and the outcomes of jobs a long run dropped from memory."""
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from wattsched.mig._state import EPS_S, JobTable
+
 if TYPE_CHECKING:
     from wattsched.hardware.mig import MigGpu
-    from wattsched.mig._state import EngineState
     from wattsched.mig.simulator import MigSimulation
-    from wattsched.workload.job import Job, JobKind, Scaling
+    from wattsched.workload.job import JobKind, Scaling
 
 __all__ = [
+    "FinishedJobs",
     "JobRecord",
     "JobView",
     "SimResult",
     "SimSnapshot",
     "SliceSegment",
-    "build_records",
+    "job_records",
     "new_job_record",
 ]
 
@@ -68,7 +72,8 @@ def new_job_record(
     slices: tuple[SliceSegment, ...],
 ) -> JobRecord:
     """``JobRecord(...)`` without the frozen ``__init__``'s ``object.__setattr__`` per field: about 1.6x
-    faster, which shows when a run records every job (the Table II study does). Same object, fully set."""
+    faster, which shows when a run records every job (the Table II study does; benchmarks/bench_table2.py).
+    Same object, fully set."""
     record = _new_object(JobRecord)
     _set_job_id(record, job_id)
     _set_arrival(record, arrival_s)
@@ -81,31 +86,59 @@ def new_job_record(
     return record
 
 
-def build_records(
-    jobs: Sequence[Job], rows: Sequence[int], state: EngineState, eps_s: float
-) -> tuple[JobRecord, ...]:
-    """One record per job, in trace row order (``jobs[j]`` is the job of rank ``j``, from row ``rows[j]``);
-    tardiness below ``eps_s`` counts as on time."""
-    history = state.history if state.history is not None else [[] for _ in jobs]
-    records: list[JobRecord | None] = [None] * len(jobs)
+def job_records(table: JobTable, ranks: Sequence[int]) -> list[JobRecord]:
+    """The record of each job of ``ranks`` (finished or not; tardiness below :data:`EPS_S` counts as on
+    time)."""
+    history = table.history
+    jobs, deadline_s, completed_at_s = table.jobs, table.deadline_s, table.completed_at_s
+    preemptions = table.preemptions
     nan = math.nan
-    # One zip over the per-job lists instead of indexing each of them (this runs once per job).
-    for row, job, deadline, completion, preemptions, segments in zip(
-        rows, jobs, state.deadline_s, state.completed_at_s, state.preemptions, history, strict=True
-    ):
-        tardiness = completion - deadline
-        records[row] = new_job_record(
+    out = []
+    for j in ranks:
+        job = jobs[j]
+        segments = history[j] if history is not None else []
+        tardiness = completed_at_s[j] - deadline_s[j]
+        out.append(new_job_record(
             job.job_id,
             job.arrival_s,
-            deadline,
+            deadline_s[j],
             segments[0][0] if segments else nan,
-            completion,
-            tardiness if tardiness > eps_s else 0.0,
-            preemptions,
+            completed_at_s[j],
+            tardiness if tardiness > EPS_S else 0.0,
+            preemptions[j],
             tuple(segments),
+        ))
+    return out
+
+
+@dataclass
+class FinishedJobs:
+    """Outcomes of completed jobs: the order each was given (``row``), completion time and tardiness (s;
+    below :data:`EPS_S` counts as 0), as flat arrays (8 bytes a job, for runs of millions of jobs)."""
+
+    rows: array[int] = field(default_factory=lambda: array("q"))
+    completion_s: array[float] = field(default_factory=lambda: array("d"))
+    tardiness_s: array[float] = field(default_factory=lambda: array("d"))
+
+    def copy(self) -> FinishedJobs:
+        return FinishedJobs(
+            array("q", self.rows), array("d", self.completion_s), array("d", self.tardiness_s)
         )
-    # ``rows`` is a permutation of the job indices, so every entry is filled.
-    return tuple(records)  # type: ignore[arg-type]
+
+    def extend(self, rows: Sequence[int], completion_s: Sequence[float], deadline_s: Sequence[float]) -> None:
+        self.rows.extend(rows)
+        self.completion_s.extend(completion_s)
+        for completion, deadline in zip(completion_s, deadline_s, strict=True):
+            late = completion - deadline
+            self.tardiness_s.append(late if late > EPS_S else 0.0)
+
+    def extend_from(self, table: JobTable, ranks: Sequence[int]) -> None:
+        """Add the outcomes of the completed jobs ``ranks`` of ``table``."""
+        self.extend([table.rows[j] for j in ranks], [table.completed_at_s[j] for j in ranks],
+                    [table.deadline_s[j] for j in ranks])
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
 
 @dataclass(frozen=True, slots=True)
