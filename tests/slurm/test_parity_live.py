@@ -48,7 +48,7 @@ PERIOD_S = 12.0
 POLICY = "edf-ss-restricted"
 _MARGIN_S = 2.0  # a queued job's slice frees this much before the next one does
 _GAP_S = 4.0  # a wave ends this much before the next arrives (room for latency on two launches)
-_LATENCY_MAX_S = 8.0  # a start later than the simulator's by more than this is not launch latency
+_LATENCY_MAX_S = 12.0  # a start later than the simulator's by more than this is not launch latency
 _GPU = load_gpu("a100-40gb")
 _LABELS = {s.start: s.label for s in _GPU.configuration(3).slices}
 
@@ -185,10 +185,11 @@ def test_a_compressed_day_runs_as_the_simulator_says(live: sandbox_module.Sandbo
         job_id: float(Path(f"{tmp_path}/job{n}.sh.out").read_text().split()[1]) for n, job_id in ids.items()
     }
     ended = _epilog_s(live)
-    # The same slice type for every job that arrives on an idle GPU. A wave's fourth job waits for the first
-    # slice to free; under load two launches can differ by more than _MARGIN_S, so which slice really frees
-    # first may differ from the simulator: it must take the slice that really freed first (the policy's
-    # rule given what happened), and the count that also match the simulator is reported.
+    # The same slice type for every job that arrives on an idle GPU. A wave's fourth job waits for a slice to
+    # free. Which one it gets depends on timing the simulator does not have: launches differ by 1-4 s under
+    # load, and when the controller sees two ends in one pass both slices are free at its decision (the
+    # policy then takes the slowest one in time). So it must have been released onto a slice whose job had
+    # ended by then; how many also match the simulator is reported.
     waves: dict[float, list[int]] = {}
     for offset, job in trace:
         waves.setdefault(offset, []).append(ids[int(job.job_id)])
@@ -197,11 +198,10 @@ def test_a_compressed_day_runs_as_the_simulator_says(live: sandbox_module.Sandbo
     assert {j: rows[j].slice for j in ids.values() if j not in waiting} == {
         j: label for j, label in simulated.items() if j not in waiting
     }
+    released_s = {a.job_id: a.time_s for a in controller.store.actions() if a.kind == "release"}
     for job_id, first_three in waiting.items():
-        freed_first = min(first_three, key=lambda j: ended[j])
-        assert rows[job_id].slice == rows[freed_first].slice, (
-            f"job {job_id} did not take the slice that freed"
-        )
+        freed = {rows[j].slice for j in first_three if ended[j] <= released_s[job_id]}
+        assert rows[job_id].slice in freed, f"job {job_id} was released onto a slice still busy"
     same_as_simulator = sum(rows[j].slice == simulated[j] for j in waiting)
     # The same start order: a job the simulator starts before another starts before it on Slurm too.
     for a in ids.values():
