@@ -74,7 +74,7 @@ def count(src: Path, task: str, run: bool) -> tuple[int, int]:
     """``(instructions, jobs)`` of one worker run under callgrind, with ``src`` first on the path."""
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__,
                "--worker", task] + (["--run"] if run else [])
-    # A fixed hash seed and one BLAS thread: without them the same code's count moves by about ±5 % between runs.
+    # A fixed hash seed and one BLAS thread: without them the same code's count moves by about 5 % a run.
     env = {**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     found = re.search(r"Collected : ([\d,]+)", done.stderr)
