@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from wattsched._files import publish
 from wattsched.errors import InputError
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ def write_table(frame: pd.DataFrame, path: str | Path, formats: tuple[str, ...] 
                 stream.write(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
             else:
                 frame.to_parquet(stream, index=False)
-        os.replace(temp, target)
+        publish(temp, target)
     except IsADirectoryError:
         Path(temp).unlink(missing_ok=True)
         raise InputError("cannot write: the path is a directory", path=str(path)) from None

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from wattsched._files import publish
 from wattsched.errors import ConfigError, InputError
 
 __all__ = ["check_suffix", "check_writable", "json_text", "print_json", "progress_bar", "write_text"]
@@ -47,7 +48,7 @@ def write_text(path: str, text: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
-        os.replace(temp, target)
+        publish(temp, target)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise

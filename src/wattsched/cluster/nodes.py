@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from wattsched._files import publish
 from wattsched.cluster.spec import ClusterSpec, ServerSpec
 from wattsched.errors import ConfigError, InputError
 from wattsched.hardware._toml import read_toml
@@ -158,7 +159,7 @@ def _write_atomic(target: Path, text: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
-        os.replace(temp, target)
+        publish(temp, target)
     except IsADirectoryError:
         Path(temp).unlink(missing_ok=True)
         raise InputError("cannot write: the path is a directory", path=str(target)) from None

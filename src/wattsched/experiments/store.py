@@ -30,6 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from wattsched._files import publish
 from wattsched.errors import ConfigError
 
 __all__ = [
@@ -95,7 +96,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temp, path)
+        publish(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise

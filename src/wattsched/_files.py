@@ -1,0 +1,25 @@
+"""Files written whole: through a temporary file in the target's folder, then a rename.
+
+A temporary file is made with mode 0600 (``tempfile.mkstemp``); :func:`publish` gives it the mode a plain
+``open()`` would have given (0666 less the user's umask) before renaming it into place, so that what
+wattsched writes is as readable as any other file the user makes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["publish"]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def publish(temp: str | Path, target: str | Path) -> None:
+    """Give the finished temporary file ``temp`` the user's default file mode and rename it to ``target``."""
+    os.chmod(temp, 0o666 & ~_umask())
+    os.replace(temp, target)
