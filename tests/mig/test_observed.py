@@ -19,8 +19,9 @@ from wattsched.workload.job import Job, JobKind, Scaling
 EPS_S = 1e-9
 
 
-def _told_its_predictions(jobs: list[Job], config: int | str, policy: str, power_cap: bool = False
-                          ) -> MigSimulation:
+def _told_its_predictions(
+    jobs: list[Job], config: int | str, policy: str, power_cap: bool = False
+) -> MigSimulation:
     """Drive a simulation as a controller would if the world did exactly what the model predicts: report
     the arrivals and the predicted completions of each instant, ask for the decision, report the starts."""
     sim = MigSimulation([], config, policy, record_jobs=True, power_cap=power_cap)
@@ -50,8 +51,9 @@ def _told_its_predictions(jobs: list[Job], config: int | str, policy: str, power
 
 @settings(max_examples=60, deadline=None)
 @given(traces(), st.sampled_from(CONFIGS), st.sampled_from(POLICIES.available()))
-def test_told_its_own_predictions_it_reproduces_simulate(jobs: list[Job], config: int | str,
-                                                         policy: str) -> None:
+def test_told_its_own_predictions_it_reproduces_simulate(
+    jobs: list[Job], config: int | str, policy: str
+) -> None:
     expected = simulate(jobs, config, policy, record_jobs=True)
     got = _told_its_predictions(jobs, config, policy).result()
     assert got.to_dict() == expected.to_dict()
@@ -71,8 +73,16 @@ def _job(name: str, arrival_s: float, dur_full_s: float, deadline_s: float) -> J
     # linear scaling on the A100-40GB's compute sizes 1, 2, 3, 4, 7: duration on g slices = 7·dur_full/g,
     # and the whole GPU (no-mig) runs it in dur_full.
     sizes = (1, 2, 3, 4, 7)
-    return Job(name, arrival_s, deadline_s, JobKind.TRAINING, Scaling.LINEAR,
-               tuple(dur_full_s * 7 / g for g in sizes), dur_full_s, sizes)
+    return Job(
+        name,
+        arrival_s,
+        deadline_s,
+        JobKind.TRAINING,
+        Scaling.LINEAR,
+        tuple(dur_full_s * 7 / g for g in sizes),
+        dur_full_s,
+        sizes,
+    )
 
 
 def test_a_job_finishing_early_frees_its_slice_for_the_next() -> None:
@@ -93,9 +103,10 @@ def test_a_job_finishing_late_holds_its_slice_until_it_is_reported() -> None:
     b = sim.observe_arrival(_job("b", 0.0, 100.0, 2000.0))
     sim.decide(0.0)
     # 150 s and a has not been reported finished: still running, predicted to end overdue_s later.
-    assert list(sim.decide(150.0, overdue_s=5.0)) == [a]
+    sim.overdue_s = 5.0
+    assert list(sim.decide(150.0)) == [a]
     assert sim.predicted_completions() == {a: 155.0}
-    assert list(sim.decide(170.0, overdue_s=5.0)) == [a]
+    assert list(sim.decide(170.0)) == [a]
     assert sim.predicted_completions() == {a: 175.0}
     sim.observe_completion(a, 172.0)
     assert list(sim.decide(172.0)) == [b]
@@ -110,14 +121,20 @@ def test_a_job_finishing_late_holds_its_slice_until_it_is_reported() -> None:
 def test_a_start_on_another_slice_moves_the_plan() -> None:
     # Configuration with two slices of the same size: the real scheduler put the job on the other one.
     gpu = MigSimulation([], 1, "edf-ss-restricted").gpu
-    config = next(c for c in gpu.configurations
-                  if len(c.slices) >= 2 and len({s.compute for s in c.slices}) < len(c.slices))
+    config = next(
+        c
+        for c in gpu.configurations
+        if len(c.slices) >= 2 and len({s.compute for s in c.slices}) < len(c.slices)
+    )
     sim = MigSimulation([], config, "edf-ss-restricted")
     a = sim.observe_arrival(_job("a", 0.0, 100.0, 10_000.0))
     plan = list(sim.decide(0.0))
     planned = plan.index(a)
-    other = next(s for s, slc in enumerate(config.slices)
-                 if s != planned and slc.compute == config.slices[planned].compute)
+    other = next(
+        s
+        for s, slc in enumerate(config.slices)
+        if s != planned and slc.compute == config.slices[planned].compute
+    )
     sim.observe_start(a, other, 2.0)
     assignment = list(sim.decide(2.0))
     assert assignment[other] == a and assignment[planned] == -1
@@ -152,7 +169,7 @@ def test_observations_refuse_what_cannot_be() -> None:
     with pytest.raises(ValueError, match=r"fraction in \(0, 1\]"):
         sim.observe_requeue(a, 10.0, remaining=1.5)
     with pytest.raises(ValueError, match="overdue_s"):
-        sim.decide(10.0, overdue_s=0.0)
+        sim.overdue_s = 0.0
 
 
 def test_an_observed_fork_is_independent() -> None:
@@ -187,7 +204,8 @@ def test_a_job_predicted_to_end_at_the_decision_time_is_not_ended_unreported() -
     sim = MigSimulation([], "no-mig", "edf-ss-restricted")
     a = sim.observe_arrival(_job("a", 0.0, 100.0, 1000.0))
     sim.decide(0.0)
-    assert list(sim.decide(100.0, overdue_s=5.0)) == [a]  # predicted to end exactly now: not reported yet
+    sim.overdue_s = 5.0
+    assert list(sim.decide(100.0)) == [a]  # predicted to end exactly now: not reported yet
     assert sim.predicted_completions() == {a: 105.0}
 
 
@@ -196,8 +214,26 @@ def test_a_start_reported_after_the_predicted_end_keeps_the_job_running() -> Non
     sim = MigSimulation([], "no-mig", "edf-ss-restricted")
     a = sim.observe_arrival(_job("a", 0.0, 100.0, 1000.0))
     sim.decide(0.0)
+    sim.overdue_s = 1.0
     for t in (50.0, 100.0, 120.0):
-        assert list(sim.decide(t, overdue_s=1.0)) == [a]
+        assert list(sim.decide(t)) == [a]
     sim.observe_start(a, 0, 150.0)  # where the model already runs it: its planned start stands
     sim.observe_completion(a, 250.0)
     assert list(sim.decide(250.0)) == [-1]
+
+
+def test_an_observation_re_plans_an_overdue_job_with_the_simulations_overdue_time() -> None:
+    # Configuration 2 (4g + 3g): a runs on the 4g slice from 0, predicted to end at 100·7/4 = 175 s. At 200 s
+    # it has not been reported finished: overdue, re-planned 3 s later (the simulation's overdue_s). At 210 s
+    # a requeue of b is reported: before handling it the model re-plans a again, 3 s after 210 — observations
+    # use the same overdue_s as decisions.
+    sim = MigSimulation([], 2, "edf-ss-restricted")
+    sim.overdue_s = 3.0
+    a = sim.observe_arrival(_job("a", 0.0, 100.0, 180.0))
+    sim.decide(0.0)
+    assert sim.predicted_completions()[a] == pytest.approx(100.0 * 7 / 4)
+    b = sim.observe_arrival(_job("b", 200.0, 100.0, 100_000.0))
+    sim.decide(200.0)
+    assert sim.predicted_completions()[a] == pytest.approx(203.0)
+    sim.observe_requeue(b, 210.0)
+    assert sim.predicted_completions()[a] == pytest.approx(213.0)

@@ -28,21 +28,6 @@ from wattsched.errors import ConfigError
 __all__ = ["add_parser"]
 
 CONFIG_ENV = "WATTSCHED_SLURM_CONFIG"
-JOB_FIELDS = (
-    "job_id",
-    "user",
-    "state",
-    "submit_s",
-    "deadline_s",
-    "start_s",
-    "end_s",
-    "node",
-    "gpu",
-    "slice",
-    "tardiness_s",
-    "energy_j",
-    "preemptions",
-)
 
 
 def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
@@ -266,11 +251,12 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from wattsched.hardware.gpu.fake_state import gres_type
+    from wattsched.slurm.state import ON_SLICE
 
     config = _config(args)
     store = _store(config)
     rows = store.jobs()
-    by_slice = {(r.node, r.gpu, r.slice_index): r.job_id for r in rows if r.phase in ("running", "signalled")}
+    by_slice = {(r.node, r.gpu, r.slice_index): r.job_id for r in rows if r.phase in ON_SLICE}
     nodes = []
     for node in config.nodes:
         gpus = []

@@ -75,6 +75,7 @@ from wattsched.workload.job import Job, JobKind
 
 __all__ = [
     "EPS_S",
+    "OVERDUE_S",
     "ClockGovernor",
     "FinishedJobs",
     "MigSimulation",
@@ -100,6 +101,10 @@ def resolve_policy(policy: str | SchedulingPolicy) -> SchedulingPolicy:
     """A policy object from a registry name (see ``POLICIES.available()``) or a policy object."""
     return POLICIES.make(policy) if isinstance(policy, str) else policy
 
+
+#: Observed-events mode: a running job past its predicted end, not reported finished, is assumed to end this
+#: much later (s), again at each decision while it runs (:attr:`MigSimulation.overdue_s`).
+OVERDUE_S = 10.0
 
 #: Attributes a fork shares with its parent: set at construction and never changed in place.
 _SHARED = frozenset({"_gpu", "_policy", "_power_table", "_kind_weight", "_clock"})
@@ -162,6 +167,7 @@ class MigSimulation:
     #: changed the state since the scheduler last ran.
     _observed_done: set[int]
     _replan_due: bool
+    _overdue_s: float
     # Slots, not an instance dict: the attributes above and nothing else (and a slot is read faster than a
     # key of a 39-key instance dict, which CPython does not share between instances: bench_instructions.py).
     __slots__ = tuple(__annotations__)
@@ -254,6 +260,7 @@ class MigSimulation:
         self._finished = False
         self._observed_done = set()
         self._replan_due = False
+        self._overdue_s = OVERDUE_S
         self._config = resolve_configuration(self._gpu, configuration)
         self._install(self._config)
 
@@ -714,12 +721,23 @@ class MigSimulation:
         self._completed += 1
         self._replan_due = True
 
-    def decide(self, at_s: float, *, overdue_s: float = 10.0) -> Assignment:
+    @property
+    def overdue_s(self) -> float:
+        """How much later than now an overdue job is assumed to end (s; default :data:`OVERDUE_S`)."""
+        return self._overdue_s
+
+    @overdue_s.setter
+    def overdue_s(self, seconds: float) -> None:
+        if not (math.isfinite(seconds) and seconds > 0.0):
+            raise ValueError(f"overdue_s must be a finite number > 0, got {seconds!r}")
+        self._overdue_s = float(seconds)
+
+    def decide(self, at_s: float) -> Assignment:
         """The job rank on each slice (``-1``: idle) once everything up to ``at_s`` is handled: the model's
         own events (timers, repartition ends) and what was reported. Report every event up to ``at_s``
         first. A running job not reported finished by its predicted time is *overdue*: the model assumes it
-        ends ``overdue_s`` later, and assumes so again at each call while it runs."""
-        self._advance_observed(float(at_s), overdue_s, before=False)
+        ends :attr:`overdue_s` later, and assumes so again at each call while it runs."""
+        self._advance_observed(float(at_s), before=False)
         if self._replan_due and not self._finished:
             self._replan_due = False
             at = max(float(at_s), self._queue.now)
@@ -745,24 +763,22 @@ class MigSimulation:
     def _observed_clock(self, at_s: float) -> float:
         """Handle the instants before ``at_s`` and move the clock there; returns the time an observation made
         now takes effect (never before the clock)."""
-        self._advance_observed(float(at_s), 10.0, before=True)
+        self._advance_observed(float(at_s), before=True)
         at = max(float(at_s), self._queue.now)
         self._bring_clock_to(at)
         return at
 
-    def _advance_observed(self, t: float, overdue_s: float, *, before: bool) -> None:
+    def _advance_observed(self, t: float, *, before: bool) -> None:
         """Process the instants that start before ``t`` (and at ``t`` unless ``before``), never completing a
         job whose completion was not reported: one predicted before ``t`` is overdue (see :meth:`decide`)."""
-        if not (math.isfinite(overdue_s) and overdue_s > 0.0):
-            raise ValueError(f"overdue_s must be a finite number > 0, got {overdue_s!r}")
         while not self._finished:
-            self._retime_overdue(t, overdue_s, inclusive=not before)
+            self._retime_overdue(t, inclusive=not before)
             next_s = self._queue.peek_live_time(self._is_live)
             if next_s > t or (before and next_s >= t):
                 return
             self.step()
 
-    def _retime_overdue(self, t: float, overdue_s: float, *, inclusive: bool) -> None:
+    def _retime_overdue(self, t: float, *, inclusive: bool) -> None:
         """Re-plan the running jobs whose end was not reported and is predicted before ``t`` — or within the
         instant at ``t`` when it is about to be handled (``inclusive``), for a job started before it (see
         :meth:`decide`)."""
@@ -773,7 +789,7 @@ class MigSimulation:
                 continue
             end_s = st.finish_s[j]
             if end_s < t or (inclusive and end_s <= t + EPS_S and st.seg_start_s[j] < t):
-                end = t + overdue_s
+                end = t + self._overdue_s
                 # remaining is kept as of run_start: the work left that ends the job at ``end``.
                 duration = st.durations_s[j][st.slice_duration_index[s]]
                 st.remaining[j] = (end - st.run_start_s[j]) * speed / duration

@@ -39,30 +39,16 @@ from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type, is_state_
 from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.mig.simulator import MigSimulation
 from wattsched.slurm.annotations import AnnotationError, parse_annotation
-from wattsched.slurm.client import SlurmApi, SlurmJob
+from wattsched.slurm.client import JobState, SlurmApi, SlurmJob
 from wattsched.slurm.config import ControllerConfig, NodeConfig
 from wattsched.slurm.energy import BusySlice, split_energy
 from wattsched.slurm.jobs import engine_job
-from wattsched.slurm.state import JobRow, Reading, StateStore
+from wattsched.slurm.state import ACTIVE, ON_SLICE, JobRow, Reading, StateStore
 from wattsched.workload.job import JobKind, Scaling
 
-__all__ = ["ACTIVE", "Controller", "EnergyMeter", "GpuModel", "PassReport", "open_meter"]
+__all__ = ["ACTIVE", "ON_SLICE", "Controller", "EnergyMeter", "GpuModel", "PassReport", "open_meter"]
 
 log = logging.getLogger(__name__)
-
-#: Phases of a job the controller still manages.
-ACTIVE = ("queued", "released", "running", "signalled")
-_ENDED = (
-    "COMPLETED",
-    "FAILED",
-    "CANCELLED",
-    "TIMEOUT",
-    "NODE_FAIL",
-    "OUT_OF_MEMORY",
-    "BOOT_FAIL",
-    "DEADLINE",
-    "PREEMPTED",
-)
 
 
 class EnergyMeter(Protocol):
@@ -189,7 +175,7 @@ class Controller:
             self._follow(row, job, now, report)
         for job in sorted(seen.values(), key=lambda j: (j.submit_s or now, j.job_id)):
             if job.job_id not in self._known:
-                if job.state not in _ENDED:
+                if not job.state.finished:
                     self._arrive(job, now, report)
             elif job.job_id in self._rejected:
                 self._reread(job, now, report)
@@ -211,11 +197,11 @@ class Controller:
         row = self.store.job(job.job_id)
         if row is None:
             return
-        if job.state in _ENDED:
+        if job.state.finished:
             row.phase, row.slurm_state, row.end_s = "done", job.state, job.end_s
             self.store.put_job(row)
             del self._rejected[job.job_id]
-        elif job.comment != self._rejected[job.job_id] and job.state == "PENDING":
+        elif job.comment != self._rejected[job.job_id] and job.state == JobState.PENDING:
             del self._rejected[job.job_id]
             self._arrive(job, now, report)  # its owner fixed the annotation: read it again
 
@@ -252,7 +238,7 @@ class Controller:
         self._rows[job.job_id] = row
         self._add_to_model(model, row, now)
         report.arrived.append(job.job_id)
-        if job.state == "RUNNING":  # started without us (no hold plugin?): follow it
+        if job.state == JobState.RUNNING:  # started without us (no hold plugin?): follow it
             self._follow(row, job, now, report)
 
     def _add_to_model(self, model: GpuModel, row: JobRow, at_s: float) -> int:
@@ -275,13 +261,13 @@ class Controller:
         model = self._by_name.get(f"{row.node}/{row.gpu}")
         if model is None or row.job_id not in model.ranks:
             return
-        state = job.state if job is not None else "COMPLETED"  # gone from Slurm: it ended
+        state = job.state if job is not None else JobState.COMPLETED  # gone from Slurm: it ended
         before = row.slurm_state
         row.slurm_state = state
-        ran = job is not None and job.start_s is not None and (state == "RUNNING" or state in _ENDED)
+        ran = job is not None and job.start_s is not None and (state == JobState.RUNNING or state.finished)
         if ran and row.phase in ("queued", "released"):
             self._started(model, row, job, now, report)
-        if state in _ENDED:
+        if state.finished:
             self._ended(model, row, job, now, report)
         elif (
             row.phase == "signalled"
@@ -289,7 +275,7 @@ class Controller:
             and (now >= row.signalled_s + self.config.grace_s)
         ):
             self._requeue(model, row, now, report)
-        elif state == "PENDING" and row.phase in ("running", "signalled"):  # requeued by someone else
+        elif state == JobState.PENDING and row.phase in ON_SLICE:  # requeued by someone else
             self._requeued(model, row, now)
         elif state != before:
             self.store.put_job(row)
@@ -342,8 +328,8 @@ class Controller:
         report.finished.append(row.job_id)
 
     def _slice_of(self, model: GpuModel, job: SlurmJob | None, row: JobRow) -> int:
-        """The slice a job really got: by its MIG UUID where the GPU's state names them, else by its GRES
-        index on the node, else the slice it was released for."""
+        """The slice a job really got: by its MIG UUID where the GPU's state names them (the client turns
+        Slurm's GRES indices into UUIDs), else the slice it was released for."""
         meter = self.meters.get(model.node)
         if job is not None and job.gpu_uuids and isinstance(meter, FakeGpuState):
             labels = {inst.uuid: inst.label for inst in meter.instances(model.index)}
@@ -357,7 +343,7 @@ class Controller:
 
     def _requeue(self, model: GpuModel, row: JobRow, now: float, report: PassReport) -> None:
         if self._act(row.job_id, "requeue_hold", {}, now, row, **self._requeue_changes(model, row, now)):
-            model.sim.observe_requeue(model.ranks[row.job_id], self._rel(now), row.remaining)
+            self._tell_requeue(model, row, now)
             self._log(now, f"job {row.job_id} requeued (held) with {row.remaining:.1%} of its work left")
             report.requeued.append(row.job_id)
 
@@ -366,17 +352,25 @@ class Controller:
         for key, value in self._requeue_changes(model, row, now).items():
             setattr(row, key, value)
         self.store.put_job(row)
-        model.sim.observe_requeue(model.ranks[row.job_id], self._rel(now), row.remaining)
+        self._tell_requeue(model, row, now)
+
+    def _tell_requeue(self, model: GpuModel, row: JobRow, now: float) -> None:
+        rank = model.ranks[row.job_id]
+        self._tell(model, row, lambda: model.sim.observe_requeue(rank, self._rel(now), row.remaining))
+
+    def _remaining_at(self, model: GpuModel, row: JobRow, now: float) -> float:
+        """The fraction of its work a job has left at ``now``: what it had at its last start, less what it
+        has run on its slice since (never quite 0: a job still running has something left)."""
+        if row.run_start_s is None or row.slice_index is None:
+            return row.remaining
+        duration = model.sim.duration_on(model.ranks[row.job_id], row.slice_index)
+        return max(row.remaining - (now - row.run_start_s) / duration, 1e-6)
 
     def _requeue_changes(self, model: GpuModel, row: JobRow, now: float) -> dict[str, object]:
         """The row of a job that leaves its slice at ``now``: it waits again, the work it did kept."""
-        remaining = row.remaining
-        if row.run_start_s is not None and row.slice_index is not None:
-            duration = model.sim.duration_on(model.ranks[row.job_id], row.slice_index)
-            remaining = max(remaining - (now - row.run_start_s) / duration, 1e-6)
         return {
             "phase": "queued",
-            "remaining": remaining,
+            "remaining": self._remaining_at(model, row, now),
             "preemptions": row.preemptions + 1,
             "signalled_s": None,
             "run_start_s": None,
@@ -385,7 +379,7 @@ class Controller:
     # ------------------------------------------------------------------ decisions
     def _decide(self, model: GpuModel, rows: dict[int, JobRow], now: float, report: PassReport) -> None:
         for _ in range(4):  # a declined preemption is told to the model, which decides again
-            assignment = model.sim.decide(self._rel(now), overdue_s=self.config.overdue_s)
+            assignment = model.sim.decide(self._rel(now))
             placed = {model.job_of[rank]: s for s, rank in enumerate(assignment) if rank >= 0}
             pinned = False
             for job_id, row in rows.items():
@@ -469,11 +463,7 @@ class Controller:
                         row.energy_mj += mj
                         self.store.put_job(row)
                         job = seen.get(row.job_id)
-                        if (
-                            row.phase in ("running", "signalled")
-                            and job is not None
-                            and job.state not in _ENDED
-                        ):
+                        if row.phase in ON_SLICE and job is not None and not job.state.finished:
                             comments.append((row.job_id, f"wattsched_energy_j={row.energy_mj / 1000.0:.3f}"))
                 reading = Reading(
                     now, counter, last.busy, last.idle_mj + split.idle_remainder_mj, last.first_mj
@@ -493,7 +483,7 @@ class Controller:
             busy = [
                 (row.job_id, model.configuration.slices[row.slice_index].compute, row.kind or "training")
                 for row in active
-                if row.phase in ("running", "signalled")
+                if row.phase in ON_SLICE
                 and row.node == model.node
                 and row.gpu == model.index
                 and row.slice_index is not None
@@ -559,15 +549,15 @@ class Controller:
         """Reconcile the journal's pending actions with Slurm, then rebuild each GPU's model."""
         for action in self.store.pending_actions():
             job = self.slurm.job(action.job_id)
-            if job is None or (job.state in _ENDED and action.kind != "admin_comment"):
+            if job is None or (job.state.finished and action.kind != "admin_comment"):
                 self.store.finish_action(action.id, "done")  # nothing left to do; the pass sees it ended
                 continue
             done = {
                 "release": not job.held,
-                "hold": job.held or job.state != "PENDING",
+                "hold": job.held or job.state != JobState.PENDING,
                 "hold_with_reason": job.held,
-                "requeue_hold": job.state == "PENDING",
-                "signal": job.state != "RUNNING",
+                "requeue_hold": job.state == JobState.PENDING,
+                "signal": job.state != JobState.RUNNING,
                 "admin_comment": False,
             }[action.kind]
             if not done:
@@ -600,22 +590,25 @@ class Controller:
             if model is not None and row.job_id not in model.ranks:
                 self._add_to_model(model, row, now)
         for model in self.gpus:
-            model.sim.decide(self._rel(now), overdue_s=self.config.overdue_s)
+            model.sim.decide(self._rel(now))
         for row in rows:
             model = self._by_name.get(f"{row.node}/{row.gpu}")
-            if model is None or row.phase not in ("running", "signalled") or row.slice_index is None:
+            if model is None or row.phase not in ON_SLICE or row.slice_index is None:
                 continue
-            rank = model.ranks[row.job_id]
-            done = (now - (row.run_start_s or now)) / model.sim.duration_on(rank, row.slice_index)
             model.sim.observe_start(
-                rank, row.slice_index, self._rel(now), remaining=max(row.remaining - done, 1e-6)
+                model.ranks[row.job_id],
+                row.slice_index,
+                self._rel(now),
+                remaining=self._remaining_at(model, row, now),
             )
 
     def _rel(self, epoch_s: float) -> float:
         return epoch_s - self.origin_s
 
     def _new_sim(self, node: NodeConfig, index: int) -> MigSimulation:
-        return MigSimulation([], node.configurations[index], self.config.policy, gpu=node.gpus[index])
+        sim = MigSimulation([], node.configurations[index], self.config.policy, gpu=node.gpus[index])
+        sim.overdue_s = self.config.overdue_s
+        return sim
 
     def _log(self, now: float, text: str) -> None:
         log.info("%s", text)
@@ -627,8 +620,8 @@ def _event_time(row: JobRow, job: SlurmJob | None, now: float) -> float:
     """When what a pass sees of a job happened: its end, its start, or now."""
     if job is None:
         return now
-    if job.state in _ENDED and job.end_s is not None and math.isfinite(job.end_s):
+    if job.state.finished and job.end_s is not None and math.isfinite(job.end_s):
         return job.end_s
-    if job.state == "RUNNING" and row.phase in ("queued", "released") and job.start_s is not None:
+    if job.state == JobState.RUNNING and row.phase in ("queued", "released") and job.start_s is not None:
         return job.start_s
     return now

@@ -28,7 +28,7 @@ from typing import Any
 
 from wattsched.errors import InputError
 
-__all__ = ["Action", "JobRow", "Reading", "StateStore"]
+__all__ = ["ACTIVE", "ON_SLICE", "Action", "JobRow", "Reading", "StateStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -52,6 +52,9 @@ CREATE TABLE IF NOT EXISTS readings (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _KEEP_DECISIONS = 500
+#: Phases of a job the controller still manages, and those in which it holds a slice.
+ACTIVE = ("queued", "released", "running", "signalled")
+ON_SLICE = ("running", "signalled")
 
 
 @dataclass
