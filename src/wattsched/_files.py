@@ -14,12 +14,17 @@ __all__ = ["publish"]
 
 
 def _umask() -> int:
+    # Reading the umask means setting it: done once, at import, rather than in a writer that may run beside
+    # other threads creating files (which would see the temporary 0 mask).
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
+_UMASK = _umask()
+
+
 def publish(temp: str | Path, target: str | Path) -> None:
     """Give the finished temporary file ``temp`` the user's default file mode and rename it to ``target``."""
-    os.chmod(temp, 0o666 & ~_umask())
+    os.chmod(temp, 0o666 & ~_UMASK)
     os.replace(temp, target)
