@@ -123,7 +123,7 @@ def test_a_malformed_annotation_holds_the_job_with_a_reason_and_the_rest_go_on(t
     report = controller.run_once()
     assert report.rejected == [bad] and report.released == [good]
     job = slurm.job(bad)
-    assert job is not None and job.held and "work" in job.admin_comment
+    assert job is not None and job.held and job.admin_comment.startswith("wattsched: work: expected")
     assert controller.store.job(bad).phase == "rejected"  # type: ignore[union-attr]
     assert controller.run_once().rejected == []  # held once, not again at every pass
     slurm._put(job, comment="wattsched: work=5s")  # its owner fixes the comment

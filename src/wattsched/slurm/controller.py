@@ -220,12 +220,12 @@ class Controller:
         try:
             note = parse_annotation(job.comment, submit_s=submit, time_limit_s=job.time_limit_s, now_s=now)
         except AnnotationError as exc:
-            reason = f"wattsched: {exc}"
             row.phase, row.error = "rejected", str(exc)
             self.store.put_job(row)
             self._known.add(job.job_id)
             self._rejected[job.job_id] = job.comment
-            self._act(job.job_id, "hold_with_reason", {"reason": reason}, now)
+            # The client writes it as "wattsched: <reason>" into the AdminComment.
+            self._act(job.job_id, "hold_with_reason", {"reason": str(exc)}, now)
             self._log(now, f"job {job.job_id} held: {exc}")
             report.rejected.append(job.job_id)
             return
