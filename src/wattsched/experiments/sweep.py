@@ -33,7 +33,8 @@ with P2's rules and the GPU's cluster constants::
     dvfs = [true, false]                   # DVFS on / off (default both)
 
 Top level also takes ``name`` (a label kept in ``sweep.json``). Relative file paths are taken from the sweep
-file's folder. Every list must be non-empty and without duplicates; every mistake is one
+file's folder. Types are strict (``hours = "24"`` or ``seeds = [true]`` is an error, never converted; an
+integer is a number). Every list must be non-empty and without duplicates; every mistake is one
 :class:`~wattsched.errors.ConfigError` naming the file and the key.
 """
 
@@ -65,7 +66,9 @@ PARTITIONER_CHOICES = ("no-mig", "static", "day-night", "lookahead")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a value of the wrong TOML type is an error, never converted ("24" is not 24, true is not 1);
+    # an integer is still accepted where a number is expected.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class WorkloadTable(_Strict):
@@ -152,9 +155,13 @@ def _known_keys(model: type[BaseModel], location: tuple[Any, ...]) -> list[str]:
     return list(model.model_fields)
 
 
+_UNION_TAGS = frozenset({"int", "float", "str", "bool", "list", "none"})
+
+
 def _one_line(error: ValidationError, where: str) -> ConfigError:
     item = error.errors()[0]
-    location = tuple(item["loc"])
+    # A union's error names the member it tried ('float', 'list[float]'): not a key of the file.
+    location = tuple(p for p in item["loc"] if not (isinstance(p, str) and p in _UNION_TAGS or "[" in str(p)))
     key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in location).lstrip(".") or "(top level)"
     if item["type"] == "extra_forbidden":
         name = str(location[-1])
