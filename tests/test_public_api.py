@@ -48,7 +48,7 @@ PUBLIC_API: dict[str, set[str]] = {
     "wattsched.mig.partition": {
         "ConfigId", "DayNightPartitioner", "DayRun", "Decision", "LookaheadPartitioner",
         "NoMigPartitioner", "PARTITIONERS", "RepartitionPolicy", "RolloutPartitioner", "StaticPartitioner",
-        "hour_of_day", "run_day",
+        "check_workload_source", "hour_of_day", "run_day",
     },
     "wattsched.rl.partitioner": {"DQNPartitioner", "QEnsemble", "QNetwork"},
     "wattsched.rl": {"ENV_ID", "register_envs"},

@@ -194,10 +194,12 @@ def _run(args: argparse.Namespace) -> int:
     from wattsched.cluster.engine import ClusterSimulation
     from wattsched.cluster.result import CONTRACT_KEYS
     from wattsched.cluster.spec import ClusterOptions, PowerStates
+    from wattsched.mig.partition import check_workload_source
     from wattsched.workload.traces import file_format, require_sizes
 
     if args.jobs_out is not None:
         file_format(args.jobs_out)
+    check_workload_source(args.partitioner, args.trace)
     spec = _cluster(args)
     options = ClusterOptions(
         placement=args.placement,

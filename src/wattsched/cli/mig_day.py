@@ -86,6 +86,9 @@ def _day(args: argparse.Namespace) -> int:
 
     if (args.apply or args.speed_x is not None) and not args.live:
         raise ConfigError("--apply and --speed-x only apply with --live")
+    from wattsched.mig.partition import check_workload_source
+
+    check_workload_source(args.partitioner, args.trace)
     gpu = resolve_gpu(args)
     policy = _partitioner(args)
     jobs, horizon_s, _ = workload(args, gpu)

@@ -16,7 +16,9 @@ A sweep file names lists; the sweep is their cross product. Its MIG part::
 Several workloads are an array of tables, ``[[workloads]]``, each with the keys of ``[workload]``.
 MIG cells are ``gpus × configurations × policies × workloads × seeds`` plus ``gpus × partitioners ×
 workloads × seeds``; a partitioner (no-mig, static, day-night, lookahead) chooses its own configurations (the
-GPU's roles) and scheduler. A workload table's other keys: ``inference_share`` (default 0.8),
+GPU's roles) and scheduler. On a generated workload the lookahead's ET coefficient and jobs per day come from
+pilot days drawn from it; on a trace (no days to draw) every partitioner runs with its defaults, as
+``wattsched mig day --trace`` runs it. A workload table's other keys: ``inference_share`` (default 0.8),
 ``deadline_rule`` (p1 | slice-aware, default p1), ``horizon_s`` (trace only; default its last arrival).
 
 The DVFS part (P2) is a ``[dvfs]`` table of lists crossed with ``seeds``, each run as ``wattsched dvfs run``

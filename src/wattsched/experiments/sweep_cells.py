@@ -151,9 +151,14 @@ def _mig_row(cell: MigRunCell) -> dict[str, Any]:
         from wattsched.experiments.protocol import Method, Setting, build_policy
         from wattsched.mig.partition.runner import run_day
 
-        # The lookahead's pilot days are drawn from the workload (the sweep refuses it on a trace).
-        setting = Setting(seed=cell.seed, workload=cell.workload.spec(), gpu=cell.gpu_ref)
-        partitioner = build_policy(Method(cell.partitioner), setting)
+        if cell.workload.trace is None:
+            # The lookahead's ET coefficient and jobs per day come from pilot days drawn from the workload.
+            setting = Setting(seed=cell.seed, workload=cell.workload.spec(), gpu=cell.gpu_ref)
+            partitioner = build_policy(Method(cell.partitioner), setting)
+        else:  # a trace has no days to draw: every partitioner with its defaults, as `mig day --trace` does
+            from wattsched.mig.partition import PARTITIONERS
+
+            partitioner = PARTITIONERS.make(cell.partitioner)
         day = run_day(jobs, partitioner, horizon_s=horizon_s, gpu=gpu, seed=cell.seed)
         result = day.result
         configuration, policy = str(day.initial_configuration), partitioner.scheduler

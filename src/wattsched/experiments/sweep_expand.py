@@ -94,6 +94,7 @@ def _table_workloads(
 
 def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> list[MigRunCell]:
     from wattsched.hardware.catalogue import load_gpu
+    from wattsched.mig.partition.base import check_workload_source
     from wattsched.mig.simulator import resolve_policy
 
     if spec.gpus is None:
@@ -112,11 +113,12 @@ def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> 
                 f"valid: {', '.join(PARTITIONER_CHOICES)}"
             )
     workloads = _workloads(spec, base, where, hours)
-    if "lookahead" in (spec.partitioners or []) and any(w.trace is not None for w in workloads):
-        raise ConfigError(
-            f"{where}: key 'partitioners': lookahead needs a generated workload (its pilot days are drawn "
-            "from it), not a trace"
-        )
+    for partitioner in spec.partitioners or []:
+        for workload in workloads:
+            try:
+                check_workload_source(partitioner, workload.trace)
+            except WattschedError as exc:
+                raise ConfigError(f"{where}: key 'partitioners': {exc}") from None
     cells: list[MigRunCell] = []
     for name in spec.gpus:
         reference, digest = _gpu_reference(name, base, where)

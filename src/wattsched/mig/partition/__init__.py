@@ -10,7 +10,13 @@ never imports ``rl``).
 from __future__ import annotations
 
 from wattsched.mig.partition import day_night, fixed, lookahead, rollout
-from wattsched.mig.partition.base import PARTITIONERS, ConfigId, RepartitionPolicy, hour_of_day
+from wattsched.mig.partition.base import (
+    PARTITIONERS,
+    ConfigId,
+    RepartitionPolicy,
+    check_workload_source,
+    hour_of_day,
+)
 from wattsched.mig.partition.day_night import DayNightPartitioner
 from wattsched.mig.partition.fixed import NoMigPartitioner, StaticPartitioner
 from wattsched.mig.partition.lookahead import LookaheadPartitioner
@@ -28,6 +34,7 @@ __all__ = [
     "RepartitionPolicy",
     "RolloutPartitioner",
     "StaticPartitioner",
+    "check_workload_source",
     "hour_of_day",
     "run_day",
 ]

@@ -14,13 +14,23 @@ method; preemptive EDF on the single full-GPU slice for no-mig).
 
 from __future__ import annotations
 
+from os import PathLike, fspath
 from typing import Protocol, runtime_checkable
+
+from wattsched.errors import ConfigError
 
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.results import SimSnapshot
 from wattsched.registry import Registry
 
-__all__ = ["PARTITIONERS", "ConfigId", "RepartitionPolicy", "hour_of_day"]
+__all__ = [
+    "NEEDS_GENERATED_WORKLOAD",
+    "PARTITIONERS",
+    "ConfigId",
+    "RepartitionPolicy",
+    "check_workload_source",
+    "hour_of_day",
+]
 
 #: A configuration id as the GPU lists them (``wattsched mig configs --gpu G``), or ``"no-mig"``.
 ConfigId = int | str
@@ -54,3 +64,22 @@ PARTITIONERS: Registry[RepartitionPolicy] = Registry("repartitioning policy")
 def hour_of_day(time_s: float) -> int:
     """Hour of the day 0..23 of a simulation time (days repeat every 86,400 s)."""
     return int(time_s // 3600.0) % 24
+
+
+#: Partitioners that cannot run on a trace: rollout simulates sampled days drawn from a generated workload
+#: (a rate or a profile), which a trace does not have. Lookahead runs on a trace: by default it samples no
+#: days, and weighs energy against lateness with its default ET coefficient and jobs per day.
+NEEDS_GENERATED_WORKLOAD: frozenset[str] = frozenset({"rollout"})
+
+
+def check_workload_source(partitioner: str, trace: str | PathLike[str] | None) -> None:
+    """Refuse a partitioner that needs a generated workload on the trace ``trace`` (``None``: generated).
+
+    The one check `mig day`, `cluster run` and sweeps (file and Python API) share, so a partitioner is
+    accepted or refused on a trace the same way everywhere: ConfigError naming the partitioner and the
+    trace."""
+    if trace is not None and partitioner in NEEDS_GENERATED_WORKLOAD:
+        raise ConfigError(
+            f"partitioner '{partitioner}' needs a generated workload (a rate or a profile), not the trace "
+            f"{fspath(trace)}: it simulates days drawn from that workload"
+        )
