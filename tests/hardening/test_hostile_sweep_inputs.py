@@ -67,7 +67,10 @@ def _replace(old: str, new: str) -> str:
         (_replace("hours = 1", 'hours = "24"'), ["key 'workload.hours'", "valid number"]),
         (_replace("hours = 1", "hours = [24]"), ["key 'workload.hours'", "valid number"]),
         (_replace("hours = 1", 'rate_multiplier = "2"'), ["key 'workload.rate_multiplier'"]),
-        (_replace("hours = 1", 'inference_share = "0.5"'), ["key 'workload.inference_share'", "valid number"]),
+        (
+            _replace("hours = 1", 'inference_share = "0.5"'),
+            ["key 'workload.inference_share'", "valid number"],
+        ),
         (_replace("seeds = [1]", 'seeds = ["1"]'), ["key 'seeds[0]'", "valid integer"]),
         (_replace("seeds = [1]", "seeds = [true]"), ["key 'seeds[0]'", "valid integer"]),
         (_replace("seeds = [1]", "seeds = [1.0]"), ["key 'seeds[0]'", "valid integer"]),
@@ -76,7 +79,10 @@ def _replace(old: str, new: str) -> str:
         ("seeds = [1]\n[dvfs]\nutil = [1.0]\ndvfs = ['yes']\n", ["key 'dvfs.dvfs[0]'", "valid boolean"]),
         ("seeds = [1]\n[dvfs]\nutil = [1.0]\npairs = ['8']\n", ["key 'dvfs.pairs[0]'", "valid integer"]),
         ("seeds = [1]\n[dvfs]\nutil = [1.0]\npairs = [-4]\n", ["key 'dvfs.pairs'", "[1, ", "got -4"]),
-        ("seeds = [1]\n[dvfs]\nutil = [1.0]\npairs_per_server = [0]\n", ["key 'dvfs.pairs_per_server'", ">= 1"]),
+        (
+            "seeds = [1]\n[dvfs]\nutil = [1.0]\npairs_per_server = [0]\n",
+            ["key 'dvfs.pairs_per_server'", ">= 1"],
+        ),
         (_replace('policies = ["edf-fs"]', ""), ["key 'policies' is required (or give 'partitioners')"]),
         (
             _replace('policies = ["edf-fs"]', 'partitioners = ["static"]'),

@@ -76,7 +76,12 @@ def test_rollout_on_a_trace_is_refused_by_cluster_run_and_lookahead_runs(
 
 
 def test_the_python_api_shares_the_check(tmp_path: Path, trace: Path) -> None:
-    data = {"gpus": ["a100-40gb"], "partitioners": ["lookahead"], "seeds": [1], "workload": {"trace": "day.csv"}}
+    data = {
+        "gpus": ["a100-40gb"],
+        "partitioners": ["lookahead"],
+        "seeds": [1],
+        "workload": {"trace": "day.csv"},
+    }
     spec = validate_sweep(data, "api.toml")
     (cell,) = expand_sweep(spec, tmp_path, "api.toml")
     assert cell.partitioner == "lookahead"

@@ -163,7 +163,7 @@ _UNION_TAGS = frozenset({"int", "float", "str", "bool", "list", "none"})
 def _one_line(error: ValidationError, where: str) -> ConfigError:
     item = error.errors()[0]
     # A union's error names the member it tried ('float', 'list[float]'): not a key of the file.
-    location = tuple(p for p in item["loc"] if not (isinstance(p, str) and p in _UNION_TAGS or "[" in str(p)))
+    location = tuple(p for p in item["loc"] if not (p in _UNION_TAGS or "[" in str(p)))
     key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in location).lstrip(".") or "(top level)"
     if item["type"] == "extra_forbidden":
         name = str(location[-1])

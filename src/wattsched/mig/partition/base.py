@@ -18,7 +18,6 @@ from os import PathLike, fspath
 from typing import Protocol, runtime_checkable
 
 from wattsched.errors import ConfigError
-
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.results import SimSnapshot
 from wattsched.registry import Registry
