@@ -63,6 +63,20 @@ def test_sweep_group_table_holds_the_hand_computed_means(tmp_path: Path) -> None
     assert "2.0000" in cells
 
 
+def test_sweep_group_table_clips_intervals_at_zero_and_says_so(tmp_path: Path) -> None:
+    page = build_html_report(make_sweep_dir(tmp_path / "sweep"))
+    table = page.split('id="sweep-tables"')[1].split("<details>")[0]
+    header = re.findall(r"<th[^>]*>(.*?)</th>", table)
+    first_row = re.search(r"<tbody><tr>(.*?)</tr>", table)
+    assert first_row is not None
+    row = dict(zip(header, re.findall(r"<td>(.*?)</td>", first_row.group(1)), strict=True))
+    # ET 3.6, 7.2, 10.8: 7.2 ± 4.3027 * 3.6 / sqrt(3) = 7.2 ± 8.9429, so [-1.7429, 16.1429]; ET is never
+    # negative, so the low end is 0 and the row says it was clipped.
+    assert row["et 95 % low"] == "0.0000" and row["et 95 % high"] == "16.1429"
+    assert row["et low clipped at 0"] == "yes"
+    assert "an interval reaching below 0 is clipped at 0" in page.split('id="sweep"')[1].split("</section>")[0]
+
+
 def test_page_is_deterministic(tmp_path: Path) -> None:
     folder = make_sweep_dir(tmp_path / "sweep")
     assert build_html_report(folder) == build_html_report(folder)

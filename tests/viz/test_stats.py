@@ -56,3 +56,20 @@ def test_missing_columns_are_named() -> None:
 def test_varying_columns_keeps_candidate_order_and_drops_constants() -> None:
     frame = pd.DataFrame({"gpu": ["x", "x"], "policy": ["a", "b"], "configuration": [3, "no-mig"]})
     assert varying_columns(frame, ["configuration", "gpu", "policy", "absent"]) == ["configuration", "policy"]
+
+
+def test_intervals_of_non_negative_metrics_are_clipped_at_zero_and_say_so() -> None:
+    # Tardiness 0, 0, 0.6 min (0, 0, 36 s): mean 0.2, sd 0.3464, t-interval 0.2 ± 4.3027 * 0.3464 / sqrt(3)
+    # = 0.2 ± 0.8606 -> [-0.6606, 1.0606]; tardiness cannot be negative, so the low end is 0.
+    frame = pd.DataFrame({"g": ["a"] * 3 + ["b"] * 3, "avg_tardiness_s": [0.0, 0.0, 36.0, 60, 66, 72]})
+    summary = group_summary(frame, METRICS["tardiness"], ["g"]).set_index("g")
+    half = T_975_DF2 * math.sqrt(0.12) / math.sqrt(3)  # variance of 0, 0, 0.6 is 0.12
+    assert summary.loc["a", "mean"] == pytest.approx(0.2)
+    assert summary.loc["a", "low"] == 0.0 and summary.loc["a", "high"] == pytest.approx(0.2 + half)
+    assert bool(summary.loc["a", "clipped"]) is True
+    # 1, 1.1, 1.2 min: 1.1 ± 0.2484, above 0, untouched.
+    assert summary.loc["b", "low"] == pytest.approx(1.1 - T_975_DF2 * 0.1 / math.sqrt(3))
+    assert bool(summary.loc["b", "clipped"]) is False
+    # Every shipped metric is a count, energy, time or ET: none can be negative, every one is clipped.
+    assert all(metric.non_negative for metric in METRICS.values())
+    assert not Metric("x", "x", "x").non_negative  # a quantity that may be negative keeps its interval

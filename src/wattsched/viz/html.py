@@ -224,7 +224,9 @@ def _sweep_sections(page: _Page, sweep: Sweep) -> None:
         f"<p>{len(runs)} runs; seeds {html.escape(', '.join(map(str, seeds)))}. Factors that vary:</p>"
         f"<ul>{levels or '<li>none (one setting)</li>'}</ul>"
         '<p class="note">Bars are means over the runs of a group (seeds are the replicates), whiskers '
-        "the 95 % Student-t interval of that mean. ET uses the sweep's whole pool.</p>"
+        "the 95 % Student-t interval of that mean; every metric here is never negative, so an interval "
+        "reaching below 0 is clipped at 0 (marked in a 'low clipped at 0' column). ET uses the sweep's "
+        "whole pool.</p>"
     )
     if sweep.pool:
         overview += "<h3>ET pool (sweep.json)</h3>" + "".join(
@@ -243,6 +245,8 @@ def _sweep_sections(page: _Page, sweep: Sweep) -> None:
         shown[f"{metric.label}"] = summary["mean"]
         shown[f"{metric.name} 95 % low"] = summary["low"]
         shown[f"{metric.name} 95 % high"] = summary["high"]
+        if summary["clipped"].any():
+            shown[f"{metric.name} low clipped at 0"] = summary["clipped"].map({True: "yes", False: ""})
         table = shown if table is None else table.join(shown.drop(columns=by))
     if table is not None:
         table.insert(len(by), "runs", group_summary(runs, metrics[0], by)["runs"])

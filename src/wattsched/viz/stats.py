@@ -3,6 +3,9 @@
 A *tidy* frame has one row per run. :func:`group_summary` groups it by factor columns (policy, configuration,
 GPU, ...) and gives each group's mean, a Student-t 95 % confidence interval of the mean over its runs
 (seeds, days, queues) and the run count. A group of one run has no interval (``low = high = mean``).
+The t-interval is symmetric, so for a quantity that cannot be negative (energy, tardiness, counts, ET: every
+metric of :data:`METRICS`, ``Metric.non_negative``) its low end can fall below zero when a few runs are far
+from the rest; it is then clipped at 0, and the row's ``clipped`` column says so (the high end is kept).
 Every :class:`Metric` says which column it reads, how it is shown (kWh, minutes) and the axis label with
 its unit, so the conversion from the library's units (J, s) happens here and in no figure.
 """
@@ -37,19 +40,33 @@ class Metric:
     factor: float = 1.0
     #: Shown with this many decimals in tables.
     decimals: int = 3
+    #: The quantity is never negative: the low end of its interval is clipped at 0.
+    non_negative: bool = False
 
 
 #: Metrics of a MIG run table (CONTRACT §9 sweep columns, Table II/III rows). Energy in kWh, time in minutes.
 METRICS: dict[str, Metric] = {
     metric.name: metric
     for metric in (
-        Metric("et", "et", "ET (P1 §IV-A, lower is better)"),
-        Metric("energy", "energy_j", "energy (kWh)", 1.0 / JOULES_PER_KWH, 4),
-        Metric("tardiness", "avg_tardiness_s", "average tardiness (min)", 1.0 / SECONDS_PER_MINUTE),
-        Metric("max-tardiness", "max_tardiness_s", "maximum tardiness (min)", 1.0 / SECONDS_PER_MINUTE),
-        Metric("late-jobs", "late_jobs", "late jobs (count per run)", 1.0, 1),
-        Metric("preemptions", "preemptions", "preemptions (count per run)", 1.0, 1),
-        Metric("repartitions", "repartitions", "repartitions (count per run)", 1.0, 1),
+        Metric("et", "et", "ET (P1 §IV-A, lower is better)", non_negative=True),
+        Metric("energy", "energy_j", "energy (kWh)", 1.0 / JOULES_PER_KWH, 4, non_negative=True),
+        Metric(
+            "tardiness",
+            "avg_tardiness_s",
+            "average tardiness (min)",
+            1.0 / SECONDS_PER_MINUTE,
+            non_negative=True,
+        ),
+        Metric(
+            "max-tardiness",
+            "max_tardiness_s",
+            "maximum tardiness (min)",
+            1.0 / SECONDS_PER_MINUTE,
+            non_negative=True,
+        ),
+        Metric("late-jobs", "late_jobs", "late jobs (count per run)", 1.0, 1, non_negative=True),
+        Metric("preemptions", "preemptions", "preemptions (count per run)", 1.0, 1, non_negative=True),
+        Metric("repartitions", "repartitions", "repartitions (count per run)", 1.0, 1, non_negative=True),
     )
 }
 
@@ -74,8 +91,9 @@ def _interval(values: np.ndarray) -> tuple[float, float, float]:
 
 
 def group_summary(frame: pd.DataFrame, metric: Metric, by: Sequence[str]) -> pd.DataFrame:
-    """Per group of ``by``: ``mean``, ``low``, ``high`` (95 % t-interval of the mean) and ``runs``, in the
-    metric's shown unit. Groups keep the order of first appearance; ``by = []`` gives one group.
+    """Per group of ``by``: ``mean``, ``low``, ``high`` (95 % t-interval of the mean), ``runs`` and
+    ``clipped`` (the low end was below 0 for a ``non_negative`` metric and is shown as 0), in the metric's
+    shown unit. Groups keep the order of first appearance; ``by = []`` gives one group.
 
     Raises ConfigError if ``frame`` lacks the metric's column or a grouping column.
     """
@@ -92,7 +110,14 @@ def group_summary(frame: pd.DataFrame, metric: Metric, by: Sequence[str]) -> pd.
         items = [((), np.arange(len(frame)))]
     for key, index in items:
         mean, low, high = _interval(values[np.asarray(index)])
+        clipped = metric.non_negative and low < 0.0
         row: dict[str, object] = dict(zip(by, key, strict=True))
-        row.update(mean=mean, low=low, high=high, runs=int(np.isfinite(values[np.asarray(index)]).sum()))
+        row.update(
+            mean=mean,
+            low=0.0 if clipped else low,
+            high=high,
+            runs=int(np.isfinite(values[np.asarray(index)]).sum()),
+            clipped=clipped,
+        )
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*by, "mean", "low", "high", "runs"])
+    return pd.DataFrame(rows, columns=[*by, "mean", "low", "high", "runs", "clipped"])
