@@ -74,7 +74,8 @@ def test_sweep_group_table_clips_intervals_at_zero_and_says_so(tmp_path: Path) -
     # negative, so the low end is 0 and the row says it was clipped.
     assert row["et 95 % low"] == "0.0000" and row["et 95 % high"] == "16.1429"
     assert row["et low clipped at 0"] == "yes"
-    assert "an interval reaching below 0 is clipped at 0" in page.split('id="sweep"')[1].split("</section>")[0]
+    overview = page.split('id="sweep"')[1].split("</section>")[0]
+    assert "an interval reaching below 0 is clipped at 0" in overview
 
 
 def test_page_is_deterministic(tmp_path: Path) -> None:
