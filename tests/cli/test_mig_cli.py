@@ -332,3 +332,49 @@ def test_run_json_shows_the_preset(tmp_path: Path, capsys: pytest.CaptureFixture
     replay = json.loads(capsys.readouterr().out)
     assert replay["preset"] is None and replay["workload"] == {"preset": None}
     assert replay["energy_j"] == pytest.approx(paper["energy_j"]) and replay["jobs"] == paper["jobs"]
+
+
+def test_power_cap_takes_watts(capsys: pytest.CaptureFixture[str]) -> None:
+    needs_simulator()
+    base = ["mig", "run", "--gpu", "h200-141gb", "--config", "1", "--policy", "edf-ss", "--profile",
+            "alibaba-day", "--rate-multiplier", "2.5", "--hours", "2", "--seed", "1", "--power-curve",
+            "compute-fma", "--json"]  # fmt: skip
+
+    def run(*extra: str) -> dict[str, object]:
+        capsys.readouterr()
+        assert main([*base, *extra]) == 0
+        return dict(json.loads(capsys.readouterr().out))
+
+    own, same = run("--power-cap"), run("--power-cap", "700W")
+    low, uncapped = run("--power-cap", "300"), run()
+    # Alone it is the GPU's own limit (700 W on the H200); 700W says the same in watts.
+    assert own["power_cap_w"] == same["power_cap_w"] == 700.0 and "power_cap_w" not in uncapped
+    assert own == same
+    # A 300 W cap draws less power on average and slows the busy slices: the day ends no sooner.
+    assert low["power_cap_w"] == 300.0
+    mean_w = {name: float(r["energy_j"]) / float(r["end_s"]) for name, r in (("own", own), ("low", low))}
+    assert mean_w["low"] < mean_w["own"] <= 700.0 and mean_w["low"] <= 300.0
+    assert float(low["end_s"]) >= float(own["end_s"])
+    assert float(low["avg_tardiness_s"]) >= float(own["avg_tardiness_s"])
+
+
+@pytest.mark.parametrize(
+    ("gpu", "value", "pieces"),
+    [
+        ("h200-141gb", "150", ["--power-cap 150 W", "h200-141gb", "200-700 W"]),
+        ("h200-141gb", "800W", ["--power-cap 800 W", "200-700 W"]),
+        ("h200-141gb", "0.8", ["--power-cap 0.8 W", "200-700 W"]),
+        ("a100-40gb", "300", ["--power-cap 300 W", "a100-40gb", "above its idle power 40 W", "250 W"]),
+        ("a100-40gb", "lots", ["--power-cap", "expected watts", "'lots'"]),
+        ("a100-40gb", "-5", ["--power-cap", "expected watts", "'-5'"]),
+    ],
+)
+def test_power_cap_out_of_range_names_the_limits(
+    capsys: pytest.CaptureFixture[str], gpu: str, value: str, pieces: list[str]
+) -> None:
+    needs_simulator()
+    try:
+        code = main(["mig", "run", "--gpu", gpu, *FIXED, "--rate", "1", "--hours", "1", "--power-cap", value])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    assert_one_line_error(capsys, code, *pieces)

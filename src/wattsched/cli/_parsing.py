@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from wattsched.errors import did_you_mean
+from wattsched.errors import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
     from wattsched.experiments.presets import Preset
@@ -231,6 +231,51 @@ def positive_finite_float(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
     return value
+
+
+def watts(text: str) -> float:
+    """An argparse ``type`` for a power in watts > 0: ``300``, ``300W`` or ``300 W``."""
+    number = text.strip()
+    if number[-1:] in ("W", "w"):
+        number = number[:-1].rstrip()
+    try:
+        value = float(number)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected watts > 0 (e.g. 300 or 300W), got '{text}'")
+    return value
+
+
+#: ``--power-cap`` given alone: the GPU's own power limit (a float that :func:`watts` never returns, since
+#: argparse would pass a string constant through the option's type).
+GPU_OWN_CAP = math.inf
+
+
+def power_cap_w(gpu: Any, requested: float) -> float:
+    """The power cap in watts of ``--power-cap`` on ``gpu`` (``requested``: watts, or :data:`GPU_OWN_CAP`).
+
+    A cap must lie in the GPU's power-limit range (``[clocks]`` of its catalogue entry, as NVML reports it)
+    where the entry gives one, else above its idle power and at most its own cap; ConfigError naming the
+    limits otherwise. A GPU without a cap of its own takes any cap above its idle power."""
+    power = gpu.power
+    if requested == GPU_OWN_CAP:
+        if power.cap_w is None:
+            raise ConfigError(f"--power-cap: {gpu.name} has no power limit of its own; give one in watts")
+        return float(power.cap_w)
+    watts = float(requested)
+    if gpu.clocks is not None:
+        low, high = gpu.clocks.power_limit_min_w, gpu.clocks.power_limit_max_w
+        if not low <= watts <= high:
+            raise ConfigError(
+                f"--power-cap {watts:g} W is outside {gpu.name}'s power-limit range {low:g}-{high:g} W"
+            )
+    if watts <= power.idle_w or (power.cap_w is not None and watts > power.cap_w):
+        top = f" and at most its limit {power.cap_w:g} W" if power.cap_w is not None else ""
+        raise ConfigError(
+            f"--power-cap {watts:g} W: {gpu.name} takes a cap above its idle power {power.idle_w:g} W{top}"
+        )
+    return watts
 
 
 def add_executor_options(parser: argparse.ArgumentParser) -> None:

@@ -13,9 +13,17 @@ import argparse
 import logging
 import math
 import sys
+from dataclasses import replace
 
 from wattsched.cli._output import check_writable, print_json
-from wattsched.cli._parsing import add_gpu_option, positive_finite_float, resolve_gpu
+from wattsched.cli._parsing import (
+    GPU_OWN_CAP,
+    add_gpu_option,
+    positive_finite_float,
+    power_cap_w,
+    resolve_gpu,
+    watts,
+)
 from wattsched.errors import InputError
 from wattsched.units import joules_to_kwh, seconds_to_minutes
 
@@ -60,8 +68,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_gpu_option(run)
     run.add_argument("--power-curve", metavar="NAME", help="power curve of the GPU (default: per job kind "
                      "where the GPU declares kind curves, else its default curve)")
-    run.add_argument("--power-cap", action="store_true",
-                     help="model the GPU's power cap as a shared slow-down of every busy slice")
+    run.add_argument("--power-cap", nargs="?", const=GPU_OWN_CAP, type=watts, metavar="WATTS",
+                     help="cap the GPU's power at WATTS (e.g. 300 or 300W; alone: the GPU's own limit), "
+                     "modelled as a shared slow-down of every busy slice when a state would draw more; "
+                     "within the GPU's power-limit range where its entry gives one")
     run.add_argument("--policy", required=True, metavar="NAME",
                      help="edf-fs, edf-ss, edf-ss-restricted, llf or lalf")
     add_generator_options(run, required=True, trace=True)
@@ -115,10 +125,12 @@ def _run(args: argparse.Namespace) -> int:
 
             file_format(path)
             check_writable(path)
+    cap_w = None if args.power_cap is None else power_cap_w(gpu, args.power_cap)
     jobs, horizon_s, drawn = workload(args, gpu)
     record = args.jobs_out is not None or args.timeline_out is not None
-    result = simulate(jobs, configuration, policy, gpu=gpu, horizon_s=horizon_s, record_jobs=record,
-                      power_curve=args.power_curve, power_cap=args.power_cap)
+    capped = gpu if cap_w is None else replace(gpu, power=replace(gpu.power, cap_w=cap_w))
+    result = simulate(jobs, configuration, policy, gpu=capped, horizon_s=horizon_s, record_jobs=record,
+                      power_curve=args.power_curve, power_cap=cap_w is not None)
     overflow = [key for key in RESULT_KEYS if not math.isfinite(float(getattr(result, key)))]
     if overflow:  # times near the float64 limit (e.g. 1e308 s) overflow the sums; JSON cannot hold inf/NaN
         raise InputError(f"the simulation overflowed ({', '.join(overflow)} not finite): "
@@ -128,17 +140,19 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs_out is not None:
         from wattsched.mig.frames import records_frame
 
-        write_table(records_frame(result, jobs, gpu), args.jobs_out)
+        write_table(records_frame(result, jobs, capped), args.jobs_out)
     if args.timeline_out is not None:
         from wattsched.viz.timeline import timeline_frame
 
-        write_table(timeline_frame(result, gpu, jobs=jobs), args.timeline_out)
+        write_table(timeline_frame(result, capped, jobs=jobs), args.timeline_out)
     given = args.et_coefficient is not None
     a = float(args.et_coefficient) if given else REFERENCE_ET_COEFFICIENT
     summary = {"gpu": gpu.name, "config": str(configuration.ident), "policy": args.policy, **result.to_dict(),
                "et": et_score([result.energy_j], [result.avg_tardiness_s], a), "et_coefficient": a,
                "et_reference": "--et-coefficient" if given else REFERENCE_ET_POOL,
                "workload": drawn, "preset": drawn["preset"]}
+    if cap_w is not None:
+        summary["power_cap_w"] = cap_w
     if args.json:
         print_json(summary)
     else:
