@@ -1,4 +1,4 @@
-"""The shared output helpers of the CLI: the progress bar shown only on a terminal."""
+"""The shared output helpers of the CLI: progress as a bar on a terminal, plain lines elsewhere."""
 
 from __future__ import annotations
 
@@ -14,9 +14,22 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_progress_bar_is_off_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("sys.stderr", io.StringIO())
-    assert progress_bar(10, "step", "training") is None
+def test_progress_off_a_terminal_is_plain_lines_not_a_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wattsched import _progress
+
+    log = io.StringIO()
+    monkeypatch.setattr("sys.stderr", log)
+    update = progress_bar(10, "step", "training")
+    update(4)
+    update(10)
+    assert log.getvalue() == ""  # quick work: no line, and never a bar's carriage returns
+    monkeypatch.setattr(_progress, "INTERVAL_S", 0.0)
+    update = progress_bar(10, "step", "training")
+    update(4)
+    update(10)
+    lines = log.getvalue().splitlines()
+    assert [line.split(",")[:2] for line in lines] == [["training: 4/10 steps", " 40 %"],
+                                                      ["training: 10/10 steps", " 100 %"]]  # fmt: skip
 
 
 def test_progress_bar_counts_to_its_total_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from wattsched._files import publish
+from wattsched._progress import Progress
 from wattsched.errors import ConfigError, InputError
 
 __all__ = ["check_suffix", "check_writable", "json_text", "print_json", "progress_bar", "write_text"]
@@ -77,18 +78,7 @@ def _plain(value: object) -> object:
     return value
 
 
-def progress_bar(total: int, unit: str, desc: str) -> Callable[[int], None] | None:
-    """A tqdm bar on stderr as a callback taking the count done so far (closed when it reaches ``total``),
-    or ``None`` when stderr is not a terminal (piped output and CI stay clean)."""
-    if not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, unit=unit, file=sys.stderr, desc=desc)
-
-    def update(done: int) -> None:
-        bar.update(done - bar.n)
-        if done >= total:
-            bar.close()
-
-    return update
+def progress_bar(total: int, unit: str, desc: str) -> Callable[[int], None]:
+    """Progress on stderr as a callback taking the count done so far (closed when it reaches ``total``): a
+    bar on a terminal, else a plain line every few seconds (:class:`wattsched._progress.Progress`)."""
+    return Progress(desc, total, unit).update

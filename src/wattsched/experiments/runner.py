@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -11,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
 
+from wattsched._progress import Progress
 from wattsched.errors import ConfigError
 from wattsched.experiments.executors import EXECUTORS, Executor
 from wattsched.experiments.report import write_outputs
@@ -43,32 +42,6 @@ class ReproduceResult:
     summary: dict[str, Any]
 
 
-class _Progress:
-    """A tqdm bar on a terminal; otherwise a log line about every 10 % (cells done / total and an ETA)."""
-
-    def __init__(self, name: str, total: int, done: int, enabled: bool | None) -> None:
-        self.name, self.total, self.done, self.start_done = name, total, done, done
-        self.started = time.monotonic()
-        tty = sys.stderr.isatty() if enabled is None else enabled
-        self.bar = tqdm(total=total, initial=done, desc=name, unit="cell", file=sys.stderr) if tty else None
-        self._next_log = done
-
-    def update(self) -> None:
-        self.done += 1
-        if self.bar is not None:
-            self.bar.update(1)
-        elif self.done >= self._next_log or self.done == self.total:
-            self._next_log = self.done + max(1, self.total // 10)
-            elapsed = time.monotonic() - self.started
-            rate = (self.done - self.start_done) / elapsed if elapsed > 0 else 0.0
-            eta = (self.total - self.done) / rate if rate > 0 else float("nan")
-            log.info("%s: %d/%d cells, ETA %.0f s", self.name, self.done, self.total, eta)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def run_study(
     study: Study,
     scale: Scale,
@@ -85,6 +58,8 @@ def run_study(
 
     Finished cells are written in batches (every ``flush_every_s`` seconds or ``flush_every_cells`` cells)
     and whatever finished is flushed when a cell fails or the run is interrupted, so a re-run resumes.
+    ``progress`` on stderr: ``None`` a bar on a terminal and a plain line every 5 s elsewhere (a log file),
+    ``True`` a bar, ``False`` nothing.
     """
     started = time.monotonic()
     cells = list(study.cells(scale))
@@ -96,21 +71,26 @@ def run_study(
     done = store.done(fingerprints)
     todo = [cell for cell in cells if cell.key not in done]
     log.info("%s: %d cells, %d stored, %d to run", study.name, len(cells), len(done), len(todo))
-    bar = _Progress(study.name, len(cells), len(done), progress)
+    # progress None: a bar on a terminal, a plain line every few seconds elsewhere; False: nothing.
+    bar = None
+    if progress is not False:
+        bar = Progress(study.name, len(cells), "cell", done=len(done), bar=progress)
     pending: list[tuple[str, str, list[dict[str, Any]]]] = []
     last_flush = time.monotonic()
     try:
         for index, rows in executor.run(study.run_cell, todo):
             key = todo[index].key
             pending.append((key, fingerprints[key], list(rows)))
-            bar.update()
+            if bar is not None:
+                bar.advance()
             due = flush_every_cells is not None and len(pending) >= flush_every_cells
             if due or time.monotonic() - last_flush >= flush_every_s:
                 store.append(pending)
                 pending, last_flush = [], time.monotonic()
     finally:
         store.append(pending)  # keep what finished, even on failure or Ctrl-C
-        bar.close()
+        if bar is not None:
+            bar.close()
     rows = store.finalize(fingerprints)
     return StudyRun(study.name, rows, len(cells), len(todo), len(done), time.monotonic() - started)
 
