@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -103,3 +104,96 @@ def test_snapshot_entry_round_trip_through_the_simulator(
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["jobs"] == len(jobs)
     assert main(["mig", "plan", "--gpu", str(entry), "--from", "1", "--to", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["gpu"] == "h200-141gb"
+
+
+def test_rehearsal_on_a_fake_state_file_keeps_the_state_between_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from wattsched.hardware.gpu.fake_state import FakeGpuState
+
+    path = tmp_path / "a100s.json"
+    assert main(["gpu", "fake-snapshot", "--gpu", "a100-40gb", "--count", "2", "--config", "3",
+                 "-o", str(path)]) == 0  # fmt: skip
+    assert f"wrote 2 fake a100-40gb GPU(s) in configuration 3 to {path}" in capsys.readouterr().err
+    backend = ["--backend", f"fake:{path}"]
+    layout_3 = ["4g.20gb@0", "2g.10gb@4", "1g.10gb@6"]
+
+    def layout(index: int) -> list[str]:
+        return [f"{i.profile}@{i.start}" for i in FakeGpuState(path).instances(index)]
+
+    assert layout(0) == layout(1) == layout_3
+    # Apply 3 -> 4 on GPU 1 in one call; the file holds the new layout afterwards, GPU 0 is untouched.
+    assert main(["mig", "plan", "--gpu", "a100-40gb", "--from", "3", "--to", "4", "--apply", "--index", "1",
+                 *backend, "--json"]) == 0  # fmt: skip
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["applied"] is True and len(plan["steps"]) == 3
+    assert layout(1) == ["4g.20gb@0", "1g.5gb@4", "1g.5gb@5", "1g.10gb@6"] and layout(0) == layout_3
+    # A second call reads the GPU's layout from the file: configuration 4, nothing left to do.
+    assert main(["mig", "plan", "--gpu", "a100-40gb", "--from", "current", "--to", "4", "--index", "1",
+                 *backend, "--json"]) == 0  # fmt: skip
+    again = json.loads(capsys.readouterr().out)
+    assert (again["from"], again["steps"], again["applied"]) == (4, [], False)
+    assert main(["mig", "plan", "--gpu", "a100-40gb", "--from", "current", "--to", "4", "--index", "1",
+                 *backend]) == 0  # fmt: skip
+    assert "no change needed" in capsys.readouterr().out
+    # Applying the old plan again is refused: the GPU is no longer in configuration 3.
+    code = main(["mig", "plan", "--gpu", "a100-40gb", "--from", "3", "--to", "4", "--apply", "--index", "1",
+                 *backend])  # fmt: skip
+    assert code == 2 and "not the plan's source" in capsys.readouterr().err
+    # --from current on GPU 0 still sees configuration 3.
+    assert main(["mig", "plan", "--gpu", "a100-40gb", "--from", "current", "--to", "3", *backend,
+                 "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["from"] == 3
+
+
+@pytest.mark.parametrize("name", ["a100-40gb", "h100-80gb", "h200-141gb"])
+def test_fake_snapshot_of_each_gpu_is_a_backend(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "fake.json"
+    assert main(["gpu", "fake-snapshot", "--gpu", name, "--count", "4", "-o", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["gpu", "info", "--backend", f"fake:{path}", "--index", "3", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["gpu_count"] == 4 and info["name"] == gpu_product(name)
+    gpu = load_gpu(name)
+    static = [f"{s.profile}@{s.start}" for s in gpu.configuration(gpu.role("static")).slices]
+    assert main(["mig", "plan", "--gpu", name, "--from", "current", "--to", str(gpu.role("static")),
+                 "--index", "3", "--backend", f"fake:{path}", "--json"]) == 0  # fmt: skip
+    plan = json.loads(capsys.readouterr().out)
+    # Made in the GPU's static configuration (the default): planning to it needs no step.
+    assert plan["steps"] == [] and plan["from"] == gpu.role("static")
+    assert sorted(plan["from_layout"].split(",")) == sorted(static)
+
+
+def gpu_product(name: str) -> str:
+    return load_gpu(name).product
+
+
+def test_fake_snapshot_and_from_current_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("WATTSCHED_GPU_BACKEND", raising=False)
+    out = str(tmp_path / "f.json")
+    for argv, pieces in (
+        (["gpu", "fake-snapshot", "--gpu", "b200", "-o", out], ["b200"]),
+        (["gpu", "fake-snapshot", "--gpu", "a100-40gb", "--count", "0", "-o", out], ["--count"]),
+        (
+            ["gpu", "fake-snapshot", "--gpu", "a100-40gb", "--config", "13", "-o", out],
+            ["unknown configuration '13'", "valid: 1, 2"],
+        ),
+        (["gpu", "fake-snapshot", "--gpu", "a100-40gb", "--config", "no-mig", "-o", out], ["MIG off"]),
+        (["gpu", "fake-snapshot", "--gpu", "a100-40gb", "-o", str(tmp_path / "f.txt")], [".json"]),
+    ):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("wattsched: error:"), err
+        assert all(piece in err for piece in pieces), (pieces, err)
+    assert not (tmp_path / "f.json").exists()
+    if importlib.util.find_spec("pynvml") is None:  # --from current reads the default backend, NVML: absent
+        code = main(["mig", "plan", "--gpu", "a100-40gb", "--from", "current", "--to", "4"])
+        out, err = capsys.readouterr()
+        assert code == 2 and err.count("\n") == 1 and "--backend fake:FILE" in err

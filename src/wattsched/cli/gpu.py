@@ -1,6 +1,8 @@
 """`wattsched gpu` on a real GPU (or a replayed snapshot): info, record, snapshot, calibrate (CONTRACT §8).
 
-All of them only read the GPU. ``--backend nvml|fake:FILE`` (default ``$WATTSCHED_GPU_BACKEND``, else nvml).
+All of them only read the GPU; ``fake-snapshot`` writes fake GPUs of a catalogue entry to a state file, which
+``--backend fake:FILE`` then serves with its changes kept in the file. ``--backend nvml|fake:FILE`` (default
+``$WATTSCHED_GPU_BACKEND``, else nvml).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import sys
 from typing import Any
 
 from wattsched.cli._output import check_suffix, json_text, print_json, write_text
-from wattsched.cli._parsing import OneLineErrorParser, int_at_least
+from wattsched.cli._parsing import OneLineErrorParser, add_gpu_option, int_at_least, resolve_gpu
 from wattsched.hardware._gpu_toml import parse_gpu
 from wattsched.hardware._toml import read_toml
 from wattsched.hardware.catalogue import available
@@ -70,11 +72,40 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     calibrate.add_argument(
         "--quick", action="store_true", help="0.5 s settle + 1.5 s per level (default 1 + 4 s)"
     )
+    fake = commands.add_parser(
+        "fake-snapshot",
+        help="write fake MIG GPUs of a catalogue GPU (a state file: --backend fake:FILE changes it)",
+        description="Write a fake-GPU state file of COUNT catalogue GPUs in MIG mode, each holding the "
+        "instances of one configuration. --backend fake:FILE serves it like real GPUs, and changes "
+        "(mig plan --apply, dvfs apply) are kept in the file, so a later command sees them: a rehearsal of "
+        "repartitions without a GPU.",
+    )
+    add_gpu_option(fake)
+    fake.add_argument("--count", type=int_at_least(1), default=1, help="GPUs in the file (default 1)")
+    fake.add_argument("--config", metavar="C",
+                      help="configuration of every GPU (default: the GPU's static configuration)")
+    fake.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the GPUs' UUIDs (default 0)")
+    fake.add_argument("-o", "--output", required=True, metavar="FILE.json", help="state file to write")
+    fake.set_defaults(func=_fake_snapshot)
     for command, func in ((info, _info), (record, _record), (snapshot, _snapshot), (calibrate, _calibrate)):
         add_backend_option(command)
         if command is not record:
             command.add_argument("--index", type=int_at_least(0), default=0, help="GPU index (default 0)")
         command.set_defaults(func=func)
+
+
+def _fake_snapshot(args: argparse.Namespace) -> int:
+    from wattsched.hardware.gpu.fake_state import FakeGpuState
+
+    check_suffix(args.output, (".json",))
+    gpu = resolve_gpu(args)
+    ident: int | str = gpu.role("static") if args.config is None else args.config
+    ident = int(ident) if isinstance(ident, str) and ident.isdigit() else ident
+    configuration = gpu.configuration(ident)  # ConfigError lists the valid ids
+    FakeGpuState.create(args.output, [(gpu, configuration.ident)] * args.count, seed=args.seed)
+    print(f"wrote {args.count} fake {gpu.name} GPU(s) in configuration {configuration.ident} to "
+          f"{args.output}; use --backend fake:{args.output}", file=sys.stderr)
+    return 0
 
 
 def catalogue_match(name: str, memory_total_bytes: int) -> dict[str, Any]:

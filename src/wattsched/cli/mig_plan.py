@@ -2,9 +2,13 @@
 
 ``--gpu NAME|FILE.toml`` is a catalogue GPU; ``--from``/``--to`` take its configuration ids (as
 ``wattsched mig configs --gpu G`` lists them), ``empty`` (no instance), or an explicit layout
-``PROFILE@START,...`` (starts in memory slots, as NVML places instances). ``plan`` is a dry run unless
-``--apply``, which changes the GPU of ``--backend`` only behind the guards of
-:mod:`wattsched.hardware.gpu.apply`.
+``PROFILE@START,...`` (starts in memory slots, as NVML places instances); ``--from current`` reads the
+layout GPU ``--index`` of ``--backend`` has now. ``plan`` is a dry run unless ``--apply``, which changes the
+GPU of ``--backend`` only behind the guards of :mod:`wattsched.hardware.gpu.apply`.
+
+A rehearsal without a GPU: ``wattsched gpu fake-snapshot --gpu a100-40gb --count 2 -o fake.json`` writes
+fake GPUs whose state lives in that file, so ``mig plan ... --apply --backend fake:fake.json`` changes the
+file and the next ``mig plan --from current --backend fake:fake.json`` sees the new layout.
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ from wattsched.hardware.mig_plan import (
     layout_text,
 )
 
-__all__ = ["add_parsers", "gpu_layouts"]
+__all__ = ["CURRENT", "add_parsers", "gpu_layouts"]
+
+#: ``--from current``: the layout the GPU has now, read through ``--backend``.
+CURRENT = "current"
 
 
 def gpu_layouts(args: argparse.Namespace) -> GpuLayouts:
@@ -42,7 +49,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         dest="source",
         required=True,
         metavar="C1",
-        help="configuration id, empty, or PROFILE@START,...",
+        help="configuration id, empty, PROFILE@START,..., or current (the layout of GPU --index of "
+        "--backend now)",
     )
     plan.add_argument("--to", dest="target", required=True, metavar="C2", help="as --from")
     plan.add_argument("--json", action="store_true", help="print one JSON object")
@@ -71,7 +79,11 @@ def _plan(args: argparse.Namespace) -> int:
     from wattsched.hardware.mig_plan import plan_repartition
 
     gpu = gpu_layouts(args)
-    source_id, source = gpu.layout(args.source, "--from")
+    if args.source == CURRENT:
+        source = _current(args)
+        source_id = next((i for i, known in gpu.configurations if sorted(known) == list(source)), None)
+    else:
+        source_id, source = gpu.layout(args.source, "--from")
     target_id, target = gpu.layout(args.target, "--to")
     steps = plan_repartition(gpu.geometry, source, target)
     summary: dict[str, Any] = {
@@ -96,6 +108,9 @@ def _plan(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
         return 0
+    if not steps:
+        sys.stdout.write(f"{gpu.name}: already {summary['to_layout']}: no change needed\n")
+        return 0
     lines = [
         f"{gpu.name}: {summary['from_layout']} -> {summary['to_layout']} "
         f"({len(steps)} step(s), {len(summary['kept'])} instance(s) kept"
@@ -108,6 +123,17 @@ def _plan(args: argparse.Namespace) -> int:
     ]
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
+
+
+def _current(args: argparse.Namespace) -> Layout:
+    """The layout of GPU ``--index`` of ``--backend`` now (``--from current``)."""
+    from wattsched.hardware.gpu.apply import current_layout
+
+    backend = opened(args)
+    try:
+        return current_layout(backend, args.index)[0]
+    finally:
+        backend.close()
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from wattsched._files import publish
 from wattsched.errors import ConfigError, InputError, WattschedError
 from wattsched.hardware.catalogue import available, load_gpu
 from wattsched.hardware.gpu.backend import (
@@ -440,7 +441,7 @@ class FakeGpuState:
 
     def _write(self, data: dict[str, Any]) -> None:
         folder = self.path.parent
-        mode = self.path.stat().st_mode & 0o777 if self.path.exists() else 0o644
+        mode = self.path.stat().st_mode & 0o777 if self.path.exists() else None
         with tempfile.NamedTemporaryFile(
             "w", dir=folder, prefix=f".{self.path.name}.", suffix=".tmp", delete=False, encoding="utf-8"
         ) as temporary:
@@ -451,6 +452,9 @@ class FakeGpuState:
             except BaseException:
                 os.unlink(temporary.name)
                 raise
+        if mode is None:  # a new file: the user's default mode
+            publish(temporary.name, self.path)
+            return
         os.chmod(temporary.name, mode)
         os.replace(temporary.name, self.path)
 
