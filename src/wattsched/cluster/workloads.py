@@ -23,12 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from wattsched.errors import ConfigError, InputError
-from wattsched.io import numeric_column, read_table
+from wattsched.errors import ConfigError
 from wattsched.units import SECONDS_PER_HOUR
 from wattsched.workload.generators import WorkloadSpec, generate_jobs
 from wattsched.workload.job import Job
-from wattsched.workload.traces import frame_to_jobs
+from wattsched.workload.traces import read_trace
 
 __all__ = ["PRESETS", "cluster_spec", "oversized_jobs", "preset_spec", "read_cluster_trace", "stream_jobs"]
 
@@ -63,20 +62,10 @@ def stream_jobs(per_gpu: WorkloadSpec, gpus: int, seed: int) -> Iterator[Job]:
 
 
 def read_cluster_trace(path: str | Path) -> tuple[list[Job], list[int]]:
-    """A trace's jobs and the GPUs each needs (the ``gpus`` column, default 1)."""
-    where = str(path)
-    frame = read_table(path)
-    jobs = frame_to_jobs(frame, where)
-    if "gpus" not in frame.columns:
-        return jobs, [1] * len(jobs)
-    values, bad = numeric_column(frame, "gpus")
-    if bad is None:
-        wrong = np.flatnonzero((values < 1) | (values != np.floor(values)) | (values > 1_000_000))
-        bad = int(wrong[0]) if wrong.size else None
-    if bad is not None:
-        raise InputError(f"expected a whole number of GPUs >= 1, got {frame['gpus'].iloc[bad]!r}", path=where,
-                         row=bad + 1, column="gpus")
-    return jobs, [int(v) for v in values]
+    """A trace's jobs and the GPUs each needs (the ``gpus`` column, default 1; see
+    :mod:`wattsched.workload.traces`)."""
+    jobs = read_trace(path)
+    return jobs, [job.gpus for job in jobs]
 
 
 def oversized_jobs(gpus_needed: list[int]) -> dict[int, int]:
