@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from test_slurm_import import LOG as SACCT_LOG
 
 from wattsched.cli import main
@@ -87,8 +86,8 @@ def test_a_one_gpu_log_runs_alike_on_mig_run_and_a_one_gpu_cluster(
     mig = _json(capsys, ["mig", "run", "--config", "3", "--policy", "edf-ss-restricted", "--trace",
                          str(trace), "--json"])
     cluster = _json(capsys, ["cluster", "run", "--servers", "1", "--gpus-per-server", "1", "--trace",
-                             str(trace), "--placement", "first-fit", "--partitioner", "static", "--config", "3",
-                             "--policy", "edf-ss-restricted", "--json"])
+                             str(trace), "--placement", "first-fit", "--partitioner", "static", "--config",
+                             "3", "--policy", "edf-ss-restricted", "--json"])
     for key in ("energy_j", "avg_tardiness_s", "jobs", "late_jobs", "end_s"):
         assert cluster[key] == mig[key], key
     assert mig["jobs"] == 3

@@ -105,7 +105,7 @@ def test_missing_and_wrongly_mapped_columns(tmp_path: Path) -> None:
         import_trace("csv", log, ImportOptions(columns=(*MAP, ("deadline", "due"))))
     with pytest.raises(InputError, match="no column for 'duration' nor for 'end'"):
         import_trace("csv", log, ImportOptions(columns=MAP[:2]))
-    with pytest.raises(ConfigError, match="unknown key 'sumbit'.*did you mean 'submit'"):
+    with pytest.raises(ConfigError, match=r"unknown key 'sumbit'.*did you mean 'submit'"):
         import_trace("csv", log, ImportOptions(columns=(("sumbit", "submit_time"),)))
 
 
