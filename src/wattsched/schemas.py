@@ -48,7 +48,8 @@ CSV or Parquet, one row per job:
   dur_full_s   optional, number > 0: run time on the GPU with MIG disabled, s
                (default dur_7g_s / 1.06 for linear jobs, else dur_7g_s)
   gpus         optional, whole number >= 1 (default 1): GPUs the job needs at once, its durations being
-               each GPU's run time; mig run, mig day and sweeps refuse a trace with a job above 1
+               each GPU's run time; cluster run runs such a job on that many whole GPUs of one server,
+               started and ended together; mig run, mig day and sweeps refuse a trace with a job above 1
                (written by 'wattsched import' when a job needs more than one GPU)
 
 Nothing else is needed: hand-written traces work. Errors (missing column, a value that is not a finite

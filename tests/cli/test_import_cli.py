@@ -64,6 +64,16 @@ def test_an_operator_log_keeps_its_gangs_and_one_gpu_commands_refuse_them(
     assert_one_line_error(capsys, code, "2 of 3 jobs need more than one GPU", "1 need 2 GPUs, 1 need 4 GPUs",
                           "mig run simulates one GPU", "cluster run", "column 'gpus'")
 
+    # The cluster it ran on runs it: the 4-GPU job waits for all four GPUs, each gang counted once.
+    run = _json(capsys, ["cluster", "run", "--cluster", str(cluster), "--trace", str(trace), "--placement",
+                         "first-fit", "--partitioner", "static", "--config", "no-mig", "--policy", "edf-fs",
+                         "--json"])
+    assert run["jobs"] == 3 and run["gpus"] == 4
+    code = main(["cluster", "run", "--servers", "2", "--gpus-per-server", "2", "--trace", str(trace),
+                 "--placement", "first-fit", "--partitioner", "static", "--policy", "edf-fs"])
+    assert_one_line_error(capsys, code, "1 of 3 jobs need more GPUs than a server of the cluster has (2)",
+                          "1 need 4 GPUs")
+
     folded = tmp_path / "folded.csv"
     assert main(["import", "--format", "csv", "--input", str(log), *MAP, "-o", str(folded),
                  "--multi-gpu", "fold"]) == 0

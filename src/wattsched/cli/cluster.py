@@ -60,7 +60,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     work = run.add_argument_group("workload")
     source = work.add_mutually_exclusive_group(required=True)
     source.add_argument("--trace", metavar="FILE",
-                        help="job trace ('wattsched schema trace'; optional 'gpus' column)")
+                        help="job trace ('wattsched schema trace'; optional 'gpus' column: a job of g GPUs "
+                        "runs on g whole GPUs of one server)")
     source.add_argument("--preset", choices=("paper", "literal"),
                         help="Fig. 5 profile at 2.5 (paper) or 1 (literal) x per GPU")
     source.add_argument("--rate", type=positive_finite_float, metavar="R", help="Poisson jobs/min per GPU")
@@ -144,7 +145,7 @@ def _cluster(args: argparse.Namespace) -> Any:
     return spec
 
 
-def _workload(args: argparse.Namespace, gpus: int) -> tuple[list[Any], float]:
+def _workload(args: argparse.Namespace, gpus: int, largest_server: int) -> tuple[list[Any], float]:
     from wattsched.cluster.workloads import cluster_spec, oversized_jobs, preset_spec, read_cluster_trace
     from wattsched.workload.arrivals import PROFILES
     from wattsched.workload.generators import WorkloadSpec, generate_jobs
@@ -155,12 +156,13 @@ def _workload(args: argparse.Namespace, gpus: int) -> tuple[list[Any], float]:
         if given:
             raise ConfigError(f"{', '.join(given)} only apply to generated workloads, not to --trace")
         jobs, needed = read_cluster_trace(args.trace)
-        oversized = oversized_jobs(needed)
+        oversized = oversized_jobs(needed, largest_server)
         if oversized:
             counts = ", ".join(f"{n} need {g} GPUs" for g, n in oversized.items())
-            raise InputError(f"{sum(oversized.values())} of {len(jobs)} jobs need more than one GPU "
-                             f"({counts}); no GPU of the cluster offers that (a job runs on one slice of one "
-                             "GPU): fold or drop them when importing", path=args.trace, column="gpus")
+            raise InputError(f"{sum(oversized.values())} of {len(jobs)} jobs need more GPUs than a server of "
+                             f"the cluster has ({largest_server}): {counts}; a job's GPUs must be on one "
+                             "server: give larger servers, or fold or drop such jobs when importing",
+                             path=args.trace, column="gpus")
         horizon_s = max(job.arrival_s for job in jobs)
     else:
         if args.inference_share is not None and not (
@@ -215,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
     for gpu in {id(g): g for g in models}.values():
         if args.config is not None:
             gpu.configuration(args.config)  # ConfigError lists the valid ids
-    jobs, horizon_s = _workload(args, spec.gpus)
+    jobs, horizon_s = _workload(args, spec.gpus, max(server.gpus for server in spec.servers))
     if args.trace is not None:
         for gpu in {id(g): g for g in models}.values():
             require_sizes(jobs, gpu.compute_sizes, args.trace)

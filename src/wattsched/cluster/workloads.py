@@ -10,8 +10,9 @@ long runs, and trace files with an optional ``gpus`` column.
   spawn_key=(day,))``, times shifted by whole days, ids ``d<day>-j<n>``; a month on 1,024 GPUs (~16 M jobs)
   never holds more than a day of jobs. Not the same draws as one call over the whole horizon.
 * **Trace files**: CONTRACT §3 traces, plus an optional integer column ``gpus`` (GPUs a job needs at once,
-  default 1). The engine runs each job on one slice of one GPU, so a job with ``gpus > 1`` needs more than
-  any GPU offers: :func:`oversized_jobs` counts them and the CLI refuses the trace (never drops them).
+  default 1). A job of several GPUs runs as a gang on whole GPUs of one server
+  (:mod:`wattsched.cluster.gangs`); a job needing more GPUs than any server has can never run:
+  :func:`oversized_jobs` counts them and the CLI refuses the trace (never drops them).
 """
 
 from __future__ import annotations
@@ -68,10 +69,10 @@ def read_cluster_trace(path: str | Path) -> tuple[list[Job], list[int]]:
     return jobs, [job.gpus for job in jobs]
 
 
-def oversized_jobs(gpus_needed: list[int]) -> dict[int, int]:
-    """How many jobs need each GPU count above one (none: every job fits one slice of one GPU)."""
+def oversized_jobs(gpus_needed: list[int], largest_server: int = 1) -> dict[int, int]:
+    """How many jobs need each GPU count above ``largest_server`` (none: every job fits on one server)."""
     out: dict[int, int] = {}
     for count in gpus_needed:
-        if count > 1:
+        if count > largest_server:
             out[count] = out.get(count, 0) + 1
     return dict(sorted(out.items()))
