@@ -83,3 +83,46 @@ def test_choose_members_prefers_idle_gpus_then_low_load_then_low_server() -> Non
     held[0] = True
     assert choose_members(2, servers, loads, held) == (5, 6)  # server 0 now has one idle GPU free of gangs
     assert choose_members(3, servers, loads, held) == ()  # no server has three GPUs free of gangs
+
+
+@pytest.mark.parametrize("placement", ["first-fit", "best-fit", "least-energy", "deadline-aware"])
+@pytest.mark.parametrize("power_states", [False, True])
+def test_every_gang_runs_on_one_server_starting_and_ending_together(placement: str,
+                                                                    power_states: bool) -> None:
+    from dataclasses import replace
+
+    import numpy as np
+
+    from wattsched.cluster import PowerStates, preset_spec
+    from wattsched.cluster.workloads import cluster_spec
+    from wattsched.workload.generators import generate_jobs
+
+    spec = ClusterSpec.homogeneous(2, 4, "a100-40gb")
+    draws = np.random.default_rng(1)
+    jobs = [replace(j, gpus=int(draws.choice([1, 1, 1, 1, 2, 3, 4])))
+            for j in generate_jobs(cluster_spec(preset_spec("paper", 2.0), spec.gpus), 5)]
+    options = ClusterOptions(placement=placement, partitioner="static", policy="edf-ss-restricted",
+                             power_states=PowerStates(enabled=power_states), compact_every=16,
+                             record_jobs=True)
+    result = simulate_cluster(jobs, spec, options)
+    assert result.jobs == len(jobs) and result.records is not None and len(result.records) == len(jobs)
+    runs: dict[str, list[tuple[int, float, float]]] = {}
+    for gpu, own in enumerate(result.gpu_results):
+        for r in own.records or ():
+            runs.setdefault(r.job_id, []).append((gpu, r.start_s, r.completion_s))
+    server_of = spec.server_of_gpu()
+    gangs = [j for j in jobs if j.gpus > 1]
+    assert gangs
+    for j in jobs:
+        members = runs[j.job_id]
+        assert len(members) == j.gpus
+        assert len({server_of[g] for g, _, _ in members}) == 1
+        assert len({start for _, start, _ in members}) == 1 and len({end for _, _, end in members}) == 1
+    # A gang's GPUs run nothing else while it runs.
+    for j in gangs:
+        _, start, end = runs[j.job_id][0]
+        held = {g for g, _, _ in runs[j.job_id]}
+        for other, members in runs.items():
+            for g, s, e in members:
+                if g in held and other != j.job_id:
+                    assert e <= start + 1e-9 or s >= end - 1e-9, (j.job_id, other)

@@ -119,8 +119,9 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
                      help="multiply durations by F")
     imp.add_argument("--deadline-slack", type=positive_finite_float, nargs=2, default=(1.0, 1.5),
                      metavar=("LO", "HI"), help="deadline = arrival + U(LO, HI) * dur_7g (1.0 1.5)")
-    imp.add_argument("--multi-gpu", choices=("fold", "skip"), default="fold",
-                     help="multi-GPU pods: fold their GPU work onto one GPU (default) or leave them out")
+    imp.add_argument("--multi-gpu", choices=("fold", "skip", "keep"), default="fold",
+                     help="multi-GPU pods: fold their GPU work onto one GPU (default), leave them out, or "
+                     "keep them as jobs of several GPUs (a gang on one server)")
     imp.add_argument("--seed", type=int_at_least(0), default=0, metavar="S", help="random seed (0)")
     imp.add_argument("--json", action="store_true", help="print the import report as JSON")
     imp.set_defaults(func=_import)

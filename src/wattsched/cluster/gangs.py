@@ -10,7 +10,9 @@ A job with ``gpus = g > 1`` needs g GPUs at once. The cluster engine runs it as 
   instant: each GPU runs it alone, as its own policy places a job on an idle GPU (with the same
   configuration on every GPU, the same slice, so all g end together). The next waiting gang then reserves.
 * The gang **ends** when its last GPU finishes (members that finish earlier stay held, idle); then its GPUs
-  take jobs again. It counts as one job, with the tardiness of its end.
+  take jobs again. It counts as one job, with the tardiness of its end. With a partitioner that changes
+  configurations, one member GPU may be in another configuration or repartitioning (4 s without slices):
+  that member starts or finishes later, and the gang ends with it.
 * A single-GPU job that arrives when every GPU of the cluster is held by a gang waits at the cluster until
   one is released.
 
