@@ -233,7 +233,7 @@ class ImportReport:
             f"arrival rate {self.arrival_rate_per_min:.4f} jobs/min; "
             f"inference share {self.inference_share:.3f}",
             f"observed durations: {q or 'n/a'}; duration scale {self.duration_scale:.6g}; "
-            f"offered load (sum dur_7g / horizon) {self.offered_load:.3f}",
+            f"offered load (sum gpus x dur_7g / horizon) {self.offered_load:.3f}",
         ]
         return out
 
