@@ -261,7 +261,7 @@ def read_raw_csv(path: str, required: tuple[str, ...]) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise InputError("the file is empty (no header)", path=path) from None
     except pd.errors.ParserError as exc:
-        raise InputError(f"not a readable CSV file: {exc}", path=path) from None
+        raise InputError(f"not a readable CSV file: {' '.join(str(exc).split())}", path=path) from None
     except UnicodeDecodeError:
         raise InputError("not a text CSV file", path=path) from None
     frame.columns = [str(c).strip() for c in frame.columns]

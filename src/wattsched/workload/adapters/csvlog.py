@@ -71,6 +71,8 @@ HOURS_MEDIAN_BELOW_S = 30.0
 MILLISECONDS_MEDIAN_ABOVE_S = 1e5
 #: Numeric times with a median above this look like milliseconds since the epoch.
 EPOCH_MILLISECONDS_ABOVE = 1e11
+#: Numeric times beyond this many seconds from the epoch (either way) are refused (about 317,000 years).
+MAX_EPOCH_S = 1e13
 _KINDS = ("inference", "training")
 _SCALINGS = ("linear", "sublinear", "capped")
 
@@ -107,11 +109,11 @@ def _times(raw: pd.Series, column: str, path: str, *, optional: bool) -> np.ndar
     numbers = pd.to_numeric(text.where(~empty), errors="coerce").to_numpy(dtype=float)
     given = ~empty.to_numpy()
     if given.any() and not np.isnan(numbers[given]).any():  # every value a number: epoch seconds
-        finite = np.isfinite(numbers)
+        finite = np.isfinite(numbers) & (np.abs(numbers) <= MAX_EPOCH_S)
         if not finite[given].all():
             row = int(np.flatnonzero(given & ~finite)[0]) + 1
-            raise InputError(f"expected a finite time, got {text.iloc[row - 1]!r}", path=path, row=row,
-                             column=column)
+            raise InputError(f"expected a time within 1e13 s of the epoch, got {text.iloc[row - 1]!r}",
+                             path=path, row=row, column=column)
         if float(np.median(numbers[given])) > EPOCH_MILLISECONDS_ABOVE:
             LOG.warning("%s: column '%s' holds numbers above 1e11: they look like milliseconds since the "
                         "epoch, and are read as seconds", path, column)
@@ -149,7 +151,7 @@ def _warn_units(durations: np.ndarray, column: str, path: str) -> None:
         LOG.warning("%s: column '%s' looks like hours, not seconds (whole numbers, median %g): durations are "
                     "read as seconds", path, column, median)
     elif median > MILLISECONDS_MEDIAN_ABOVE_S:
-        LOG.warning("%s: column '%s' looks like milliseconds, not seconds (median %g s = %.1f days): "
+        LOG.warning("%s: column '%s' looks like milliseconds, not seconds (median %g s = %.3g days): "
                     "durations are read as seconds", path, column, median, median / SECONDS_PER_DAY)
 
 
