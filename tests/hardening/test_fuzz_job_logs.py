@@ -64,7 +64,8 @@ def test_job_log_reader_on_mutated_logs(tmp_path: Path, edits: list[tuple[str, i
 
 @FUZZ
 @given(edits=st.lists(MUTATION, min_size=1, max_size=6))
-def test_trace_reader_on_mutated_gpus_column(tmp_path: Path, edits: list[tuple[str, int, int, bytes]]) -> None:
+def test_trace_reader_on_mutated_gpus_column(tmp_path: Path,
+                                             edits: list[tuple[str, int, int, bytes]]) -> None:
     path = tmp_path / "fuzz.csv"
     path.write_bytes(mutate(TRACE, edits))
     try:
