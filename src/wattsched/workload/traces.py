@@ -262,7 +262,7 @@ def _first(mask: np.ndarray) -> int | None:
 
 
 def jobs_to_frame(jobs: Sequence[Job]) -> pd.DataFrame:
-    """The trace table of ``jobs`` (all CONTRACT §3 columns including ``dur_full_s``, and ``gpus`` when a job
+    """The trace table of ``jobs`` (every trace column including ``dur_full_s``, and ``gpus`` when a job
     needs more than one GPU), in order."""
     import pandas as pd
 

@@ -1,4 +1,4 @@
-"""Trace adapters: job logs and public GPU-cluster job traces → wattsched MIG traces (CONTRACT §3).
+"""Trace adapters: job logs and public GPU-cluster job traces → wattsched traces (``wattsched schema trace``).
 
 Every format implements one small interface, a parser ``(path, options) -> ParsedTrace`` registered in
 :data:`ADAPTERS`: it reads the file's rows into jobs' trace time, observed run time, the slice that run time
