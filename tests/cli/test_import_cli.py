@@ -64,6 +64,8 @@ def test_an_operator_log_keeps_its_gangs_and_one_gpu_commands_refuse_them(
     assert_one_line_error(capsys, code, "2 of 3 jobs need more than one GPU", "1 need 2 GPUs, 1 need 4 GPUs",
                           "mig run simulates one GPU", "cluster run", "column 'gpus'")
 
+    code = main(["mig", "day", "--partitioner", "day-night", "--trace", str(trace)])
+    assert_one_line_error(capsys, code, "2 of 3 jobs need more than one GPU", "mig day simulates one GPU")
     # The cluster it ran on runs it: the 4-GPU job waits for all four GPUs, each gang counted once.
     run = _json(capsys, ["cluster", "run", "--cluster", str(cluster), "--trace", str(trace), "--placement",
                          "first-fit", "--partitioner", "static", "--config", "no-mig", "--policy", "edf-fs",
