@@ -332,7 +332,6 @@ class ClusterSimulation:
         candidates = [g for g in self._gpus if servers.state(g.server) != OFF and g.gang is None]
         return min(candidates, key=lambda g: (g.load, g.index)).index if candidates else -1
 
-    # ------------------------------------------------------------------ power states
     # ------------------------------------------------------------------ gangs
     def _gang_arrives(self, job: Job, t: float, position: int) -> None:
         if job.gpus > self._largest_server:
@@ -405,11 +404,12 @@ class ClusterSimulation:
                 heapq.heappush(self._load_heap, (gpus[m].load, m))
         for m in gang.members:
             self._refresh(gpus[m], now_s)  # open to jobs again
-        self._reserve_next(now_s)
         parked, self._parked = self._parked, []
-        for job, position in parked:  # they arrive now
+        for job, position in parked:  # they arrive now, before the next gang reserves GPUs
             self._place(job, now_s, position, now_s, arrive_now=True)
+        self._reserve_next(now_s)
 
+    # ------------------------------------------------------------------ power states
     def _handle_event(self) -> None:
         """The next server event; after a boot, the server's held jobs arrive on their GPUs."""
         done = self._servers.pop()
