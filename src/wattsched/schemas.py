@@ -34,7 +34,7 @@ SWEEP_RUN_COLUMNS: tuple[str, ...] = (
 )
 
 TRACE = """\
-MIG job trace (read by mig run, mig day, cluster run, sweep; written by mig generate, mig import)
+MIG job trace (read by mig run, mig day, cluster run, sweep; written by mig generate, import, mig import)
 CSV or Parquet, one row per job:
 
   job_id       text, unique
@@ -47,7 +47,10 @@ CSV or Parquet, one row per job:
                every catalogue GPU has 1, 2, 3, 4 and 7)
   dur_full_s   optional, number > 0: run time on the GPU with MIG disabled, s
                (default dur_7g_s / 1.06 for linear jobs, else dur_7g_s)
-  gpus         optional (cluster run only): GPUs the job needs
+  gpus         optional, whole number >= 1 (default 1): GPUs the job needs at once, its durations being
+               each GPU's run time; cluster run runs such a job on that many whole GPUs of one server,
+               started and ended together; mig run, mig day and sweeps refuse a trace with a job above 1
+               (written by 'wattsched import' when a job needs more than one GPU)
 
 Nothing else is needed: hand-written traces work. Errors (missing column, a value that is not a finite
 number, a duration <= 0, deadline < arrival, a repeated job_id, an empty file, an unknown kind) name the

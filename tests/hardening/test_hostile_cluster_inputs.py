@@ -65,7 +65,7 @@ def test_bad_input_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Pat
         assert_one_line_error(capsys, run_in(tmp_path, argv), *pieces)
 
 
-def test_jobs_needing_more_than_one_gpu_are_counted_and_refused(capsys: pytest.CaptureFixture[str],
+def test_jobs_needing_more_gpus_than_a_server_are_counted_and_refused(capsys: pytest.CaptureFixture[str],
                                                                tmp_path: Path, trace: Path) -> None:
     import pandas as pd
 
@@ -75,9 +75,12 @@ def test_jobs_needing_more_than_one_gpu_are_counted_and_refused(capsys: pytest.C
     frame.loc[3, "gpus"] = 2
     big = tmp_path / "big.csv"
     frame.to_csv(big, index=False)
-    code = run_in(tmp_path, [*RUN, "--servers", "4", "--gpus-per-server", "8", "--trace", str(big)])
-    assert_one_line_error(capsys, code, f"4 of {len(frame)} jobs need more than one GPU",
-                          "1 need 2 GPUs, 3 need 8 GPUs", "column 'gpus'")
+    code = run_in(tmp_path, [*RUN, "--servers", "4", "--gpus-per-server", "1", "--trace", str(big)])
+    assert_one_line_error(capsys, code, f"4 of {len(frame)} jobs need more GPUs than a server of the cluster "
+                          "has (1)", "1 need 2 GPUs, 3 need 8 GPUs", "column 'gpus'")
+    code = run_in(tmp_path, [*RUN, "--servers", "4", "--gpus-per-server", "4", "--trace", str(big)])
+    assert_one_line_error(capsys, code, f"3 of {len(frame)} jobs need more GPUs than a server of the cluster "
+                          "has (4)", "3 need 8 GPUs", "column 'gpus'")
     frame.loc[3, "gpus"] = 0
     frame.to_csv(big, index=False)
     code = run_in(tmp_path, [*RUN, "--servers", "1", "--gpus-per-server", "1", "--trace", str(big)])

@@ -33,8 +33,8 @@ def usable(pods_path: Path) -> pd.DataFrame:
     return kept
 
 
-def test_registry_lists_both_formats() -> None:
-    assert ADAPTERS.available() == ["alibaba-2023", "philly"]
+def test_registry_lists_every_format() -> None:
+    assert ADAPTERS.available() == ["alibaba-2023", "csv", "philly", "sacct"]
     with pytest.raises(UnknownNameError, match="philly"):
         ADAPTERS.make("borg")
 

@@ -307,3 +307,29 @@ def test_a_size_no_rule_can_derive_names_the_file_row_and_column(tmp_path: Path)
     (job,) = read_trace(ok)
     with pytest.raises(InputError, match=r"ok\.csv, row 1, column 'dur_3g_s'"):
         require_sizes([job], (1, 2, 3, 4, 7), str(ok))
+
+
+def test_gpus_column_reads_writes_and_is_checked(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from wattsched.workload.traces import multi_gpu_jobs, require_single_gpu
+
+    jobs = generate_jobs(WorkloadSpec(rate_per_min=1.0, hours=0.5), 3)[:6]
+    gangs = [replace(job, gpus=g) for job, g in zip(jobs, (1, 2, 8, 1, 2, 2), strict=True)]
+    path = tmp_path / "gangs.csv"
+    write_trace(gangs, path)
+    assert read_trace(path) == gangs
+    assert multi_gpu_jobs(gangs) == {2: 3, 8: 1} and multi_gpu_jobs(jobs) == {}
+    require_single_gpu(jobs, "t.csv", "mig run")  # one GPU each: nothing to refuse
+    with pytest.raises(InputError, match=r"4 of 6 jobs need more than one GPU \(3 need 2 GPUs, 1 need 8 "
+                       r"GPUs\); mig day simulates one GPU"):
+        require_single_gpu(gangs, "t.csv", "mig day")
+    frame = pd.read_csv(path)
+    for bad in ("0", "1.5", "two", ""):
+        frame["gpus"] = frame["gpus"].astype(str)
+        frame.loc[4, "gpus"] = bad
+        frame.to_csv(path, index=False)
+        with pytest.raises(InputError, match=r"row 5.*column 'gpus'"):
+            read_trace(path)
+    with pytest.raises(ConfigError, match="refusing to write"):
+        write_trace([replace(jobs[0], gpus=0)], tmp_path / "bad.csv")

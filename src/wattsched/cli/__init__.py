@@ -26,6 +26,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("mig", "MIG scheduling: generate traces, simulate, repartition", "wattsched.cli.mig"),
     Command("dvfs", "DVFS-aware deadline scheduling on CPU-GPU clusters (P2)", "wattsched.cli.dvfs"),
     Command("cluster", "a data centre of MIG GPUs: run, import a public trace", "wattsched.cli.cluster"),
+    Command("import", "turn your job log (CSV, sacct) or a public trace into a trace",
+            "wattsched.cli.trace_import"),
     Command(
         "sweep",
         "run the cross product of a sweep file (GPUs, configurations, policies, ...) into one table",

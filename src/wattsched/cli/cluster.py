@@ -60,7 +60,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     work = run.add_argument_group("workload")
     source = work.add_mutually_exclusive_group(required=True)
     source.add_argument("--trace", metavar="FILE",
-                        help="job trace ('wattsched schema trace'; optional 'gpus' column)")
+                        help="job trace ('wattsched schema trace'; optional 'gpus' column: a job of g GPUs "
+                        "runs on g whole GPUs of one server)")
     source.add_argument("--preset", choices=("paper", "literal"),
                         help="Fig. 5 profile at 2.5 (paper) or 1 (literal) x per GPU")
     source.add_argument("--rate", type=positive_finite_float, metavar="R", help="Poisson jobs/min per GPU")
@@ -118,8 +119,9 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
                      help="multiply durations by F")
     imp.add_argument("--deadline-slack", type=positive_finite_float, nargs=2, default=(1.0, 1.5),
                      metavar=("LO", "HI"), help="deadline = arrival + U(LO, HI) * dur_7g (1.0 1.5)")
-    imp.add_argument("--multi-gpu", choices=("fold", "skip"), default="fold",
-                     help="multi-GPU pods: fold their GPU work onto one GPU (default) or leave them out")
+    imp.add_argument("--multi-gpu", choices=("fold", "skip", "keep"), default="fold",
+                     help="multi-GPU pods: fold their GPU work onto one GPU (default), leave them out, or "
+                     "keep them as jobs of several GPUs (a gang on one server)")
     imp.add_argument("--seed", type=int_at_least(0), default=0, metavar="S", help="random seed (0)")
     imp.add_argument("--json", action="store_true", help="print the import report as JSON")
     imp.set_defaults(func=_import)
@@ -144,7 +146,7 @@ def _cluster(args: argparse.Namespace) -> Any:
     return spec
 
 
-def _workload(args: argparse.Namespace, gpus: int) -> tuple[list[Any], float]:
+def _workload(args: argparse.Namespace, gpus: int, largest_server: int) -> tuple[list[Any], float]:
     from wattsched.cluster.workloads import cluster_spec, oversized_jobs, preset_spec, read_cluster_trace
     from wattsched.workload.arrivals import PROFILES
     from wattsched.workload.generators import WorkloadSpec, generate_jobs
@@ -155,12 +157,13 @@ def _workload(args: argparse.Namespace, gpus: int) -> tuple[list[Any], float]:
         if given:
             raise ConfigError(f"{', '.join(given)} only apply to generated workloads, not to --trace")
         jobs, needed = read_cluster_trace(args.trace)
-        oversized = oversized_jobs(needed)
+        oversized = oversized_jobs(needed, largest_server)
         if oversized:
             counts = ", ".join(f"{n} need {g} GPUs" for g, n in oversized.items())
-            raise InputError(f"{sum(oversized.values())} of {len(jobs)} jobs need more than one GPU "
-                             f"({counts}); no GPU of the cluster offers that (a job runs on one slice of one "
-                             "GPU): fold or drop them when importing", path=args.trace, column="gpus")
+            raise InputError(f"{sum(oversized.values())} of {len(jobs)} jobs need more GPUs than a server of "
+                             f"the cluster has ({largest_server}): {counts}; a job's GPUs must be on one "
+                             "server: give larger servers, or fold or drop such jobs when importing",
+                             path=args.trace, column="gpus")
         horizon_s = max(job.arrival_s for job in jobs)
     else:
         if args.inference_share is not None and not (
@@ -217,7 +220,7 @@ def _run(args: argparse.Namespace) -> int:
     for gpu in {id(g): g for g in models}.values():
         if args.config is not None:
             gpu.configuration(args.config)  # ConfigError lists the valid ids
-    jobs, horizon_s = _workload(args, spec.gpus)
+    jobs, horizon_s = _workload(args, spec.gpus, max(server.gpus for server in spec.servers))
     if args.trace is not None:
         for gpu in {id(g): g for g in models}.values():
             require_sizes(jobs, gpu.compute_sizes, args.trace)

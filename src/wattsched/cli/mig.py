@@ -158,9 +158,10 @@ def workload(
         given = [f"--{name.replace('_', '-')}" for name in _GENERATOR_ONLY if getattr(args, name) is not None]
         if given:
             raise ConfigError(f"{', '.join(given)} only apply to generated workloads, not to --trace")
-        from wattsched.workload.traces import read_trace, require_sizes
+        from wattsched.workload.traces import read_trace, require_single_gpu, require_sizes
 
         jobs = read_trace(args.trace)
+        require_single_gpu(jobs, args.trace, f"mig {getattr(args, 'mig_command', 'run')}")
         if gpu is not None:
             require_sizes(jobs, gpu.compute_sizes, args.trace)
         horizon_s = max(job.arrival_s for job in jobs)

@@ -18,6 +18,9 @@ boots, power states on) or else to the GPU with the fewest jobs (lowest index on
 booting server wait at the cluster and reach their GPU, arriving, when the boot ends. Each GPU's partitioner
 decides at that GPU's decision epochs (:func:`wattsched.mig.partition.runner.decide_epoch`), exactly as in
 :func:`wattsched.mig.partition.run_day`.
+
+A job of several GPUs (``Job.gpus > 1``) runs as a gang on whole GPUs of one server, all started and ended
+together (:mod:`wattsched.cluster.gangs`); a run without such jobs never touches that code.
 """
 
 from __future__ import annotations
@@ -26,12 +29,14 @@ import heapq
 import logging
 import math
 from array import array
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import pairwise
 
 import numpy as np
 
 from wattsched.cluster.clocks import clock_schedule
+from wattsched.cluster.gangs import Gang, choose_members
 from wattsched.cluster.placement import PLACEMENTS, GpuPool
 from wattsched.cluster.result import ClusterJobRecord, ClusterResult
 from wattsched.cluster.servers import BOOT_DONE, OFF, ON, ServerStates
@@ -49,7 +54,7 @@ log = logging.getLogger(__name__)
 
 
 class _Gpu:
-    __slots__ = ("certain", "clock", "compacted", "given", "held", "index", "load", "model", "next_s",
+    __slots__ = ("certain", "clock", "compacted", "gang", "given", "held", "index", "load", "model", "next_s",
                  "partitioner", "rows", "server", "sim")
 
     def __init__(self, index: int, server: int, model: int, sim: MigSimulation,
@@ -67,6 +72,7 @@ class _Gpu:
         self.compacted = 0  # completed jobs when last compacted
         self.given = 0  # jobs placed on this GPU (held ones included)
         self.clock = clock
+        self.gang: Gang | None = None  # the gang that holds this GPU (reserved or running)
 
 
 class ClusterSimulation:
@@ -120,6 +126,13 @@ class ClusterSimulation:
         self._fallbacks = 0
         self._placed = 0
         self._result: ClusterResult | None = None
+        self._now_s = 0.0  # the driver's time: the last arrival or cluster event taken
+        self._gangs: list[Gang] = []  # every gang of the run, in arrival order
+        self._waiting: deque[Gang] = deque()  # gangs without GPUs yet
+        self._draining: Gang | None = None  # the gang whose reserved GPUs are emptying
+        self._parked: list[tuple[Job, int]] = []  # single-GPU jobs that found every GPU held by gangs
+        self._members = members
+        self._largest_server = max(len(m) for m in members)
         for g in self._gpus:
             self._refresh(g, 0.0)
 
@@ -146,6 +159,7 @@ class ClusterSimulation:
                 if not events:
                     break
                 continue
+            self._now_s = t
             self._advance(t)
             # The GPUs' instants may have scheduled turn-offs before t: the earliest event goes first.
             if events and events[0][0] <= t_job:
@@ -208,8 +222,9 @@ class ClusterSimulation:
                 gpu.load = load  # more work on a busy GPU: nothing else to note
             else:
                 self._set_load(gpu, load, sim.now_s)
-        if free and (pending or held or self._servers.servers[gpu.server].state == OFF):
-            free = 0  # cannot start a job now (or one is already on its way)
+        if free and (pending or held or gpu.gang is not None
+                     or self._servers.servers[gpu.server].state == OFF):
+            free = 0  # cannot start a job now (or one is already on its way, or a gang holds it)
         old_state, old_free = self._signature[gpu.index]
         if free != old_free or (free and state != old_state and self._pool.classes):
             self._pool.update(gpu.index, state, free)
@@ -219,6 +234,8 @@ class ClusterSimulation:
             if done >= every and done >= in_system:  # compaction costs O(jobs in memory): amortised O(1)
                 sim.compact(keep=self._options.keep_outcomes)
                 gpu.compacted = gpu.given - in_system
+        if gpu.gang is not None:
+            self._gang_changed(gpu)
 
     def _set_load(self, gpu: _Gpu, load: int, now_s: float) -> None:
         if gpu.load == 0 and load > 0:
@@ -236,12 +253,19 @@ class ClusterSimulation:
         gpu.load = load
 
     # ------------------------------------------------------------------ placement
-    def _place(self, job: Job, t: float, position: int, t_next: float) -> None:
-        """Place ``job`` arriving at ``t``; ``t_next``: when the next job or cluster event comes."""
+    def _place(self, job: Job, t: float, position: int, t_next: float, *, arrive_now: bool = False) -> None:
+        """Place ``job`` arriving at ``t``; ``t_next``: when the next job or cluster event comes;
+        ``arrive_now``: the job reaches its GPU at ``t`` (after waiting at the cluster)."""
+        if job.gpus > 1:
+            self._gang_arrives(job, t, position)
+            return
         index = self._placement.choose(job, t, self._pool)
         if index < 0:
             index = self._fallback(t)
             self._fallbacks += 1
+            if index < 0:  # every GPU is held by a gang: wait for one
+                self._parked.append((job, position))
+                return
         gpu = self._gpus[index]
         state = self._servers.servers[gpu.server].state
         gpu.rows.append(position)
@@ -254,7 +278,10 @@ class ClusterSimulation:
             self._refresh(gpu, t)
             return
         sim = gpu.sim
-        sim.add_job(job)
+        if arrive_now:
+            sim.add_job(job, t)
+        else:
+            sim.add_job(job)
         if t + EPS_S < t_next:
             # No other job can join this arrival's instant: process it now, exactly as _advance would
             # before t_next (saves queueing the GPU and marking it busy in between).
@@ -286,7 +313,8 @@ class ClusterSimulation:
             s = servers.first_off()
             if s >= 0:
                 self._boot(s, t)
-                return min(servers.servers[s].gpus, key=lambda g: (self._gpus[g].load, g))
+                return min(servers.servers[s].gpus, key=lambda g: (self._gpus[g].gang is not None,
+                                                                  self._gpus[g].load, g))
         if self._load_heap is None:
             self._load_heap = [(g.load, g.index) for g in self._gpus]
             heapq.heapify(self._load_heap)
@@ -294,15 +322,92 @@ class ClusterSimulation:
         while heap:
             load, index = heap[0]
             gpu = self._gpus[index]
-            on = servers.state(gpu.server) != OFF
+            on = servers.state(gpu.server) != OFF and gpu.gang is None  # a gang's GPU: pushed back later
             if load == gpu.load and on:
                 return index
             heapq.heappop(heap)
             if load < gpu.load and on:
                 heapq.heappush(heap, (gpu.load, index))  # an increase it had not seen
         # Every entry was stale (cannot happen with a server on); take the minimum directly.
-        candidates = [g for g in self._gpus if servers.state(g.server) != OFF]
-        return min(candidates, key=lambda g: (g.load, g.index)).index
+        candidates = [g for g in self._gpus if servers.state(g.server) != OFF and g.gang is None]
+        return min(candidates, key=lambda g: (g.load, g.index)).index if candidates else -1
+
+    # ------------------------------------------------------------------ gangs
+    def _gang_arrives(self, job: Job, t: float, position: int) -> None:
+        if job.gpus > self._largest_server:
+            raise ConfigError(f"job '{job.job_id}' needs {job.gpus} GPUs at once; the largest server has "
+                              f"{self._largest_server}")
+        self._placed += 1
+        gang = Gang(job, position)
+        self._gangs.append(gang)
+        self._waiting.append(gang)
+        self._reserve_next(t)
+
+    def _reserve_next(self, now_s: float) -> None:
+        """The first waiting gang reserves GPUs, unless one is already emptying its reserved GPUs."""
+        if self._draining is not None or not self._waiting:
+            return
+        gang = self._waiting[0]
+        gpus = self._gpus
+        members = choose_members(gang.job.gpus, self._members, [g.load for g in gpus],
+                                 [g.gang is not None for g in gpus])
+        if not members:
+            return  # other gangs hold the GPUs: try again when one ends
+        self._waiting.popleft()
+        self._draining = gang
+        gang.members = members
+        for m in members:
+            gpus[m].gang = gang
+        server = gpus[members[0]].server
+        if self._servers.state(server) == OFF:
+            self._boot(server, now_s)
+        for m in members:
+            if gang.start_s is None:
+                self._refresh(gpus[m], now_s)  # closes it to new jobs; the last one may start the gang
+
+    def _gang_changed(self, gpu: _Gpu) -> None:
+        """A GPU a gang holds changed: the gang may start (all its GPUs idle) or a member may have ended."""
+        gang = gpu.gang
+        assert gang is not None
+        gpus = self._gpus
+        if gang.start_s is None:
+            if any(gpus[m].load for m in gang.members):
+                return
+            if self._servers.state(gpu.server) != ON:
+                return
+            self._start_gang(gang)
+        elif gpu.load == 0 and gpu.index not in gang.done_s:
+            gang.done_s[gpu.index] = gpu.sim.now_s
+            if len(gang.done_s) == len(gang.members):
+                self._end_gang(gang)
+
+    def _start_gang(self, gang: Gang) -> None:
+        gpus = self._gpus
+        now_s = max(self._now_s, *(gpus[m].sim.now_s for m in gang.members))
+        gang.start_s = now_s
+        self._draining = None
+        for m in gang.members:
+            gpu = gpus[m]
+            gpu.rows.append(gang.position)
+            gpu.given += 1
+            gpu.sim.add_job(gang.job, now_s)
+        for m in gang.members:
+            self._refresh(gpus[m], now_s)
+        self._reserve_next(now_s)
+
+    def _end_gang(self, gang: Gang) -> None:
+        gpus = self._gpus
+        now_s = gang.end_s
+        for m in gang.members:
+            gpus[m].gang = None
+            if self._load_heap is not None:
+                heapq.heappush(self._load_heap, (gpus[m].load, m))
+        for m in gang.members:
+            self._refresh(gpus[m], now_s)  # open to jobs again
+        parked, self._parked = self._parked, []
+        for job, position in parked:  # they arrive now, before the next gang reserves GPUs
+            self._place(job, now_s, position, now_s, arrive_now=True)
+        self._reserve_next(now_s)
 
     # ------------------------------------------------------------------ power states
     def _handle_event(self) -> None:
@@ -311,6 +416,7 @@ class ClusterSimulation:
         if done is None:
             return
         when, kind, s = done
+        self._now_s = when
         for g in self._servers.servers[s].gpus:
             gpu = self._gpus[g]
             if kind == BOOT_DONE:
@@ -358,6 +464,12 @@ class ClusterSimulation:
             max_tardiness = max(max_tardiness, result.max_tardiness_s)
             for mhz, seconds in zip(g.clock, g.sim.time_by_clock_level(), strict=False):
                 clock_time[mhz] = clock_time.get(mhz, 0.0) + seconds
+        for gang in self._gangs:  # each GPU counted the gang as its own job: count it once, by its end
+            member = gang.member_tardiness_s()
+            worst = max(member)
+            jobs -= len(member) - 1
+            tardiness_sum += worst - sum(member)
+            late += (worst > 0) - sum(t > 0 for t in member)
         host_j = power.host_idle_w * sum(end_s - server.off_s for server in servers)
         energy_gpu = sum(gpu_energy)
         return ClusterResult(
@@ -395,6 +507,8 @@ class ClusterSimulation:
             finished = g.sim.finished_jobs()
             for row, tardiness in zip(finished.rows, finished.tardiness_s, strict=True):
                 out[g.rows[row]] = tardiness
+        for gang in self._gangs:
+            out[gang.position] = max(gang.member_tardiness_s())
         return out
 
     def _records(self) -> tuple[ClusterJobRecord, ...]:

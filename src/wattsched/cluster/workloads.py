@@ -10,8 +10,9 @@ long runs, and trace files with an optional ``gpus`` column.
   spawn_key=(day,))``, times shifted by whole days, ids ``d<day>-j<n>``; a month on 1,024 GPUs (~16 M jobs)
   never holds more than a day of jobs. Not the same draws as one call over the whole horizon.
 * **Trace files**: CONTRACT §3 traces, plus an optional integer column ``gpus`` (GPUs a job needs at once,
-  default 1). The engine runs each job on one slice of one GPU, so a job with ``gpus > 1`` needs more than
-  any GPU offers: :func:`oversized_jobs` counts them and the CLI refuses the trace (never drops them).
+  default 1). A job of several GPUs runs as a gang on whole GPUs of one server
+  (:mod:`wattsched.cluster.gangs`); a job needing more GPUs than any server has can never run:
+  :func:`oversized_jobs` counts them and the CLI refuses the trace (never drops them).
 """
 
 from __future__ import annotations
@@ -23,12 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from wattsched.errors import ConfigError, InputError
-from wattsched.io import numeric_column, read_table
+from wattsched.errors import ConfigError
 from wattsched.units import SECONDS_PER_HOUR
 from wattsched.workload.generators import WorkloadSpec, generate_jobs
 from wattsched.workload.job import Job
-from wattsched.workload.traces import frame_to_jobs
+from wattsched.workload.traces import read_trace
 
 __all__ = ["PRESETS", "cluster_spec", "oversized_jobs", "preset_spec", "read_cluster_trace", "stream_jobs"]
 
@@ -63,26 +63,16 @@ def stream_jobs(per_gpu: WorkloadSpec, gpus: int, seed: int) -> Iterator[Job]:
 
 
 def read_cluster_trace(path: str | Path) -> tuple[list[Job], list[int]]:
-    """A trace's jobs and the GPUs each needs (the ``gpus`` column, default 1)."""
-    where = str(path)
-    frame = read_table(path)
-    jobs = frame_to_jobs(frame, where)
-    if "gpus" not in frame.columns:
-        return jobs, [1] * len(jobs)
-    values, bad = numeric_column(frame, "gpus")
-    if bad is None:
-        wrong = np.flatnonzero((values < 1) | (values != np.floor(values)) | (values > 1_000_000))
-        bad = int(wrong[0]) if wrong.size else None
-    if bad is not None:
-        raise InputError(f"expected a whole number of GPUs >= 1, got {frame['gpus'].iloc[bad]!r}", path=where,
-                         row=bad + 1, column="gpus")
-    return jobs, [int(v) for v in values]
+    """A trace's jobs and the GPUs each needs (the ``gpus`` column, default 1; see
+    :mod:`wattsched.workload.traces`)."""
+    jobs = read_trace(path)
+    return jobs, [job.gpus for job in jobs]
 
 
-def oversized_jobs(gpus_needed: list[int]) -> dict[int, int]:
-    """How many jobs need each GPU count above one (none: every job fits one slice of one GPU)."""
+def oversized_jobs(gpus_needed: list[int], largest_server: int = 1) -> dict[int, int]:
+    """How many jobs need each GPU count above ``largest_server`` (none: every job fits on one server)."""
     out: dict[int, int] = {}
     for count in gpus_needed:
-        if count > 1:
+        if count > largest_server:
             out[count] = out.get(count, 0) + 1
     return dict(sorted(out.items()))

@@ -123,11 +123,12 @@ def run_sweep_cell(cell: MigRunCell | DvfsRunCell) -> list[dict[str, Any]]:
 
 def _jobs(cell: MigRunCell, gpu: Any) -> tuple[list[Any], float]:
     from wattsched.workload.generators import generate_jobs
-    from wattsched.workload.traces import read_trace, require_sizes
+    from wattsched.workload.traces import read_trace, require_single_gpu, require_sizes
 
     workload = cell.workload
     if workload.trace is not None:
         jobs = read_trace(workload.trace)
+        require_single_gpu(jobs, workload.trace, "a sweep's MIG run")
         require_sizes(jobs, gpu.compute_sizes, workload.trace)
         horizon_s = max(job.arrival_s for job in jobs)
         return jobs, workload.horizon_s if workload.horizon_s is not None else horizon_s

@@ -11,21 +11,15 @@ from __future__ import annotations
 from wattsched.workload.job import P1_SIZES, Job, JobKind, Scaling
 from wattsched.workload.scaling import (
     DEFAULT_FULL_GPU_SPEEDUP,
-    SUBLINEAR_CURVES,
+    FAMILY_CURVES,
     ScalingCurve,
-    capped_curve,
     durations_from_base,
-    linear_curve,
 )
 
 __all__ = ["CURVES", "engine_job"]
 
 #: The speed-up curve of each scaling family for annotated jobs (module docstring).
-CURVES: dict[Scaling, ScalingCurve] = {
-    Scaling.LINEAR: linear_curve(),
-    Scaling.SUBLINEAR: SUBLINEAR_CURVES[0],
-    Scaling.CAPPED: capped_curve(3),
-}
+CURVES: dict[Scaling, ScalingCurve] = FAMILY_CURVES
 
 
 def engine_job(

@@ -39,8 +39,9 @@ and duration scaling, class, deadline):
 Left out, counted by reason. Filtered (valid rows a rule leaves out): ``job_step`` (``123.batch``,
 ``123.0``, ``123.extern``), ``not_completed`` (a ``State`` not in ``states``, by default only
 ``COMPLETED``), ``never_started`` (no ``Start``), ``no_gpu``, ``multi_gpu`` (more than one GPU or slice:
-the cluster engine runs a job on one slice of one GPU, so they are left out unless ``multi_gpu="fold"``
-serialises their slice-seconds onto one whole GPU), ``zero_run_time``. Skipped (malformed):
+left out by default; ``multi_gpu="fold"`` serialises their slice-seconds onto one whole GPU, and
+``multi_gpu="keep"`` keeps the run time and the GPU count as the job's ``gpus``, on slices of the GRES
+type), ``zero_run_time``. Skipped (malformed):
 ``bad_field_count``, ``bad_job_id`` (empty), ``duplicate_id``, ``bad_alloc_tres``, ``bad_gpu_type`` (a MIG
 profile of 5 or 6 compute slices), ``bad_time``, ``bad_elapsed``, ``bad_time_limit``,
 ``negative_run_time``, ``bad_annotation``.
@@ -127,6 +128,8 @@ class SacctRow:
     observed_g: int
     #: The comment's annotation; ``None`` when the comment has none (every field would be a default).
     annotation: Annotation | None
+    #: GPUs the job held at once.
+    gpus: int = 1
 
 
 @dataclass(frozen=True)
@@ -290,6 +293,9 @@ def read_sacct(
         },
         columns=list(RAW_COLUMNS),
     )
+    if options.multi_gpu == "keep":
+        frame["gpus"] = np.array([r[2].gpus for r in kept], dtype=np.int64)
+    rows = {r[1]: r[2] for r in kept}
     parsed = ParsedTrace(
         path=where,
         format="sacct",
@@ -299,8 +305,9 @@ def read_sacct(
         filtered=filtered,
         default_class_rule="duration",
         origin=f"{midnight.isoformat()} (midnight of the first submission's day, day 0)",
+        finish=lambda jobs, report: _with_annotations(jobs, report, rows),
     )
-    return parsed, {r[1]: r[2] for r in kept}
+    return parsed, rows
 
 
 def _row(
@@ -353,7 +360,9 @@ def _row(
     if run_s == 0:
         return "filtered", "zero_run_time", None
     observed_g = _compute_of(gpu_type) if gpus == 1 else WHOLE_GPU
-    if gpus > 1:  # fold: the slice-seconds of all its GPUs serialised onto one whole GPU
+    if gpus > 1 and options.multi_gpu == "keep":  # a gang: its run time, on slices of the GRES type
+        observed_g = _compute_of(gpu_type)
+    elif gpus > 1:  # fold: the slice-seconds of all its GPUs serialised onto one whole GPU
         run_s = run_s * compute / WHOLE_GPU
     try:
         limit = slurm_duration_s(cell["Timelimit"]) if "Timelimit" in cell else None
@@ -368,13 +377,13 @@ def _row(
     node = cell.get("NodeList", "").strip()
     return "", job_id, SacctRow(
         submit, start, end, "" if node.lower() == "none assigned" else node, gpu_type, compute, run_s,
-        observed_g, None if annotation.defaulted == frozenset(KEYS) else annotation,
+        observed_g, None if annotation.defaulted == frozenset(KEYS) else annotation, gpus,
     )
 
 
 def parse_sacct(path: str, options: ImportOptions) -> ParsedTrace:
-    """The shared pipeline's rows of a sacct log (a ``TraceParser``); :func:`import_sacct` also applies
-    the annotations."""
+    """The shared pipeline's rows of a sacct log (a ``TraceParser``; its ``finish`` step applies the
+    annotations, as :func:`import_sacct` does)."""
     return read_sacct(path, options)[0]
 
 
@@ -390,6 +399,14 @@ def import_sacct(
     options = options or ImportOptions(multi_gpu="skip")
     parsed, rows = read_sacct(path, options, states=states, timezone=timezone)
     jobs, report = build_jobs(parsed, options)
+    out, report = _with_annotations(jobs, report, rows)
+    return SacctImport(out, report, {job.job_id: rows[job.job_id] for job in out})
+
+
+def _with_annotations(
+    jobs: list[Job], report: ImportReport, rows: dict[str, SacctRow]
+) -> tuple[list[Job], ImportReport]:
+    """The jobs with their annotations' explicit fields, and the report's load and share for them."""
     out = []
     for job in jobs:
         row = rows[job.job_id]
@@ -397,10 +414,10 @@ def import_sacct(
     horizon = report.horizon_s
     report = replace(
         report,
-        offered_load=sum(j.duration_for_size(WHOLE_GPU) for j in out) / horizon,
+        offered_load=sum(j.duration_for_size(WHOLE_GPU) * j.gpus for j in out) / horizon,
         inference_share=sum(j.kind == "inference" for j in out) / len(out),
     )
-    return SacctImport(out, report, {job.job_id: rows[job.job_id] for job in out})
+    return out, report
 
 
 def _annotated(job: Job, row: SacctRow, scale: float) -> Job:
@@ -426,7 +443,8 @@ def _annotated(job: Job, row: SacctRow, scale: float) -> Job:
         raise InputError(f"job {job.job_id}: its annotation gives durations or a deadline that are not "
                          "finite")
     kind = annotation.kind if "kind" in explicit else job.kind
-    return Job(job.job_id, job.arrival_s, deadline_s, kind, scaling, durations[:-1], durations[-1], job.sizes)
+    return Job(job.job_id, job.arrival_s, deadline_s, kind, scaling, durations[:-1], durations[-1], job.sizes,
+               job.gpus)
 
 
 def infer_cluster(

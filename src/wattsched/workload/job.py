@@ -62,6 +62,9 @@ class Job:
     dur_full_s: float
     #: Compute sizes ``durations_s`` is given for, ascending.
     sizes: tuple[int, ...] = P1_SIZES
+    #: GPUs the job needs at once (a trace's optional ``gpus`` column); its durations are each GPU's run
+    #: time. Only the cluster engine can run a job of more than one GPU.
+    gpus: int = 1
 
     @staticmethod
     def default_full_duration(dur_largest_s: float, scaling: Scaling, speedup: float = 1.06) -> float:
@@ -87,7 +90,7 @@ class Job:
             return self
         durations = tuple(self.duration_for_size(g) for g in sizes)
         return Job(self.job_id, self.arrival_s, self.deadline_s, self.kind, self.scaling, durations,
-                   self.dur_full_s, sizes)
+                   self.dur_full_s, sizes, self.gpus)
 
     def _derived(self, size: int) -> float:
         sizes, durations = self.sizes, self.durations_s

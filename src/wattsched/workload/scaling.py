@@ -20,6 +20,7 @@ COMPUTE_SIZES = P1_SIZES
 __all__ = [
     "CAPPED_LIMITS",
     "DEFAULT_FULL_GPU_SPEEDUP",
+    "FAMILY_CURVES",
     "SUBLINEAR_CURVES",
     "ScalingCurve",
     "capped_curve",
@@ -124,3 +125,12 @@ def durations_from_base(
     dur_7g = sized[-1]
     full = dur_7g / full_gpu_speedup if curve.kind == Scaling.LINEAR else dur_7g
     return (sized[0], sized[1], sized[2], sized[3], sized[4], full)
+
+
+#: One curve per scaling family, for jobs that name only their family (a Slurm annotation, a job log's
+#: ``scaling`` column): ``linear`` S(g) = g, ``sublinear`` S(g) = g^0.75, ``capped`` S(g) = min(g, 3).
+FAMILY_CURVES: dict[Scaling, ScalingCurve] = {
+    Scaling.LINEAR: linear_curve(),
+    Scaling.SUBLINEAR: SUBLINEAR_CURVES[0],
+    Scaling.CAPPED: capped_curve(3),
+}

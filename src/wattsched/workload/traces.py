@@ -1,5 +1,9 @@
 """MIG job trace files (CONTRACT §3): CSV or Parquet by suffix, validated, written atomically.
 
+An optional ``gpus`` column gives the GPUs a job needs at once (a whole number >= 1; default 1, and the
+column is written only when some job needs more than one). Only the cluster engine runs such jobs: the
+one-GPU commands refuse a trace that has any (:func:`require_single_gpu`).
+
 Reading validates whole columns at once and reports the first bad cell (earliest row, then leftmost column)
 as one :class:`InputError` naming the file, the 1-based data row and the column. Floats are written with
 Python's shortest round-trip ``repr``, so ``read_trace(write_trace(jobs))`` gives back the same bits.
@@ -34,19 +38,26 @@ __all__ = [
     "BASE_COLUMNS",
     "CSV_SUFFIXES",
     "FULL_DURATION_COLUMN",
+    "GPUS_COLUMN",
     "PARQUET_SUFFIXES",
     "TRACE_COLUMNS",
     "file_format",
     "frame_to_jobs",
     "jobs_to_frame",
+    "multi_gpu_jobs",
     "read_table",
     "read_trace",
+    "require_single_gpu",
     "require_sizes",
     "write_table",
     "write_trace",
 ]
 
 FULL_DURATION_COLUMN = "dur_full_s"
+#: The optional column of the GPUs a job needs at once (default 1).
+GPUS_COLUMN = "gpus"
+#: The most GPUs one job may ask for (a bound against typos such as a job id in the column).
+MAX_GPUS_PER_JOB = 1_000_000
 #: The columns every trace needs, then at least one ``dur_<g>g_s`` column (CONTRACT §3, §7).
 BASE_COLUMNS: tuple[str, ...] = ("job_id", "arrival_s", "deadline_s", "kind", "scaling")
 #: The columns of a trace with P1's sizes, in file order (``dur_full_s`` is optional and follows them).
@@ -71,6 +82,7 @@ def frame_to_jobs(frame: pd.DataFrame, source: str) -> list[Job]:
     """Validate a trace table (CONTRACT §3) and build its jobs; ``source`` names the file in errors."""
     ids, numbers, labels = _validated(frame, source)
     sizes = _sizes(frame)
+    gpus = _gpus(frame, source)
     durations = np.column_stack([numbers[duration_column(g)] for g in sizes])
     if FULL_DURATION_COLUMN in numbers:
         full = numbers[FULL_DURATION_COLUMN]
@@ -81,8 +93,8 @@ def frame_to_jobs(frame: pd.DataFrame, source: str) -> list[Job]:
     else:
         full = np.full(len(ids), np.nan)
     jobs = [
-        Job(job, arrival, deadline, _KINDS[kind], _SCALINGS[scaling], tuple(row), whole, sizes)
-        for job, arrival, deadline, kind, scaling, row, whole in zip(
+        Job(job, arrival, deadline, _KINDS[kind], _SCALINGS[scaling], tuple(row), whole, sizes, count)
+        for job, arrival, deadline, kind, scaling, row, whole, count in zip(
             ids,
             numbers["arrival_s"].tolist(),
             numbers["deadline_s"].tolist(),
@@ -90,6 +102,7 @@ def frame_to_jobs(frame: pd.DataFrame, source: str) -> list[Job]:
             labels["scaling"],
             durations.tolist(),
             full.tolist(),
+            gpus,
             strict=True,
         )
     ]
@@ -115,9 +128,44 @@ def frame_to_jobs(frame: pd.DataFrame, source: str) -> list[Job]:
                 job.durations_s,
                 whole,
                 sizes,
+                job.gpus,
             )
         )
     return out
+
+
+def _gpus(frame: pd.DataFrame, source: str) -> list[int]:
+    """The ``gpus`` column as whole numbers >= 1 (all 1 without the column); a bad cell raises."""
+    if GPUS_COLUMN not in frame.columns:
+        return [1] * len(frame)
+    values, bad = numeric_column(frame, GPUS_COLUMN)
+    if bad is None:
+        wrong = np.flatnonzero((values < 1) | (values != np.floor(values)) | (values > MAX_GPUS_PER_JOB))
+        bad = int(wrong[0]) if wrong.size else None
+    if bad is not None:
+        raise InputError(f"expected a whole number of GPUs >= 1, got {frame[GPUS_COLUMN].iloc[bad]!r}",
+                         path=source, row=bad + 1, column=GPUS_COLUMN)
+    return [int(v) for v in values]
+
+
+def multi_gpu_jobs(jobs: Sequence[Job]) -> dict[int, int]:
+    """How many jobs need each GPU count above one (empty: every job runs on one GPU)."""
+    out: dict[int, int] = {}
+    for job in jobs:
+        if job.gpus > 1:
+            out[job.gpus] = out.get(job.gpus, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def require_single_gpu(jobs: Sequence[Job], source: str, command: str) -> None:
+    """Refuse jobs of more than one GPU for a command that simulates one GPU: one :class:`InputError`
+    with their count (never folded silently onto the one GPU)."""
+    counts = multi_gpu_jobs(jobs)
+    if counts:
+        detail = ", ".join(f"{n} need {g} GPUs" for g, n in counts.items())
+        raise InputError(f"{sum(counts.values())} of {len(jobs)} jobs need more than one GPU ({detail}); "
+                         f"{command} simulates one GPU: use 'wattsched cluster run', or import the trace "
+                         "with --multi-gpu fold or skip", path=source, column=GPUS_COLUMN)
 
 
 def _sizes(frame: pd.DataFrame) -> tuple[int, ...]:
@@ -214,7 +262,8 @@ def _first(mask: np.ndarray) -> int | None:
 
 
 def jobs_to_frame(jobs: Sequence[Job]) -> pd.DataFrame:
-    """The trace table of ``jobs`` (all CONTRACT §3 columns including ``dur_full_s``), in order."""
+    """The trace table of ``jobs`` (every trace column including ``dur_full_s``, and ``gpus`` when a job
+    needs more than one GPU), in order."""
     import pandas as pd
 
     sizes = jobs[0].sizes if jobs else tuple(int(c[4:-3]) for c in DURATION_COLUMNS)
@@ -231,6 +280,8 @@ def jobs_to_frame(jobs: Sequence[Job]) -> pd.DataFrame:
     }
     for position, column in enumerate((*(duration_column(g) for g in sizes), FULL_DURATION_COLUMN)):
         data[column] = durations[:, position] if len(jobs) else np.empty(0)
+    if any(job.gpus != 1 for job in jobs):
+        data[GPUS_COLUMN] = np.asarray([job.gpus for job in jobs], dtype=np.int64)
     return pd.DataFrame(data)
 
 
@@ -247,6 +298,7 @@ def write_trace(jobs: Sequence[Job], path: str | Path) -> None:
     frame = jobs_to_frame(jobs)
     try:
         _validated(frame, "<jobs to write>")
+        _gpus(frame, "<jobs to write>")
     except InputError as exc:
         raise ConfigError(f"refusing to write an invalid trace to {where}: {exc}") from None
     write_table(frame, path)

@@ -14,7 +14,8 @@ Column mapping (CONTRACT §3 ← pod list):
   ``7·milli ≤ 1000·g + 5``, so that k/7 of a GPU rounded to whole milli (143, 286, 429, 572) still maps to k:
   1–143 → 1g, 144–286 → 2g, 287–429 → 3g, 430–572 → 4g, 573–1000 → 7g (there is no 5g or 6g slice).
 * multi-GPU pods (``num_gpu`` > 1): ``fold`` (default) runs ``run time · num_gpu`` on one 7g slice;
-  ``skip`` filters them out.
+  ``skip`` filters them out; ``keep`` keeps the run time, on whole GPUs (7g), and ``num_gpu`` as the job's
+  ``gpus``.
 * ``kind`` ← ``qos`` by the ``source`` rule (default): LS (latency-sensitive) → inference; BE, Burstable,
   Guaranteed → training.
 * ``deadline_s``: P1 rule, see ``common.py``.
@@ -109,7 +110,8 @@ def parse_alibaba2023(path: str, options: ImportOptions) -> ParsedTrace:
     run_time = (deleted - scheduled)[good]
     n_gpus = gpus[good].to_numpy(dtype=float)
     with np.errstate(over="ignore"):  # an overflow to inf is reported with its row by build_jobs
-        run_time_s = run_time.to_numpy(dtype=float) * np.maximum(n_gpus, 1.0)
+        keep = options.multi_gpu == "keep"
+        run_time_s = run_time.to_numpy(dtype=float) * (1.0 if keep else np.maximum(n_gpus, 1.0))
     sizes = [
         slice_for_gpu_milli(int(m)) if n == 1 else 7
         for m, n in zip(milli[good].fillna(1000), n_gpus, strict=True)
@@ -126,6 +128,8 @@ def parse_alibaba2023(path: str, options: ImportOptions) -> ParsedTrace:
         },
         columns=list(RAW_COLUMNS),
     )
+    if keep:
+        frame["gpus"] = np.maximum(n_gpus, 1.0).astype(np.int64)
     return ParsedTrace(
         path=path,
         format="alibaba-2023",

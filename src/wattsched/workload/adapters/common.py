@@ -1,8 +1,12 @@
 """What every trace adapter shares: options, the import report, and turning parsed rows into jobs.
 
-An adapter (``philly.py``, ``alibaba2023.py``) only parses its file into a :class:`ParsedTrace`: one row per
-usable job with its trace time, its observed run time and the slice size that run time was observed on,
-plus counts of the rows it skipped and why. :func:`build_jobs` then does the rest, in this order, each step
+An adapter (``csvlog.py``, ``philly.py``, ``alibaba2023.py``, and the Slurm log reader
+``wattsched.slurm.sacct``) only parses its file into a :class:`ParsedTrace`: one row per usable job with its
+trace time, its observed run time and the slice size that run time was observed on, plus counts of the rows
+it skipped and why. Optional columns carry what a format may know besides: ``gpus`` (GPUs the job needs at
+once, default 1), ``deadline_offset_s`` (its own deadline, as seconds after its arrival; NaN: the rule
+below) and ``scaling_hint`` (``linear``, ``sublinear`` or ``capped``; empty: the default curve).
+:func:`build_jobs` then does the rest, in this order, each step
 counted in the :class:`ImportReport`:
 
 1. **Duration filters** (``min_duration_s`` / ``max_duration_s`` on the observed run time).
@@ -19,11 +23,17 @@ counted in the :class:`ImportReport`:
    ``dur_1g = dur_obs · S(g_obs)`` and ``dur_g = dur_1g / S(g)`` (:func:`durations_from_base`).
    ``duration_scale`` multiplies every duration; ``target_load`` instead picks the scale so that the offered
    load ``Σ dur_7g / horizon`` equals it (one GPU, every job on 7g).
-5. **Class**: ``source`` uses the adapter's own hint (Alibaba: QoS), ``duration`` calls a job inference when
+5. **Class**: ``source`` uses the adapter's own hint (Alibaba: QoS; a job log's ``kind`` column; rows
+   without a hint take the ``duration`` rule), ``duration`` calls a job inference when
    its *observed* run time is at most ``inference_max_s`` (600 s: P1's training jobs take at least 10 min),
    ``share`` draws inference with probability ``inference_share``.
 6. **Deadline** by P1's rule (papers.md §A.3.6): ``d = a + U(lo, hi) · dur_7g`` with
-   ``deadline_slack = (lo, hi)``.
+   ``deadline_slack = (lo, hi)``, unless the row gives its own (``deadline_offset_s``: ``d = a + offset``).
+
+**Multi-GPU jobs** (``multi_gpu``): a job that ran on g > 1 GPUs at once is ``fold``-ed (its GPU work,
+``g ·`` run time, serialised onto one whole GPU: the default, for the one-GPU simulator), ``skip``-ped
+(counted as ``multi_gpu``), or ``keep``-t: the job keeps its run time and needs g GPUs at once (the trace's
+``gpus`` column, which only ``cluster run`` accepts).
 
 Randomness (thinning, class share, curve draws, slack) comes from ``numpy.random.SeedSequence(seed)`` spawned
 into independent streams, so an import is a pure function of (file, options).
@@ -32,6 +42,7 @@ into independent streams, so an import is a pure function of (file, options).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,10 +52,11 @@ import pandas as pd
 from wattsched.errors import ConfigError, InputError
 from wattsched.units import SECONDS_PER_MINUTE
 from wattsched.workload.job import P1_SIZES as COMPUTE_SIZES
-from wattsched.workload.job import Job, JobKind
-from wattsched.workload.scaling import ScalingCurve, durations_from_base, linear_curve
+from wattsched.workload.job import Job, JobKind, Scaling
+from wattsched.workload.scaling import FAMILY_CURVES, ScalingCurve, durations_from_base, linear_curve
 
 __all__ = [
+    "OPTIONAL_COLUMNS",
     "RAW_COLUMNS",
     "SECONDS_PER_DAY",
     "ImportOptions",
@@ -58,9 +70,12 @@ __all__ = [
 SECONDS_PER_DAY = 86_400.0
 #: Columns of :attr:`ParsedTrace.frame`.
 RAW_COLUMNS = ("row", "job_id", "time_s", "duration_s", "observed_g", "kind_hint")
+#: Columns of :attr:`ParsedTrace.frame` a format may add (module docstring).
+OPTIONAL_COLUMNS = ("gpus", "deadline_offset_s", "scaling_hint")
 
 ClassRule = Literal["source", "duration", "share"]
 RateMethod = Literal["thin", "stretch"]
+MultiGpu = Literal["fold", "skip", "keep"]
 
 
 @dataclass(frozen=True)
@@ -81,8 +96,10 @@ class ImportOptions:
     inference_share: float | None = None
     inference_max_s: float = 600.0
     curves: tuple[ScalingCurve, ...] | None = None
-    multi_gpu: Literal["fold", "skip"] = "fold"
+    multi_gpu: MultiGpu = "fold"
     seed: int = 0
+    #: A job log's column for each key (``csv`` format): ``(("submit", "submit_time"), ...)``.
+    columns: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("start_s", "end_s", "target_rate_per_min", "duration_scale", "target_load",
@@ -117,8 +134,8 @@ class ImportOptions:
             raise ConfigError("class rule 'share' needs inference_share, and inference_share needs that rule")
         if self.curves is not None and not self.curves:
             raise ConfigError("curves, when given, must hold at least one curve")
-        if self.multi_gpu not in ("fold", "skip"):
-            raise ConfigError(f"multi_gpu must be 'fold' or 'skip', got {self.multi_gpu!r}")
+        if self.multi_gpu not in ("fold", "skip", "keep"):
+            raise ConfigError(f"multi_gpu must be 'fold', 'skip' or 'keep', got {self.multi_gpu!r}")
 
     def window(self, first_time_s: float, last_time_s: float) -> tuple[float, float]:
         """The ``[start, end)`` window on the trace clock; without options, whole days around the data."""
@@ -151,11 +168,15 @@ class ParsedTrace:
     filtered: dict[str, int]
     default_class_rule: ClassRule
     origin: str  # what time 0 of the trace clock is, for the report
+    #: A format's last step on the built jobs (a Slurm log: its jobs' annotations); ``None``: none.
+    finish: Callable[[list[Job], ImportReport], tuple[list[Job], ImportReport]] | None = None
 
 
 @dataclass(frozen=True)
 class ImportReport:
     """Counts of an import: ``rows_read == rows_kept + Σ skipped + Σ filtered`` always holds.
+
+    ``offered_load`` is ``Σ gpus · dur_7g / horizon`` (GPU-seconds of work per second of the window).
 
     ``skipped`` counts malformed rows by reason (bad values); ``filtered`` counts valid rows left out by an
     option or a documented rule (outside the window, thinned, CPU-only, ...).
@@ -212,7 +233,7 @@ class ImportReport:
             f"arrival rate {self.arrival_rate_per_min:.4f} jobs/min; "
             f"inference share {self.inference_share:.3f}",
             f"observed durations: {q or 'n/a'}; duration scale {self.duration_scale:.6g}; "
-            f"offered load (sum dur_7g / horizon) {self.offered_load:.3f}",
+            f"offered load (sum gpus x dur_7g / horizon) {self.offered_load:.3f}",
         ]
         return out
 
@@ -240,7 +261,7 @@ def read_raw_csv(path: str, required: tuple[str, ...]) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise InputError("the file is empty (no header)", path=path) from None
     except pd.errors.ParserError as exc:
-        raise InputError(f"not a readable CSV file: {exc}", path=path) from None
+        raise InputError(f"not a readable CSV file: {' '.join(str(exc).split())}", path=path) from None
     except UnicodeDecodeError:
         raise InputError("not a text CSV file", path=path) from None
     frame.columns = [str(c).strip() for c in frame.columns]
@@ -345,11 +366,16 @@ def _classify(
             for d in frame["duration_s"]
         ]
     hints = frame["kind_hint"].tolist()
-    if any(h not in ("inference", "training") for h in hints):
+    if not any(h in ("inference", "training") for h in hints):
         raise ConfigError(
             f"the {parsed.format} trace has no job class; use the 'duration' or 'share' class rule"
         )
-    return [JobKind(h) for h in hints]
+    # Rows without a class of their own take the duration rule.
+    return [
+        JobKind(h) if h in ("inference", "training")
+        else JobKind.INFERENCE if d <= options.inference_max_s else JobKind.TRAINING
+        for h, d in zip(hints, frame["duration_s"], strict=True)
+    ]
 
 
 def _checked_times(
@@ -382,6 +408,13 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
     frame, horizon_s = _scale_rate(frame, options, end - start, thin_rng, filtered)
     kinds = _classify(frame, parsed, options, class_rng)
     curves = _assign_curves(kinds, options, curve_rng)
+    if "scaling_hint" in frame.columns:  # a row's own scaling family wins over the drawn curve
+        curves = [FAMILY_CURVES[Scaling(h)] if h else c
+                  for c, h in zip(curves, frame["scaling_hint"], strict=True)]
+    gpus = (frame["gpus"].to_numpy(dtype=np.int64) if "gpus" in frame.columns
+            else np.ones(len(frame), dtype=np.int64))
+    offsets = (frame["deadline_offset_s"].to_numpy(dtype=float) if "deadline_offset_s" in frame.columns
+               else np.full(len(frame), np.nan))
 
     observed = frame["duration_s"].to_numpy(dtype=float)
     g_obs = frame["observed_g"].to_numpy(dtype=int)
@@ -390,8 +423,8 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
         base_1g = observed * s_obs
         dur_7g_unscaled = base_1g / np.array([c.speedups[-1] for c in curves])
         scale = options.duration_scale
-        if options.target_load is not None:
-            scale = options.target_load * horizon_s / float(dur_7g_unscaled.sum())
+        if options.target_load is not None:  # a job of g GPUs offers g times its run time
+            scale = options.target_load * horizon_s / float((dur_7g_unscaled * gpus).sum())
     slack = slack_rng.uniform(options.deadline_slack[0], options.deadline_slack[1], size=len(frame))
 
     rows = frame["row"].to_numpy(dtype=np.int64)
@@ -401,6 +434,8 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
         durations, deadline_s = _checked_times(
             parsed, int(rows[i]), observed[i], base_1g[i], scale, curves[i], arrival_s, float(slack[i])
         )
+        if not math.isnan(offsets[i]):
+            deadline_s = arrival_s + float(offsets[i])
         jobs.append(
             Job(
                 job_id=str(job_id),
@@ -410,6 +445,7 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
                 scaling=curves[i].kind,
                 durations_s=durations[:-1],
                 dur_full_s=durations[-1],
+                gpus=int(gpus[i]),
             )
         )
     report = ImportReport(
@@ -425,7 +461,7 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
         horizon_s=horizon_s,
         arrival_rate_per_min=len(jobs) / (horizon_s / SECONDS_PER_MINUTE),
         duration_scale=scale,
-        offered_load=float(sum(j.duration_for_size(7) for j in jobs)) / horizon_s,
+        offered_load=float(sum(j.duration_for_size(7) * j.gpus for j in jobs)) / horizon_s,
         inference_share=sum(k == JobKind.INFERENCE for k in kinds) / len(kinds),
         observed_duration_quantiles_s={
             f"p{int(q * 100)}": float(np.quantile(observed, q)) for q in (0.1, 0.5, 0.9, 0.99)

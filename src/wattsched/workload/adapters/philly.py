@@ -10,7 +10,8 @@ Column mapping (CONTRACT §3 ← Philly):
   window start.
 * observed run time ← ``duration`` (s): the run alone on one whole GPU, taken as a **7g** slice.
 * multi-GPU jobs (``num_gpus`` > 1): ``fold`` (default) runs ``duration · num_gpus`` (= ``gpu_time``) on one
-  7g slice, i.e. the GPU work serialised onto one GPU; ``skip`` filters them out.
+  7g slice, i.e. the GPU work serialised onto one GPU; ``skip`` filters them out; ``keep`` keeps
+  ``duration`` and ``num_gpus`` as the job's ``gpus``.
 * ``kind``: Philly has no class; the ``duration`` rule by default (observed run ≤ 600 s → inference) or a
   share.
 * ``deadline_s``: P1 rule, see ``common.py``.
@@ -70,7 +71,8 @@ def parse_philly(path: str, options: ImportOptions) -> ParsedTrace:
         if not good.any():
             raise InputError("no single-GPU rows left (multi-GPU rows are skipped)", path=path)
     origin = stamp[good].min().normalize()
-    run_time = duration.where(gpus <= 1, duration * gpus)
+    keep = options.multi_gpu == "keep"
+    run_time = duration if keep else duration.where(gpus <= 1, duration * gpus)
     row = np.arange(1, rows_read + 1)
     frame = pd.DataFrame(
         {
@@ -83,6 +85,8 @@ def parse_philly(path: str, options: ImportOptions) -> ParsedTrace:
         },
         columns=list(RAW_COLUMNS),
     )
+    if keep:
+        frame["gpus"] = gpus[good].to_numpy(dtype=np.int64)
     return ParsedTrace(
         path=path,
         format="philly",
