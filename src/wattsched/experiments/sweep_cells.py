@@ -14,9 +14,11 @@ Files (traces, GPU TOMLs) enter a cell with a digest of their bytes, so an edite
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from wattsched.plugins import PluginReference, import_references
 
 __all__ = ["DvfsRunCell", "MigRunCell", "WorkloadCell", "run_sweep_cell"]
 
@@ -64,7 +66,8 @@ class MigRunCell:
     """One MIG run: a fixed (configuration, policy) when ``partitioner == "none"``, else a partitioner's day.
 
     ``gpu`` is the name the sweep file gives, ``gpu_ref`` what is loaded (a name or an absolute TOML path),
-    ``gpu_digest`` the TOML file's digest ("" for catalogue names).
+    ``gpu_digest`` the TOML file's digest ("" for catalogue names). ``plugins``: the plug-in modules a worker
+    imports before it runs the cell (their source enters the store's fingerprint, not the cell's repr).
     """
 
     gpu: str
@@ -75,6 +78,7 @@ class MigRunCell:
     partitioner: str
     workload: WorkloadCell
     seed: int
+    plugins: tuple[PluginReference, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -118,6 +122,7 @@ def run_sweep_cell(cell: MigRunCell | DvfsRunCell) -> list[dict[str, Any]]:
     """The result row of one cell (a list of one row, as the store expects)."""
     if isinstance(cell, DvfsRunCell):
         return [_dvfs_row(cell)]
+    import_references(cell.plugins)  # a worker process that did not inherit them (spawn, Ray)
     return [_mig_row(cell)]
 
 
@@ -149,11 +154,16 @@ def _mig_row(cell: MigRunCell) -> dict[str, Any]:
         configuration, policy = cell.configuration, cell.policy
     else:
         from wattsched.experiments.protocol import Method, Setting, build_policy
+        from wattsched.experiments.sweep import PARTITIONER_CHOICES
+        from wattsched.mig.partition import PARTITIONERS
         from wattsched.mig.partition.runner import run_day
 
-        # The lookahead's pilot days are drawn from the workload (the sweep refuses it on a trace).
-        setting = Setting(seed=cell.seed, workload=cell.workload.spec(), gpu=cell.gpu_ref)
-        partitioner = build_policy(Method(cell.partitioner), setting)
+        if cell.partitioner in PARTITIONER_CHOICES:
+            # The lookahead's pilot days are drawn from the workload (the sweep refuses it on a trace).
+            setting = Setting(seed=cell.seed, workload=cell.workload.spec(), gpu=cell.gpu_ref)
+            partitioner = build_policy(Method(cell.partitioner), setting)
+        else:  # a plug-in's partitioner, with its defaults
+            partitioner = PARTITIONERS.make(cell.partitioner)
         day = run_day(jobs, partitioner, horizon_s=horizon_s, gpu=gpu, seed=cell.seed)
         result = day.result
         configuration, policy = str(day.initial_configuration), partitioner.scheduler

@@ -16,6 +16,7 @@ from typing import Any
 from wattsched.errors import ConfigError, WattschedError
 from wattsched.experiments.sweep import MAX_CELLS, PARTITIONER_CHOICES, SweepSpec, WorkloadTable
 from wattsched.experiments.sweep_cells import DvfsRunCell, MigRunCell, WorkloadCell
+from wattsched.plugins import PluginReference, load_plugins, plugin_references
 
 __all__ = ["cell_count", "expand_sweep"]
 
@@ -92,7 +93,20 @@ def _table_workloads(
     ]
 
 
-def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> list[MigRunCell]:
+def _partitioner_choices() -> tuple[str, ...]:
+    """The built-in partitioners a sweep runs, then those plug-ins registered (run with their defaults)."""
+    from wattsched.mig.partition import PARTITIONERS
+
+    return (*PARTITIONER_CHOICES, *(n for n in PARTITIONERS.available() if n not in _NOT_IN_SWEEPS))
+
+
+#: Registered partitioners a sweep cannot run: ``rollout`` and ``dynamic`` need a base policy or a model.
+_NOT_IN_SWEEPS = frozenset({*PARTITIONER_CHOICES, "rollout", "dynamic"})
+
+
+def _mig_cells(
+    spec: SweepSpec, base: Path, where: str, hours: float | None, plugins: tuple[PluginReference, ...]
+) -> list[MigRunCell]:
     from wattsched.hardware.catalogue import load_gpu
     from wattsched.mig.simulator import resolve_policy
 
@@ -103,13 +117,14 @@ def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> 
             resolve_policy(policy)
         except WattschedError as exc:
             raise ConfigError(f"{where}: key 'policies': {exc}") from None
+    choices = _partitioner_choices() if spec.partitioners else PARTITIONER_CHOICES
     for partitioner in spec.partitioners or []:
-        if partitioner not in PARTITIONER_CHOICES:
-            close = difflib.get_close_matches(partitioner, PARTITIONER_CHOICES, n=1)
+        if partitioner not in choices:
+            close = difflib.get_close_matches(partitioner, choices, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ConfigError(
                 f"{where}: key 'partitioners': unknown partitioner '{partitioner}'{hint}; "
-                f"valid: {', '.join(PARTITIONER_CHOICES)}"
+                f"valid: {', '.join(choices)}"
             )
     workloads = _workloads(spec, base, where, hours)
     if "lookahead" in (spec.partitioners or []) and any(w.trace is not None for w in workloads):
@@ -140,11 +155,14 @@ def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> 
                     for policy in spec.policies or []:
                         cells.append(
                             MigRunCell(
-                                name, reference, digest, str(configuration), policy, "none", workload, seed
+                                name, reference, digest, str(configuration), policy, "none", workload, seed,
+                                plugins,
                             )
                         )
                 for partitioner in spec.partitioners or []:
-                    cells.append(MigRunCell(name, reference, digest, "", "", partitioner, workload, seed))
+                    cells.append(
+                        MigRunCell(name, reference, digest, "", "", partitioner, workload, seed, plugins)
+                    )
     return cells
 
 
@@ -218,7 +236,8 @@ def expand_sweep(
 
     ``hours`` overrides the arrival window of generated workloads (a short sweep for a quick look). More
     than ``max_cells`` cells (default :data:`~wattsched.experiments.sweep.MAX_CELLS`, 10,000) raise a
-    ConfigError unless ``confirm``; the count is checked before any cell is built.
+    ConfigError unless ``confirm``; the count is checked before any cell is built. The spec's ``plugins``
+    are imported first; every MIG cell carries the plug-in modules loaded in this process, for workers.
     """
     count = cell_count(spec)
     limit = MAX_CELLS if max_cells is None else max_cells
@@ -227,8 +246,10 @@ def expand_sweep(
             f"{where}: the cross product has {count:,} cells, more than the limit of {limit:,}; "
             "shorten a list or pass --yes"
         )
+    if spec.plugins:
+        load_plugins(spec.plugins, base=base, where=f"{where}: key 'plugins':")
     cells: list[MigRunCell | DvfsRunCell] = [
-        *_mig_cells(spec, base, where, hours),
+        *_mig_cells(spec, base, where, hours, plugin_references()),
         *_dvfs_cells(spec, base, where),
     ]
     keys = [c.key for c in cells]

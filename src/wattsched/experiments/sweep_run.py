@@ -169,7 +169,15 @@ def tidy_runs(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, dict[str, flo
 
 def _summary(spec: SweepSpec, where: str, runs: pd.DataFrame, pools: dict[str, Any]) -> dict[str, Any]:
     from wattsched.experiments.store import code_digest, package_version
+    from wattsched.plugins import loaded_plugins, plugin_digests
 
+    extra: dict[str, Any] = {}
+    if loaded_plugins():
+        digests = plugin_digests()
+        extra["plugins"] = [
+            {"module": name, "loaded_by": how, "source_digest": digests[name]}
+            for name, how in loaded_plugins().items()
+        ]
     return {
         "format": 1,
         "file": where,
@@ -180,6 +188,7 @@ def _summary(spec: SweepSpec, where: str, runs: pd.DataFrame, pools: dict[str, A
         "package_version": package_version(),
         "code_digest": code_digest(),
         "spec": spec.model_dump(mode="json", exclude_none=True),
+        **extra,
     }
 
 

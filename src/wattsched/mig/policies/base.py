@@ -71,7 +71,7 @@ class SchedulingPolicy(Protocol):
         ...
 
 
-POLICIES: Registry[SchedulingPolicy] = Registry("scheduling policy")
+POLICIES: Registry[SchedulingPolicy] = Registry("scheduling policy", entry_points="wattsched.policies")
 
 
 def fastest_slice(durations: Sequence[float], free: list[int], slice_dix: Sequence[int]) -> int:
