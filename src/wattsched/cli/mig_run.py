@@ -136,7 +136,8 @@ def _run(args: argparse.Namespace) -> int:
     given = args.et_coefficient is not None
     a = float(args.et_coefficient) if given else REFERENCE_ET_COEFFICIENT
     summary = {"gpu": gpu.name, "config": str(configuration.ident), "policy": args.policy, **result.to_dict(),
-               "et": et_score([result.energy_j], [result.avg_tardiness_s], a), "et_coefficient": a,
+               "et": et_score([result.energy_j], [result.avg_tardiness_s], a,
+                                        unfinished_jobs=[result.unfinished_jobs]), "et_coefficient": a,
                "et_reference": "--et-coefficient" if given else REFERENCE_ET_POOL,
                "workload": drawn, "preset": drawn["preset"]}
     if args.json:

@@ -224,6 +224,7 @@ def _dvfs_row(cell: DvfsRunCell) -> dict[str, Any]:
         "max_tardiness_s": float(lateness_s.max()) if lateness_s.size else 0.0,
         "jobs": int(result.tasks),
         "late_jobs": int(result.deadline_misses),
+        "unfinished_jobs": 0,  # P2's schedules place every task
         "preemptions": 0,  # P2's tasks run to completion on their pair
         "end_s": float(result.end_s),
         "mode": cell.mode,

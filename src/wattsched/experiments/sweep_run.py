@@ -51,6 +51,7 @@ _MORE_COLUMNS = (
     "hours",
     "part",
     "jobs",
+    "unfinished_jobs",
     "max_tardiness_s",
     "repartitions",
     "end_s",
@@ -147,9 +148,18 @@ def tidy_runs(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, dict[str, flo
 
     runs = rows.reset_index(drop=True).copy()
     runs["et"] = float("nan")
+    if "unfinished_jobs" not in runs.columns:  # a store written before the column existed: runs ran to the end
+        runs["unfinished_jobs"] = 0
+    runs["unfinished_jobs"] = runs["unfinished_jobs"].fillna(0).astype(int)
+    unfinished = (runs["unfinished_jobs"] > 0).to_numpy()
+    if unfinished.any():
+        log.warning("sweep: %d run(s) left jobs unfinished: their et is left empty and they are not in the ET "
+                    "pool (e.g. %s)", int(unfinished.sum()), runs.loc[unfinished, "cell"].iloc[0])
     pools: dict[str, dict[str, float]] = {}
     for part in dict.fromkeys(runs["part"]):
-        mask = (runs["part"] == part).to_numpy()
+        mask = (runs["part"] == part).to_numpy() & ~unfinished
+        if not mask.any():
+            continue
         energy_j = runs.loc[mask, "energy_j"].to_numpy(float)
         tardiness_s = runs.loc[mask, "avg_tardiness_s"].to_numpy(float)
         a = et_coefficient(energy_j, tardiness_s)
