@@ -103,15 +103,31 @@ def test_plugin_option_before_and_after_the_command(
 ) -> None:
     _write(tmp_path, "plug_sjf_a", policy_module("plug_sjf_a", "sjf-a"))
     monkeypatch.chdir(tmp_path)  # a bare module name is also looked for in the current folder
-    argv = ["mig", "run", "--config", "3", "--policy", "sjf-a", "--rate", "0.5", "--hours", "1", "--seed", "1",
-            "--json"]
+    argv = [
+        "mig",
+        "run",
+        "--config",
+        "3",
+        "--policy",
+        "sjf-a",
+        "--rate",
+        "0.5",
+        "--hours",
+        "1",
+        "--seed",
+        "1",
+        "--json",
+    ]
     assert main(["--plugin", "plug_sjf_a", *argv]) == 0
     before = json.loads(capsys.readouterr().out)
     assert main([*argv[:2], "--plugin=plug_sjf_a", *argv[2:]]) == 0  # after the command, as --plugin=M
     after = json.loads(capsys.readouterr().out)
     assert before == after and before["policy"] == "sjf-a" and before["unfinished_jobs"] == 0
     # The same jobs under the library call: the CLI ran the plug-in's policy, not another.
-    jobs = [j.with_sizes(load_gpu().compute_sizes) for j in generate_jobs(WorkloadSpec(rate_per_min=0.5, hours=1), 1)]
+    jobs = [
+        j.with_sizes(load_gpu().compute_sizes)
+        for j in generate_jobs(WorkloadSpec(rate_per_min=0.5, hours=1), 1)
+    ]
     direct = simulate(jobs, 3, "sjf-a", horizon_s=3600.0)
     assert direct.energy_j == before["energy_j"] and direct.avg_tardiness_s == before["avg_tardiness_s"]
     check_policy("sjf-a")  # the tutorial's policy keeps the checker's rules
@@ -150,8 +166,12 @@ def test_plugin_as_a_file_path_and_a_plugin_gpu(
     )
     folder = tmp_path / "plug"
     folder.mkdir()
-    _write(folder, "plug_gpu", "from wattsched.hardware.catalogue import register_gpu\n"
-           f"register_gpu('lab-a100', {str(gpu_toml)!r})\n")
+    _write(
+        folder,
+        "plug_gpu",
+        "from wattsched.hardware.catalogue import register_gpu\n"
+        f"register_gpu('lab-a100', {str(gpu_toml)!r})\n",
+    )
     assert main(["--plugin", str(folder / "plug_gpu.py"), "mig", "configs", "--list-gpus"]) == 0
     assert "lab-a100" in capsys.readouterr().out
     assert "lab-a100" in available("gpu") and load_gpu("lab-a100") == load_gpu("a100-40gb")
@@ -162,7 +182,9 @@ def test_plugin_as_a_file_path_and_a_plugin_gpu(
 def _dist_info(folder: Path, package: str, entry_points: str) -> None:
     info = folder / f"{package}-1.2.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.2\n", encoding="utf-8")
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.2\n", encoding="utf-8"
+    )
     (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
 
 
@@ -170,10 +192,19 @@ def test_entry_points_load_lazily_once_and_a_broken_one_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated: None
 ) -> None:
     _write(tmp_path, "ep_sjf_module", policy_module("ep_sjf_module", "ep-sjf"))
-    _write(tmp_path, "ep_objects", policy_module("ep_objects", "ep-registered-by-import").replace(
-        'POLICIES.register("ep-registered-by-import")(ShortestJobFirst)', "Unregistered = ShortestJobFirst"))
-    _dist_info(tmp_path, "labpolicies", "[wattsched.policies]\nep-sjf = ep_sjf_module\n"
-               "ep-object = ep_objects:Unregistered\n")
+    _write(
+        tmp_path,
+        "ep_objects",
+        policy_module("ep_objects", "ep-registered-by-import").replace(
+            'POLICIES.register("ep-registered-by-import")(ShortestJobFirst)',
+            "Unregistered = ShortestJobFirst",
+        ),
+    )
+    _dist_info(
+        tmp_path,
+        "labpolicies",
+        "[wattsched.policies]\nep-sjf = ep_sjf_module\nep-object = ep_objects:Unregistered\n",
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     POLICIES._entry_points_loaded = False
     assert "ep_sjf_module" not in sys.modules  # nothing is imported before a name is looked up
@@ -190,14 +221,17 @@ def test_entry_points_load_lazily_once_and_a_broken_one_is_named(
     with pytest.raises(ConfigError) as info:
         PLACEMENTS.make("best-fit")
     message = str(info.value)
-    assert message.startswith("entry point 'bad = not_installed_module:Thing' (group wattsched.placements) of "
-                              "package brokenpkg 1.2 does not load: ModuleNotFoundError")
+    assert message.startswith(
+        "entry point 'bad = not_installed_module:Thing' (group wattsched.placements) of "
+        "package brokenpkg 1.2 does not load: ModuleNotFoundError"
+    )
     assert "\n" not in message
 
 
 def _sweep_file(folder: Path, plugin: str, policy: str) -> Path:
     file = folder / "sweep.toml"
-    file.write_text(textwrap.dedent(f"""\
+    file.write_text(
+        textwrap.dedent(f"""\
         plugins = ["{plugin}"]
         gpus = ["a100-40gb"]
         configurations = [3]
@@ -206,14 +240,23 @@ def _sweep_file(folder: Path, plugin: str, policy: str) -> Path:
         [workload]
         rate_per_min = 0.5
         hours = 1
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     return file
 
 
 def _cli(*argv: str, cwd: Path, extra_path: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in (SRC, extra_path) if p is not None)}
-    return subprocess.run([sys.executable, "-m", "wattsched", *argv], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "wattsched", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_sweep_plugins_run_in_workers_and_an_edit_recomputes(tmp_path: Path) -> None:
@@ -246,15 +289,18 @@ def test_sweep_plugins_run_in_workers_and_an_edit_recomputes(tmp_path: Path) -> 
     sjf_before = runs[runs.policy == "sjf-sweep"].energy_j.to_numpy()
     sjf_after = rerun[rerun.policy == "sjf-sweep"].energy_j.to_numpy()
     assert (sjf_before != sjf_after).any()
-    pd.testing.assert_frame_equal(runs[runs.policy == "edf-ss"].drop(columns="et"),
-                                  rerun[rerun.policy == "edf-ss"].drop(columns="et"))
+    pd.testing.assert_frame_equal(
+        runs[runs.policy == "edf-ss"].drop(columns="et"), rerun[rerun.policy == "edf-ss"].drop(columns="et")
+    )
 
     plugin.write_text("VALUE = 1\n", encoding="utf-8")
     bad = _cli("sweep", str(sweep), "--out", str(out), cwd=elsewhere)
     assert bad.returncode == 2
-    assert bad.stderr == (f"wattsched: error: {sweep}: key 'plugins': plug_sweep_sjf: module 'plug_sweep_sjf' "
-                          "registered nothing (a plug-in registers policies, partitioners, placements or GPUs "
-                          'when imported, e.g. with @POLICIES.register("name"))\n')
+    assert bad.stderr == (
+        f"wattsched: error: {sweep}: key 'plugins': plug_sweep_sjf: module 'plug_sweep_sjf' "
+        "registered nothing (a plug-in registers policies, partitioners, placements or GPUs "
+        'when imported, e.g. with @POLICIES.register("name"))\n'
+    )
 
 
 def test_a_spawned_worker_imports_the_cells_plugins(tmp_path: Path, isolated: None) -> None:
@@ -265,7 +311,9 @@ def test_a_spawned_worker_imports_the_cells_plugins(tmp_path: Path, isolated: No
     _write(tmp_path, "plug_spawn_sjf", policy_module("plug_spawn_sjf", "sjf-spawn"))
     spec, base = load_sweep(_sweep_file(tmp_path, "plug_spawn_sjf", "sjf-spawn"))
     cells = [c for c in expand_sweep(spec, base) if getattr(c, "policy", "") == "sjf-spawn"]
-    assert cells and all(c.plugins == (plugins.PluginReference("plug_spawn_sjf", str(tmp_path)),) for c in cells)
+    assert cells and all(
+        c.plugins == (plugins.PluginReference("plug_spawn_sjf", str(tmp_path)),) for c in cells
+    )
     here = run_sweep_cell(cells[0])
     with futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         there = pool.submit(run_sweep_cell, cells[0]).result(timeout=120)
@@ -274,12 +322,39 @@ def test_a_spawned_worker_imports_the_cells_plugins(tmp_path: Path, isolated: No
 
 def test_plugin_subprocess_cli_mig_run(tmp_path: Path) -> None:
     _write(tmp_path, "plug_cli_sjf", policy_module("plug_cli_sjf", "sjf-cli"))
-    done = _cli("--plugin", "plug_cli_sjf", "mig", "run", "--config", "3", "--policy", "sjf-cli", "--rate", "0.5",
-                "--hours", "1", "--json", cwd=tmp_path / "..", extra_path=tmp_path)
+    done = _cli(
+        "--plugin",
+        "plug_cli_sjf",
+        "mig",
+        "run",
+        "--config",
+        "3",
+        "--policy",
+        "sjf-cli",
+        "--rate",
+        "0.5",
+        "--hours",
+        "1",
+        "--json",
+        cwd=tmp_path / "..",
+        extra_path=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["policy"] == "sjf-cli"
-    unknown = _cli("mig", "run", "--config", "3", "--policy", "sjf-cli", "--rate", "0.5", "--hours", "1",
-                   cwd=tmp_path, extra_path=tmp_path)
+    unknown = _cli(
+        "mig",
+        "run",
+        "--config",
+        "3",
+        "--policy",
+        "sjf-cli",
+        "--rate",
+        "0.5",
+        "--hours",
+        "1",
+        cwd=tmp_path,
+        extra_path=tmp_path,
+    )
     assert unknown.returncode == 2 and "unknown scheduling policy 'sjf-cli'" in unknown.stderr
 
 

@@ -14,6 +14,7 @@ results themselves.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -41,8 +42,8 @@ def require_finished(unfinished_jobs: ArrayLike | None, allow_unfinished: bool =
     if bad.size:
         raise ConfigError(
             f"ET of runs with unfinished jobs: {bad.size} run(s) (the first is run {int(bad[0])}) left "
-            f"{int(counts[bad].sum())} job(s) unfinished, so their tardiness leaves work out; run them to the "
-            "end, or pass allow_unfinished=True to score them anyway"
+            f"{int(counts[bad].sum())} job(s) unfinished, so their tardiness leaves work out; run them to "
+            "the end, or pass allow_unfinished=True to score them anyway"
         )
 
 
@@ -113,12 +114,14 @@ def et_score(
     return float(et_values(energy_j, avg_tardiness_s, a).mean())
 
 
-def et_of_results(results: Sequence[object], a: float | None = None, *, allow_unfinished: bool = False) -> float:
+def et_of_results(
+    results: Sequence[Any], a: float | None = None, *, allow_unfinished: bool = False
+) -> float:
     """:func:`et_score` of results (``SimResult``, ``ClusterResult``: ``energy_j``, ``avg_tardiness_s``,
     ``unfinished_jobs``); a result with unfinished jobs is refused unless ``allow_unfinished``."""
     return et_score(
-        [getattr(r, "energy_j") for r in results],
-        [getattr(r, "avg_tardiness_s") for r in results],
+        [r.energy_j for r in results],
+        [r.avg_tardiness_s for r in results],
         a,
         unfinished_jobs=[getattr(r, "unfinished_jobs", 0) for r in results],
         allow_unfinished=allow_unfinished,

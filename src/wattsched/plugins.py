@@ -94,8 +94,11 @@ def _source_digest(module: ModuleType) -> str:
     if package_dirs:
         for folder in package_dirs:
             paths += [
-                p for p in folder.rglob("*")
-                if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+                p
+                for p in folder.rglob("*")
+                if p.is_file()
+                and "__pycache__" not in p.parts
+                and p.suffix not in (".pyc", ".pyo")
                 and not p.name.startswith(".")
             ]
     elif getattr(module, "__file__", None):
@@ -206,13 +209,15 @@ def _import(ref: PluginReference, where: str, shown: str, *, origin: str) -> str
     if registrations() == before:
         raise ConfigError(
             f"{where} {shown}: module '{name}' registered nothing (a plug-in registers policies, "
-            "partitioners, placements or GPUs when imported, e.g. with @POLICIES.register(\"name\"))"
+            'partitioners, placements or GPUs when imported, e.g. with @POLICIES.register("name"))'
         )
     _note(module, ref, origin)
     return name
 
 
-def load_plugins(references: Iterable[str], *, base: Path | None = None, where: str = "--plugin") -> list[str]:
+def load_plugins(
+    references: Iterable[str], *, base: Path | None = None, where: str = "--plugin"
+) -> list[str]:
     """:func:`load_plugin` for each reference, in order; returns the module names."""
     return [load_plugin(reference, base=base, where=where) for reference in references]
 

@@ -38,7 +38,8 @@ sweep file's folder, or a ``.py`` file; see :mod:`wattsched.plugins`)::
 
     plugins = ["sjf"]                      # registers a policy "sjf" that `policies` may then name
 
-A partitioner a plug-in registers may be listed in ``partitioners`` too (it is run with its defaults). Relative file paths are taken from the sweep
+A partitioner a plug-in registers may be listed in ``partitioners`` too (it is run with its defaults).
+Relative file paths are taken from the sweep
 file's folder. Every list must be non-empty and without duplicates; every mistake is one
 :class:`~wattsched.errors.ConfigError` naming the file and the key.
 """

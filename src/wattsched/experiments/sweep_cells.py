@@ -178,6 +178,7 @@ def _mig_row(cell: MigRunCell) -> dict[str, Any]:
         "hours": cell.workload.hours if cell.workload.trace is None else math.nan,
         "seed": cell.seed,
         **result.metrics(),
+        "unfinished_jobs": int(result.unfinished_jobs),
         "end_s": float(result.end_s),
     }
 

@@ -148,13 +148,13 @@ def tidy_runs(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, dict[str, flo
 
     runs = rows.reset_index(drop=True).copy()
     runs["et"] = float("nan")
-    if "unfinished_jobs" not in runs.columns:  # a store written before the column existed: runs ran to the end
+    if "unfinished_jobs" not in runs.columns:  # a store from before the column: its runs ran to the end
         runs["unfinished_jobs"] = 0
     runs["unfinished_jobs"] = runs["unfinished_jobs"].fillna(0).astype(int)
     unfinished = (runs["unfinished_jobs"] > 0).to_numpy()
     if unfinished.any():
-        log.warning("sweep: %d run(s) left jobs unfinished: their et is left empty and they are not in the ET "
-                    "pool (e.g. %s)", int(unfinished.sum()), runs.loc[unfinished, "cell"].iloc[0])
+        log.warning("sweep: %d run(s) left jobs unfinished: their et is left empty and they are not in the "
+                    "ET pool (e.g. %s)", int(unfinished.sum()), runs.loc[unfinished, "cell"].iloc[0])
     pools: dict[str, dict[str, float]] = {}
     for part in dict.fromkeys(runs["part"]):
         mask = (runs["part"] == part).to_numpy() & ~unfinished

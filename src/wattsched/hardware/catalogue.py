@@ -77,7 +77,9 @@ def register_gpu(name: str, gpu: Any) -> None:
     a catalogue ``.toml`` (``wattsched gpu snapshot`` writes one), or a function returning either. It is
     parsed when first loaded. A packaged name or a name registered before raises a ConfigError."""
     if name in _packaged_names("gpu"):
-        raise ConfigError(f"GPU '{name}' is a packaged catalogue entry; register the plug-in under another name")
+        raise ConfigError(
+            f"GPU '{name}' is a packaged catalogue entry; register the plug-in under another name"
+        )
     if name in PLUGIN_GPUS:
         raise ConfigError(f"GPU '{name}' is registered twice")
     PLUGIN_GPUS.register(name)(gpu if callable(gpu) else (lambda: gpu))

@@ -18,12 +18,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FinishedJobs",
-    "UnfinishedJobsWarning",
     "JobRecord",
     "JobView",
     "SimResult",
     "SimSnapshot",
     "SliceSegment",
+    "UnfinishedJobsWarning",
     "job_records",
     "new_job_record",
     "warn_unfinished",
@@ -176,13 +176,13 @@ class SimResult:
             "late_jobs": int(self.late_jobs),
             "preemptions": int(self.preemptions),
             "repartitions": int(self.repartitions),
-            "unfinished_jobs": int(self.unfinished_jobs),
         }
 
     def to_dict(self) -> dict[str, float | int | list[float]]:
         """JSON-able scalars (and ``busy_time_s`` as a list); per-job records are left out."""
         return {
             **self.metrics(),
+            "unfinished_jobs": int(self.unfinished_jobs),
             "end_s": self.end_s,
             "busy_time_s": list(self.busy_time_s),
             "blackout_s": self.blackout_s,
