@@ -366,3 +366,72 @@ def test_fingerprint_covers_loaded_plugin_source(tmp_path: Path, isolated: None)
     plugins.load_plugin("plug_fp", base=tmp_path)
     assert cell_fingerprint("cell") != before
     assert cell_fingerprint("cell", code="x") == cell_fingerprint("cell", code="x")
+
+
+def test_a_library_warning_is_one_stderr_line_and_the_json_counts_unfinished_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], isolated: None
+) -> None:
+    """A cluster whose GPUs run a policy that never places a job: every job is left unfinished."""
+    _write(
+        tmp_path,
+        "plug_never",
+        "from wattsched.mig.policies import POLICIES\n"
+        "from wattsched.mig.policies.base import DeadlineOrder\n\n\n"
+        "class NeverAssigns(DeadlineOrder):\n"
+        "    name = 'never'\n\n"
+        "    def assign(self, view):\n"
+        "        return None\n\n\n"
+        "POLICIES.register('never')(NeverAssigns)\n",
+    )
+    monkeypatch.chdir(tmp_path)
+    argv = [
+        "cluster",
+        "run",
+        "--servers",
+        "1",
+        "--gpus-per-server",
+        "1",
+        "--rate",
+        "0.5",
+        "--hours",
+        "0.2",
+        "--seed",
+        "3",
+        "--placement",
+        "first-fit",
+        "--partitioner",
+        "static",
+        "--policy",
+        "never",
+    ]
+    assert main(["--plugin", "plug_never", *argv, "--json"]) == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert result["unfinished_jobs"] == result["jobs"] > 0
+    assert err == (
+        f"wattsched: warning: {result['jobs']} of {result['jobs']} jobs did not finish in the cluster "
+        "run: its tardiness and ET leave them out (ET refuses such a result)\n"
+    )
+    assert main(["-q", "--plugin", "plug_never", *argv, "--json"]) == 0  # -q: errors only
+    assert capsys.readouterr().err == ""
+    # `mig run` simulates: the starving policy is refused, in one line.
+    assert (
+        main(
+            [
+                "--plugin",
+                "plug_never",
+                "mig",
+                "run",
+                "--config",
+                "3",
+                "--policy",
+                "never",
+                "--rate",
+                "0.5",
+                "--hours",
+                "0.2",
+            ]
+        )
+        == 2
+    )
+    assert capsys.readouterr().err.startswith("wattsched: error: policy 'never' left ")

@@ -43,14 +43,14 @@ def test_a_policy_that_never_assigns_is_refused_with_the_checkers_message() -> N
     message = str(raised.value)
     # Both jobs wait at the last arrival (10 s), on the one slice of the MIG-disabled GPU.
     assert message == (
-        "policy 'never' left 2 job(s) waiting forever at 10 s with 1 slice(s) free and nothing "
-        "else pending (a slice may idle only while no job waits: assign must place waiting jobs "
-        "on free slices)"
+        "policy 'never' left 2 job(s) waiting forever: when the run ended at 10 s, 1 slice(s) were "
+        "free and nothing else was pending (a slice may idle only while no job waits: assign must "
+        "place waiting jobs on free slices)"
     )
     with pytest.raises(CheckError) as checked:
         check_policy(NeverAssigns(), traces=1)
     checked_message = str(checked.value)
-    rule = message[message.index(" slice(s) free") :]  # the counts differ with the checker's trace
+    rule = message[message.index(" slice(s) were free") :]  # the counts differ with the checker's trace
     assert checked_message.startswith("never on a100-40gb cfg 1, trace 0: policy 'never' left ")
     assert checked_message.endswith(rule)
 

@@ -214,9 +214,9 @@ def check_not_starved(sim: MigSimulation) -> None:
     if waiting and free:
         label = getattr(sim.policy, "name", type(sim.policy).__name__)
         raise StarvedJobsError(
-            f"policy '{label}' left {waiting} job(s) waiting forever at {sim.now_s:g} s with {free} "
-            "slice(s) free and nothing else pending (a slice may idle only while no job waits: assign must "
-            "place waiting jobs on free slices)"
+            f"policy '{label}' left {waiting} job(s) waiting forever: when the run ended at {sim.now_s:g} s, "
+            f"{free} slice(s) were free and nothing else was pending (a slice may idle only while no job "
+            "waits: assign must place waiting jobs on free slices)"
         )
 
 
