@@ -435,3 +435,62 @@ def test_a_library_warning_is_one_stderr_line_and_the_json_counts_unfinished_job
         == 2
     )
     assert capsys.readouterr().err.startswith("wattsched: error: policy 'never' left ")
+
+
+def test_entry_point_gpu_and_a_plugin_partitioner_in_a_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated: None
+) -> None:
+    from wattsched.experiments.sweep import validate_sweep
+    from wattsched.experiments.sweep_run import run_sweep
+
+    gpu_toml = tmp_path / "lab.toml"
+    gpu_toml.write_text(
+        (SRC / "wattsched/hardware/data/gpus/a100-40gb.toml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    _write(tmp_path, "ep_gpu_module", f"GPU_FILE = {str(gpu_toml)!r}\n")
+    _dist_info(tmp_path, "labgpus", "[wattsched.gpus]\nlab-gpu = ep_gpu_module:GPU_FILE\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    PLUGIN_GPUS._entry_points_loaded = False
+    assert load_gpu("lab-gpu") == load_gpu("a100-40gb")  # an entry point naming a catalogue .toml
+
+    _write(
+        tmp_path,
+        "plug_always3",
+        "from wattsched.mig.partition import PARTITIONERS\n\n\n"
+        "class Always3:\n"
+        "    name = 'always-3'\n"
+        "    scheduler = 'edf-ss'\n\n"
+        "    def reset(self, gpu, seed=None):\n"
+        "        pass\n\n"
+        "    def initial_configuration(self):\n"
+        "        return 3\n\n"
+        "    def decide(self, snapshot):\n"
+        "        return 3\n\n\n"
+        "PARTITIONERS.register('always-3')(Always3)\n",
+    )
+    spec = validate_sweep(
+        {
+            "plugins": ["plug_always3"],
+            "gpus": ["lab-gpu"],
+            "configurations": [3],
+            "policies": ["edf-ss"],
+            "partitioners": ["always-3"],
+            "seeds": [4],
+            "workload": {"rate_per_min": 0.5, "hours": 1},
+        },
+        "lab.toml",
+    )
+    runs = run_sweep(spec, tmp_path, tmp_path / "out", workers=1, progress=False).runs
+    fixed = runs[runs.partitioner == "none"].iloc[0]
+    day = runs[runs.partitioner == "always-3"].iloc[0]
+    # A partitioner that never leaves configuration 3 runs the day exactly as the fixed (3, edf-ss) run.
+    assert day.configuration == "3" and day.policy == "edf-ss" and day.gpu == "lab-gpu"
+    assert day.energy_j == fixed.energy_j and day.avg_tardiness_s == fixed.avg_tardiness_s
+    with pytest.raises(
+        ConfigError,
+        match=r"^<sweep>: key 'partitioners': unknown partitioner 'always-4' \(did you mean 'always-3'\?\); "
+        "valid: no-mig, static, day-night, lookahead, always-3$",
+    ):
+        run_sweep(
+            spec.model_copy(update={"partitioners": ["always-4"]}), tmp_path, tmp_path / "bad", workers=1
+        )

@@ -63,7 +63,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     run.add_argument("--power-cap", action="store_true",
                      help="model the GPU's power cap as a shared slow-down of every busy slice")
     run.add_argument("--policy", required=True, metavar="NAME",
-                     help="edf-fs, edf-ss, edf-ss-restricted, llf or lalf")
+                     help="edf-fs, edf-ss, edf-ss-restricted, llf, lalf, or a plug-in's (--plugin MODULE)")
     add_generator_options(run, required=True, trace=True)
     run.add_argument("--horizon-s", type=float, metavar="T",
                      help="end of the arrival window in s (default: generator hours / last arrival)")

@@ -4,8 +4,8 @@ Output under ``DIR``:
 
 * ``runs.parquet`` — one row per run: ``gpu, configuration, policy, seed, energy_j, avg_tardiness_s,
   late_jobs, preemptions, et`` first, then ``partitioner, workload, rate_multiplier, hours, part, jobs,
-  unfinished_jobs, max_tardiness_s, repartitions, end_s`` (and the DVFS columns when the sweep has a DVFS part) and ``cell``
-  (the run's key). Rows follow the sweep file's order.
+  unfinished_jobs, max_tardiness_s, repartitions, end_s`` (and the DVFS columns when the sweep has a DVFS
+  part) and ``cell`` (the run's key). Rows follow the sweep file's order.
 * ``runs.csv`` — the same table, on request (an earlier one is removed otherwise, so it never goes stale).
 * ``sweep.json`` — the ET pool(s), the validated spec, the package version and the code digest.
 * ``cache/`` — the result store (Parquet parts and a manifest): a re-run reuses every stored row whose
@@ -16,7 +16,8 @@ tardiness in minutes) and ``et = (a·x + y) / (a + 1)`` per run. DVFS runs (P2) 
 energies are of a whole cluster, so pooling them with single-GPU days would let one part set the other's
 scale. A pool without tardiness (DVFS runs that meet every deadline) has ``a = 0``: every ``et`` is then 0
 and energy alone tells the runs apart. A run that left jobs unfinished (``unfinished_jobs > 0``; a store
-written before the column reads as 0) has no ``et`` and is left out of its pool: its tardiness leaves work out.
+written before the column reads as 0) has no ``et`` and is left out of its pool: its tardiness leaves work
+out.
 """
 
 from __future__ import annotations
