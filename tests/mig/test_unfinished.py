@@ -107,3 +107,17 @@ def test_cluster_results_carry_unfinished_jobs() -> None:
     spec = ClusterSpec.homogeneous(1, 1)
     result = simulate_cluster([_job("a", 0.0, 100.0), _job("b", 5.0, 10.0)], spec)
     assert result.unfinished_jobs == 0 and result.to_dict()["unfinished_jobs"] == 0
+
+
+def test_method_et_refuses_days_with_unfinished_jobs() -> None:
+    from wattsched.mig.partition.evaluate import et_by_method
+
+    rows = [
+        {"method": "static", "energy_j": 100.0, "avg_tardiness_s": 60.0},
+        {"method": "day-night", "energy_j": 300.0, "avg_tardiness_s": 180.0},
+    ]
+    # a = mean tardiness (2 min) / (2 * mean energy (200 J)) = 0.005 per J.
+    means, a = et_by_method(rows, pool=["static", "day-night"])
+    assert a == pytest.approx(0.005) and means["static"] == pytest.approx((0.005 * 100 + 1) / 1.005)
+    with pytest.raises(ConfigError, match="unfinished"):
+        et_by_method([rows[0], {**rows[1], "unfinished_jobs": 3}], pool=["static", "day-night"])
