@@ -88,7 +88,8 @@ def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     plugins._LOADED.clear()
     plugins._LOADED.update(loaded)
     for name in set(sys.modules) - modules:
-        del sys.modules[name]
+        if name.startswith(("plug_", "ep_")):  # the test's plug-ins only: other modules stay imported
+            del sys.modules[name]
     sys.path[:] = path
 
 
@@ -494,3 +495,16 @@ def test_entry_point_gpu_and_a_plugin_partitioner_in_a_sweep(
         run_sweep(
             spec.model_copy(update={"partitioners": ["always-4"]}), tmp_path, tmp_path / "bad", workers=1
         )
+
+
+def test_fingerprint_covers_a_module_the_caller_imported_itself(tmp_path: Path, isolated: None) -> None:
+    from wattsched.experiments.store import cell_fingerprint
+
+    before = cell_fingerprint("cell")
+    _write(tmp_path, "plug_direct", policy_module("plug_direct", "sjf-direct"))
+    sys.path.insert(0, str(tmp_path))
+    import plug_direct  # noqa: F401  (registers "sjf-direct", as a script or notebook would)
+
+    assert cell_fingerprint("cell") != before
+    assert plugins.loaded_plugins()["plug_direct"] == "imported by the caller"
+    assert plugins.plugin_references() == ()  # workers are not asked to import it

@@ -32,9 +32,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wattsched.errors import ConfigError
+
+if TYPE_CHECKING:  # typing only: the registry module imports this one
+    from wattsched.registry import Registry
 
 __all__ = [
     "ENTRY_POINT_GROUPS",
@@ -70,6 +73,8 @@ class PluginReference:
 
 #: Plug-in modules loaded in this process (by name, or by entry point): reference, source digest, origin.
 _LOADED: dict[str, tuple[PluginReference, str, str]] = {}
+#: How a module that registered names without being loaded as a plug-in is listed.
+_REGISTERED_DIRECTLY = "imported by the caller"
 #: Registrations made by any registry so far (a plug-in that adds none is refused).
 _REGISTRATIONS = [0]
 
@@ -129,15 +134,26 @@ def plugin_digests() -> dict[str, str]:
 
 
 def plugin_references() -> tuple[PluginReference, ...]:
-    """The modules :func:`load_plugin` loaded (not entry points: a worker loads those itself), in load
-    order."""
-    return tuple(ref for ref, _, origin in _LOADED.values() if not origin.startswith("entry point"))
+    """The modules :func:`load_plugin` loaded, in load order (not entry points: a worker loads those itself;
+    nor modules imported by the caller's own code)."""
+    return tuple(
+        ref
+        for ref, _, origin in _LOADED.values()
+        if not origin.startswith("entry point") and origin != _REGISTERED_DIRECTLY
+    )
 
 
 def plugins_digest() -> str:
     """A digest of the source of every plug-in loaded in this process (``""`` when none is). Every installed
-    entry point is loaded first, so the digest does not depend on which registries were looked up."""
-    load_entry_points()
+    entry point is loaded first, so the digest does not depend on which registries were looked up. A module
+    outside wattsched that registered a policy, partitioner, placement or GPU without being named as a
+    plug-in (a script or notebook that imported it itself) is covered too."""
+    for registry in load_entry_points():
+        for factory in list(registry._factories.values()):
+            name = getattr(factory, "__module__", None)
+            module = sys.modules.get(name) if isinstance(name, str) else None
+            if module is not None and name != "wattsched" and not str(name).startswith("wattsched."):
+                _note(module, PluginReference(str(name)), _REGISTERED_DIRECTLY)
     if not _LOADED:
         return ""
     text = "\n".join(f"{name}={digest}" for name, (_, digest, _) in sorted(_LOADED.items()))
@@ -265,12 +281,15 @@ def load_entry_point(entry_point: Any, group: str) -> Any:
     return loaded
 
 
-def load_entry_points() -> None:
-    """Load every plug-in group's entry points now (each registry otherwise loads its own when first used)."""
+def load_entry_points() -> tuple[Registry[Any], ...]:
+    """Load every plug-in group's entry points now (each registry otherwise loads its own when first used);
+    returns the plug-in registries."""
     from wattsched.cluster.placement import PLACEMENTS
     from wattsched.hardware.catalogue import PLUGIN_GPUS
     from wattsched.mig.partition.base import PARTITIONERS
     from wattsched.mig.policies.base import POLICIES
 
-    for registry in (POLICIES, PARTITIONERS, PLACEMENTS, PLUGIN_GPUS):
+    registries: tuple[Registry[Any], ...] = (POLICIES, PARTITIONERS, PLACEMENTS, PLUGIN_GPUS)
+    for registry in registries:
         registry.load_entry_points()
+    return registries

@@ -78,7 +78,7 @@ def build_parser(argv: Sequence[str] | None = None) -> OneLineErrorParser:
     parser = OneLineErrorParser(
         prog="wattsched",
         description="Energy-aware scheduling of AI/ML work on GPUs. 'wattsched COMMAND --help' describes a "
-        "command; -v, -q and --debug may stand anywhere on the command line.",
+        "command; -v, -q, --debug and --plugin may stand anywhere on the command line.",
     )
     parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     parser.add_argument(
