@@ -508,3 +508,15 @@ def test_fingerprint_covers_a_module_the_caller_imported_itself(tmp_path: Path, 
     assert cell_fingerprint("cell") != before
     assert plugins.loaded_plugins()["plug_direct"] == "imported by the caller"
     assert plugins.plugin_references() == ()  # workers are not asked to import it
+
+
+def test_a_plugin_file_named_like_another_module_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], isolated: None
+) -> None:
+    _write(tmp_path, "json", policy_module("json", "sjf-json"))
+    assert main(["--plugin", str(tmp_path / "json.py"), "mig", "configs"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"wattsched: error: --plugin {tmp_path / 'json.py'}: module name 'json' is taken by "
+    )
+    assert err.rstrip().endswith("; rename the plug-in")

@@ -200,6 +200,7 @@ def load_plugin(reference: str, *, base: Path | None = None, where: str = "--plu
 def _import(ref: PluginReference, where: str, shown: str, *, origin: str) -> str:
     name = ref.module
     if name in sys.modules:
+        _check_origin(sys.modules[name], ref, where, shown)
         _note(sys.modules[name], ref, origin)
         return name
     if ref.folder and ref.folder not in sys.path:
@@ -215,13 +216,7 @@ def _import(ref: PluginReference, where: str, shown: str, *, origin: str) -> str
         raise ConfigError(
             f"{where} {shown}: importing module '{name}' failed: {type(exc).__name__}: {_first_line(exc)}"
         ) from None
-    if ref.folder and getattr(module, "__file__", None):
-        expected = Path(ref.folder)
-        origin_file = Path(str(module.__file__)).resolve()
-        if expected not in origin_file.parents:
-            raise ConfigError(
-                f"{where} {shown}: module name '{name}' is taken by {origin_file}; rename the plug-in file"
-            )
+    _check_origin(module, ref, where, shown)
     if registrations() == before:
         raise ConfigError(
             f"{where} {shown}: module '{name}' registered nothing (a plug-in registers policies, "
@@ -229,6 +224,16 @@ def _import(ref: PluginReference, where: str, shown: str, *, origin: str) -> str
         )
     _note(module, ref, origin)
     return name
+
+
+def _check_origin(module: ModuleType, ref: PluginReference, where: str, shown: str) -> None:
+    """A plug-in found in a folder must be the module that folder holds, not another of the same name."""
+    if ref.folder and getattr(module, "__file__", None):
+        origin_file = Path(str(module.__file__)).resolve()
+        if Path(ref.folder).resolve() not in origin_file.parents:
+            raise ConfigError(
+                f"{where} {shown}: module name '{ref.module}' is taken by {origin_file}; rename the plug-in"
+            )
 
 
 def load_plugins(
