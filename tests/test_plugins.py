@@ -497,16 +497,25 @@ def test_entry_point_gpu_and_a_plugin_partitioner_in_a_sweep(
         )
 
 
-def test_fingerprint_covers_a_module_the_caller_imported_itself(tmp_path: Path, isolated: None) -> None:
-    from wattsched.experiments.store import cell_fingerprint
+def test_a_sweep_cell_covers_the_module_of_its_policy_even_imported_by_the_caller(
+    tmp_path: Path, isolated: None
+) -> None:
+    from wattsched.experiments.sweep import load_sweep
+    from wattsched.experiments.sweep_expand import expand_sweep
 
-    before = cell_fingerprint("cell")
-    _write(tmp_path, "plug_direct", policy_module("plug_direct", "sjf-direct"))
+    plugin = _write(tmp_path, "plug_direct", policy_module("plug_direct", "sjf-direct"))
     sys.path.insert(0, str(tmp_path))
     import plug_direct  # noqa: F401  (registers "sjf-direct", as a script or notebook would)
 
-    assert cell_fingerprint("cell") != before
-    assert plugins.loaded_plugins()["plug_direct"] == "imported by the caller"
+    file = _sweep_file(tmp_path, "plug_direct", "sjf-direct")
+    file.write_text(file.read_text().replace('plugins = ["plug_direct"]\n', ""))
+    spec, base = load_sweep(file)
+    cells = {c.policy: c for c in expand_sweep(spec, base) if c.seed == 1}
+    assert cells["edf-ss"].plugin_code == "" and len(cells["sjf-direct"].plugin_code) == 16
+    plugin.write_text(policy_module("plug_direct", "sjf-direct", deadline_first=True))
+    edited = {c.policy: c for c in expand_sweep(spec, base) if c.seed == 1}
+    assert edited["sjf-direct"].plugin_code != cells["sjf-direct"].plugin_code
+    assert edited["edf-ss"] == cells["edf-ss"] and repr(edited["edf-ss"]) == repr(cells["edf-ss"])
     assert plugins.plugin_references() == ()  # workers are not asked to import it
 
 

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # typing only: the registry module imports this one
 __all__ = [
     "ENTRY_POINT_GROUPS",
     "PluginReference",
+    "factory_source_digest",
     "import_references",
     "load_entry_points",
     "load_plugin",
@@ -73,8 +74,6 @@ class PluginReference:
 
 #: Plug-in modules loaded in this process (by name, or by entry point): reference, source digest, origin.
 _LOADED: dict[str, tuple[PluginReference, str, str]] = {}
-#: How a module that registered names without being loaded as a plug-in is listed.
-_REGISTERED_DIRECTLY = "imported by the caller"
 #: Registrations made by any registry so far (a plug-in that adds none is refused).
 _REGISTRATIONS = [0]
 
@@ -134,26 +133,26 @@ def plugin_digests() -> dict[str, str]:
 
 
 def plugin_references() -> tuple[PluginReference, ...]:
-    """The modules :func:`load_plugin` loaded, in load order (not entry points: a worker loads those itself;
-    nor modules imported by the caller's own code)."""
-    return tuple(
-        ref
-        for ref, _, origin in _LOADED.values()
-        if not origin.startswith("entry point") and origin != _REGISTERED_DIRECTLY
-    )
+    """The modules :func:`load_plugin` loaded, in load order (not entry points: a worker loads those
+    itself)."""
+    return tuple(ref for ref, _, origin in _LOADED.values() if not origin.startswith("entry point"))
+
+
+def factory_source_digest(factory: object) -> str:
+    """The source digest of the module that defines a registered ``factory`` when that module is outside
+    wattsched (a plug-in, or a module the caller imported itself); ``""`` for wattsched's own."""
+    name = getattr(factory, "__module__", None)
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    if module is None or name == "wattsched" or str(name).startswith("wattsched."):
+        return ""
+    loaded = _LOADED.get(str(name))
+    return loaded[1] if loaded is not None else _source_digest(module)
 
 
 def plugins_digest() -> str:
     """A digest of the source of every plug-in loaded in this process (``""`` when none is). Every installed
-    entry point is loaded first, so the digest does not depend on which registries were looked up. A module
-    outside wattsched that registered a policy, partitioner, placement or GPU without being named as a
-    plug-in (a script or notebook that imported it itself) is covered too."""
-    for registry in load_entry_points():
-        for factory in list(registry._factories.values()):
-            name = getattr(factory, "__module__", None)
-            module = sys.modules.get(name) if isinstance(name, str) else None
-            if module is not None and name != "wattsched" and not str(name).startswith("wattsched."):
-                _note(module, PluginReference(str(name)), _REGISTERED_DIRECTLY)
+    entry point is loaded first, so the digest does not depend on which registries were looked up."""
+    load_entry_points()
     if not _LOADED:
         return ""
     text = "\n".join(f"{name}={digest}" for name, (_, digest, _) in sorted(_LOADED.items()))

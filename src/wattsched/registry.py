@@ -60,6 +60,14 @@ class Registry(Generic[T]):
             raise UnknownNameError(self.kind, name, list(self._factories)) from None
         return factory(**kwargs)
 
+    def factory(self, name: str) -> Callable[..., T]:
+        """The factory registered as ``name`` (an unknown name raises an error listing the valid ones)."""
+        self.load_entry_points()
+        try:
+            return self._factories[name]
+        except KeyError:
+            raise UnknownNameError(self.kind, name, list(self._factories)) from None
+
     def available(self) -> list[str]:
         self.load_entry_points()
         return sorted(self._factories)

@@ -66,8 +66,10 @@ class MigRunCell:
     """One MIG run: a fixed (configuration, policy) when ``partitioner == "none"``, else a partitioner's day.
 
     ``gpu`` is the name the sweep file gives, ``gpu_ref`` what is loaded (a name or an absolute TOML path),
-    ``gpu_digest`` the TOML file's digest ("" for catalogue names). ``plugins``: the plug-in modules a worker
-    imports before it runs the cell (their source enters the store's fingerprint, not the cell's repr).
+    ``gpu_digest`` the TOML file's digest ("" for catalogue names). ``plugin_code``: the source digest of the
+    modules outside wattsched that define the cell's policy, partitioner or GPU ("" for wattsched's own), so
+    an edited plug-in is a new cell. ``plugins``: the plug-in modules a worker imports before it runs the
+    cell (not part of the cell's repr).
     """
 
     gpu: str
@@ -78,6 +80,7 @@ class MigRunCell:
     partitioner: str
     workload: WorkloadCell
     seed: int
+    plugin_code: str = ""
     plugins: tuple[PluginReference, ...] = field(default=(), repr=False, compare=False)
 
     @property

@@ -16,7 +16,7 @@ from typing import Any
 from wattsched.errors import ConfigError, WattschedError
 from wattsched.experiments.sweep import MAX_CELLS, PARTITIONER_CHOICES, SweepSpec, WorkloadTable
 from wattsched.experiments.sweep_cells import DvfsRunCell, MigRunCell, WorkloadCell
-from wattsched.plugins import PluginReference, load_plugins, plugin_references
+from wattsched.plugins import PluginReference, factory_source_digest, load_plugins, plugin_references
 
 __all__ = ["cell_count", "expand_sweep"]
 
@@ -104,6 +104,22 @@ def _partitioner_choices() -> tuple[str, ...]:
 _NOT_IN_SWEEPS = frozenset({*PARTITIONER_CHOICES, "rollout", "dynamic"})
 
 
+def _plugin_code(gpu_ref: str, *, policy: str = "", partitioner: str = "") -> str:
+    """The source digests of the plug-in modules a cell's names come from ("" when all are wattsched's)."""
+    from wattsched.hardware.catalogue import PLUGIN_GPUS, available
+    from wattsched.mig.partition import PARTITIONERS
+    from wattsched.mig.policies import POLICIES
+
+    factories = []
+    if policy:
+        factories.append(POLICIES.factory(policy))
+    if partitioner and partitioner not in PARTITIONER_CHOICES:
+        factories.append(PARTITIONERS.factory(partitioner))
+    if gpu_ref in PLUGIN_GPUS and gpu_ref in available("gpu"):
+        factories.append(PLUGIN_GPUS.factory(gpu_ref))
+    return "+".join(code for code in map(factory_source_digest, factories) if code)
+
+
 def _mig_cells(
     spec: SweepSpec, base: Path, where: str, hours: float | None, plugins: tuple[PluginReference, ...]
 ) -> list[MigRunCell]:
@@ -153,15 +169,19 @@ def _mig_cells(
             for seed in spec.seeds:
                 for configuration in configurations:
                     for policy in spec.policies or []:
+                        code = _plugin_code(reference, policy=policy)
                         cells.append(
                             MigRunCell(
                                 name, reference, digest, str(configuration), policy, "none", workload, seed,
-                                plugins,
+                                code, plugins,
                             )
                         )
                 for partitioner in spec.partitioners or []:
+                    code = _plugin_code(reference, partitioner=partitioner)
                     cells.append(
-                        MigRunCell(name, reference, digest, "", "", partitioner, workload, seed, plugins)
+                        MigRunCell(
+                            name, reference, digest, "", "", partitioner, workload, seed, code, plugins
+                        )
                     )
     return cells
 
