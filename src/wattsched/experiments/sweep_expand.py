@@ -110,7 +110,7 @@ def _plugin_code(gpu_ref: str, *, policy: str = "", partitioner: str = "") -> st
     from wattsched.mig.partition import PARTITIONERS
     from wattsched.mig.policies import POLICIES
 
-    factories = []
+    factories: list[object] = []
     if policy:
         factories.append(POLICIES.factory(policy))
     if partitioner and partitioner not in PARTITIONER_CHOICES:
