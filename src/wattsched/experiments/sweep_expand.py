@@ -104,20 +104,26 @@ def _partitioner_choices() -> tuple[str, ...]:
 _NOT_IN_SWEEPS = frozenset({*PARTITIONER_CHOICES, "rollout", "dynamic"})
 
 
-def _plugin_code(gpu_ref: str, *, policy: str = "", partitioner: str = "") -> str:
-    """The source digests of the plug-in modules a cell's names come from ("" when all are wattsched's)."""
-    from wattsched.hardware.catalogue import PLUGIN_GPUS, available
+def _plugin_codes(spec: SweepSpec) -> dict[str, str]:
+    """The source digest of the plug-in module each of the sweep's policies, partitioners and GPUs comes
+    from, by ``kind:name`` ("" for wattsched's own); computed once per sweep."""
+    from wattsched.hardware.catalogue import PLUGIN_GPUS
     from wattsched.mig.partition import PARTITIONERS
     from wattsched.mig.policies import POLICIES
 
-    factories: list[object] = []
-    if policy:
-        factories.append(POLICIES.factory(policy))
-    if partitioner and partitioner not in PARTITIONER_CHOICES:
-        factories.append(PARTITIONERS.factory(partitioner))
-    if gpu_ref in PLUGIN_GPUS and gpu_ref in available("gpu"):
-        factories.append(PLUGIN_GPUS.factory(gpu_ref))
-    return "+".join(code for code in map(factory_source_digest, factories) if code)
+    codes = {f"policy:{p}": factory_source_digest(POLICIES.factory(p)) for p in spec.policies or []}
+    for partitioner in spec.partitioners or []:
+        plugin = partitioner not in PARTITIONER_CHOICES
+        codes[f"partitioner:{partitioner}"] = (
+            factory_source_digest(PARTITIONERS.factory(partitioner)) if plugin else ""
+        )
+    for gpu in spec.gpus or []:
+        codes[f"gpu:{gpu}"] = factory_source_digest(PLUGIN_GPUS.factory(gpu)) if gpu in PLUGIN_GPUS else ""
+    return codes
+
+
+def _joined(*codes: str) -> str:
+    return "+".join(code for code in codes if code)
 
 
 def _mig_cells(
@@ -148,6 +154,7 @@ def _mig_cells(
             f"{where}: key 'partitioners': lookahead needs a generated workload (its pilot days are drawn "
             "from it), not a trace"
         )
+    codes = _plugin_codes(spec)
     cells: list[MigRunCell] = []
     for name in spec.gpus:
         reference, digest = _gpu_reference(name, base, where)
@@ -169,7 +176,7 @@ def _mig_cells(
             for seed in spec.seeds:
                 for configuration in configurations:
                     for policy in spec.policies or []:
-                        code = _plugin_code(reference, policy=policy)
+                        code = _joined(codes[f"gpu:{name}"], codes[f"policy:{policy}"])
                         cells.append(
                             MigRunCell(
                                 name, reference, digest, str(configuration), policy, "none", workload, seed,
@@ -177,7 +184,7 @@ def _mig_cells(
                             )
                         )
                 for partitioner in spec.partitioners or []:
-                    code = _plugin_code(reference, partitioner=partitioner)
+                    code = _joined(codes[f"gpu:{name}"], codes[f"partitioner:{partitioner}"])
                     cells.append(
                         MigRunCell(
                             name, reference, digest, "", "", partitioner, workload, seed, code, plugins
