@@ -529,3 +529,31 @@ def test_a_plugin_file_named_like_another_module_is_refused(
         f"wattsched: error: --plugin {tmp_path / 'json.py'}: module name 'json' is taken by "
     )
     assert err.rstrip().endswith("; rename the plug-in")
+
+
+@pytest.mark.ray
+def test_ray_workers_resolve_a_sweep_files_plugin(tmp_path: Path) -> None:
+    """The plug-in lives only in the sweep file's folder (on no worker's path): Ray's workers import it from
+    the reference each cell carries, and give the local executor's rows."""
+    pytest.importorskip("ray")
+    work = tmp_path / "work"
+    work.mkdir()
+    _write(work, "plug_ray_sjf", policy_module("plug_ray_sjf", "sjf-ray"))
+    sweep = _sweep_file(work, "plug_ray_sjf", "sjf-ray")
+    ray_run = _cli(
+        "sweep",
+        str(sweep),
+        "--out",
+        str(tmp_path / "ray"),
+        "--executor",
+        "ray",
+        "--workers",
+        "2",
+        cwd=tmp_path,
+    )
+    assert ray_run.returncode == 0, ray_run.stderr
+    local = _cli("sweep", str(sweep), "--out", str(tmp_path / "local"), "--workers", "1", cwd=tmp_path)
+    assert local.returncode == 0, local.stderr
+    assert (tmp_path / "ray" / "runs.parquet").read_bytes() == (
+        tmp_path / "local" / "runs.parquet"
+    ).read_bytes()
