@@ -19,6 +19,7 @@ from wattsched import plugins
 from wattsched.cli import main
 from wattsched.cluster.placement import PLACEMENTS
 from wattsched.errors import ConfigError
+from wattsched.hardware import catalogue
 from wattsched.hardware.catalogue import PLUGIN_GPUS, available, load_gpu, register_gpu
 from wattsched.mig.checks import check_policy
 from wattsched.mig.partition.base import PARTITIONERS
@@ -78,6 +79,7 @@ def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Registries, loaded plug-ins and imported modules as they were before the test."""
     saved = [(r, dict(r._factories), r._entry_points_loaded) for r in REGISTRIES]
     loaded = dict(plugins._LOADED)
+    gpu_cache = dict(catalogue._PLUGIN_CACHE)
     modules = set(sys.modules)
     path = list(sys.path)
     yield
@@ -87,6 +89,8 @@ def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         registry._entry_points_loaded = flag
     plugins._LOADED.clear()
     plugins._LOADED.update(loaded)
+    catalogue._PLUGIN_CACHE.clear()
+    catalogue._PLUGIN_CACHE.update(gpu_cache)
     for name in set(sys.modules) - modules:
         if name.startswith(("plug_", "ep_")):  # the test's plug-ins only: other modules stay imported
             del sys.modules[name]
