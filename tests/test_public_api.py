@@ -26,7 +26,9 @@ PUBLIC_API: dict[str, set[str]] = {
         "SchedulerView", "SchedulingPolicy", "SimResult", "SimSnapshot", "ViewJob", "build_view",
         "records_frame", "simulate",
     },
-    "wattsched.mig.checks": {"CheckError", "check_partitioner", "check_policy", "check_run", "random_trace"},
+    "wattsched.mig.checks": {
+        "CheckError", "check_not_starved", "check_partitioner", "check_policy", "check_run", "random_trace"
+    },
     "wattsched.hardware": {
         "NO_MIG", "CatalogueError", "Clocks", "Configuration", "InstanceProfile", "MigGpu", "PowerCurve",
         "PowerModel", "PowerTable", "Slice", "available", "load", "load_gpu",
@@ -39,7 +41,9 @@ PUBLIC_API: dict[str, set[str]] = {
         "generate_jobs", "jobs_to_frame", "linear_curve", "poisson_arrivals", "profile_arrivals",
         "read_trace", "write_trace",
     },
-    "wattsched.metrics": {"et_coefficient", "et_score", "et_values", "summarize_runs"},
+    "wattsched.metrics": {
+        "et_coefficient", "et_of_results", "et_score", "et_values", "require_finished", "summarize_runs"
+    },
     "wattsched.dvfs": {
         "ALGORITHMS", "ClusterConfig", "DvfsConfig", "GeneratorSpec", "RunResult", "Schedule", "Settings",
         "TaskModel", "TaskSet", "generate_offline", "generate_online", "hkbu_configs", "read_tasks",

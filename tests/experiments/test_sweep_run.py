@@ -361,3 +361,31 @@ def test_ray_gives_the_same_rows_as_local(tmp_path: Path) -> None:
     assert (tmp_path / "ray" / "runs.parquet").read_bytes() == (
         tmp_path / "local" / "runs.parquet"
     ).read_bytes()
+
+
+def _stored_rows(unfinished: list[int] | None) -> pd.DataFrame:
+    """Three MIG rows as the store holds them (``None``: a store written before ``unfinished_jobs``)."""
+    rows = pd.DataFrame({
+        "part": ["mig"] * 3, "gpu": ["a100-40gb"] * 3, "configuration": ["3"] * 3,
+        "policy": ["edf-ss", "edf-fs", "llf"], "seed": [1, 1, 1],
+        "energy_j": [100.0, 200.0, 300.0], "avg_tardiness_s": [60.0, 120.0, 180.0],
+        "late_jobs": [1, 2, 3], "preemptions": [0, 0, 0], "cell": ["a", "b", "c"],
+    })
+    if unfinished is not None:
+        rows["unfinished_jobs"] = unfinished
+    return rows
+
+
+def test_old_stores_read_as_finished_and_unfinished_runs_get_no_et(caplog: pytest.LogCaptureFixture) -> None:
+    old, pools = sweep_run.tidy_runs(_stored_rows(None))
+    assert list(old.unfinished_jobs) == [0, 0, 0] and old.et.notna().all()
+    # Pool of all three: mean tardiness 2 min, mean energy 200 J, a = 2 / (2 * 200) = 0.005 per J.
+    assert pools["mig"]["a_per_j"] == pytest.approx(0.005)
+    assert old.et.iloc[0] == pytest.approx((0.005 * 100 + 1) / 1.005)
+
+    runs, pools = sweep_run.tidy_runs(_stored_rows([0, 0, 4]))
+    assert np.isnan(runs.et.iloc[2]) and runs.unfinished_jobs.iloc[2] == 4
+    # The pool leaves the unfinished run out: mean tardiness 1.5 min, mean energy 150 J, a = 0.005 again.
+    assert pools["mig"]["runs"] == 2 and pools["mig"]["mean_energy_j"] == 150.0
+    assert runs.et.iloc[1] == pytest.approx((0.005 * 200 + 2) / 1.005)
+    assert "1 run(s) left jobs unfinished" in caplog.text

@@ -5,7 +5,9 @@ the command and returns an exit status. The top-level commands are listed in :da
 of the command the command line names is imported (the others get their name and help line), so
 ``wattsched --help`` and ``wattsched mig run`` import only what they use. Errors a user can cause print one
 line and exit 2; an unexpected exception prints one line naming a crash report and exits 1 (``--debug`` shows
-the traceback instead). ``-v``/``-q``/``--debug`` are accepted anywhere before a ``--``.
+the traceback instead). ``-v``/``-q``/``--debug`` are accepted anywhere before a ``--``, and so is
+``--plugin MODULE`` (repeatable): each module is imported before the command line is parsed, so the names
+it registers (policies, partitioners, placements, GPUs) are known to every command.
 """
 
 from __future__ import annotations
@@ -13,10 +15,17 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from wattsched.cli._parsing import Command, OneLineErrorParser, add_commands, split_global_flags
+from wattsched.cli._parsing import (
+    Command,
+    OneLineErrorParser,
+    add_commands,
+    split_global_flags,
+    split_plugins,
+)
 from wattsched.errors import WattschedError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -71,7 +80,7 @@ def build_parser(argv: Sequence[str] | None = None) -> OneLineErrorParser:
     parser = OneLineErrorParser(
         prog="wattsched",
         description="Energy-aware scheduling of AI/ML work on GPUs. 'wattsched COMMAND --help' describes a "
-        "command; -v, -q and --debug may stand anywhere on the command line.",
+        "command; -v, -q, --debug and --plugin may stand anywhere on the command line.",
     )
     parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     parser.add_argument(
@@ -80,6 +89,11 @@ def build_parser(argv: Sequence[str] | None = None) -> OneLineErrorParser:
     parser.add_argument("-q", "--quiet", action="count", default=0, help="print errors only, no warnings")
     parser.add_argument(
         "--debug", action="count", default=0, help="show the traceback of an unexpected error"
+    )
+    parser.add_argument(
+        "--plugin", action="append", default=[], metavar="MODULE",
+        help="import MODULE first (a module name, or a .py file): the policies, partitioners, placements "
+        "and GPUs it registers can then be named; repeatable, accepted anywhere on the command line",
     )
     add_commands(parser, COMMANDS, argv)
     return parser
@@ -148,16 +162,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``wattsched argv`` (default: ``sys.argv[1:]``) and return the exit status."""
     raw = list(sys.argv[1:] if argv is None else argv)
     rest, flags = split_global_flags(raw)
+    rest, modules = split_plugins(rest)
     previous = _configure_logging(flags["verbose"], flags["quiet"])
     try:
-        return _dispatch(rest, raw, flags["debug"])
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return _dispatch(rest, raw, flags["debug"], modules)
     finally:
         _restore_logging(previous)
 
 
-def _dispatch(rest: list[str], raw: list[str], debug: int) -> int:
-    """Parse and run ``rest``; map the errors of a run to one stderr line and an exit status."""
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """A library warning as one stderr line, like the log records (``-q`` hides it)."""
+    del category, filename, lineno, file, line
+    logging.getLogger("wattsched").warning("%s", message)
+
+
+def _dispatch(rest: list[str], raw: list[str], debug: int, modules: Sequence[str] = ()) -> int:
+    """Load the ``--plugin`` modules, parse and run ``rest``; map the errors of a run to one stderr line and
+    an exit status."""
     try:
+        if modules:
+            from pathlib import Path
+
+            from wattsched.plugins import load_plugins
+
+            load_plugins(modules, base=Path.cwd(), where="--plugin")
         args = build_parser(rest).parse_args(rest)
         return int(args.func(args) or 0)
     except WattschedError as exc:

@@ -42,6 +42,7 @@ __all__ = [
     "resolve_gpu",
     "resolve_preset",
     "split_global_flags",
+    "split_plugins",
 ]
 
 #: Flags accepted anywhere on the command line (before a ``--``): verbosity and tracebacks.
@@ -71,6 +72,29 @@ def split_global_flags(argv: Sequence[str]) -> tuple[list[str], dict[str, int]]:
         else:
             counts[name] += 1
     return rest, counts
+
+
+def split_plugins(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``argv`` without its ``--plugin MODULE`` / ``--plugin=MODULE`` options (wherever they stand before a
+    ``--``), and the modules they name, in order. A ``--plugin`` without a module is left in place for the
+    parser to report."""
+    rest: list[str] = []
+    modules: list[str] = []
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--":
+            rest.extend(argv[index:])
+            break
+        if token.startswith("--plugin="):
+            modules.append(token.removeprefix("--plugin="))
+        elif token == "--plugin" and index + 1 < len(argv) and not argv[index + 1].startswith("-"):
+            modules.append(argv[index + 1])
+            index += 1
+        else:
+            rest.append(token)
+        index += 1
+    return rest, modules
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):

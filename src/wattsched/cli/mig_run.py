@@ -73,7 +73,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                      "modelled as a shared slow-down of every busy slice when a state would draw more; "
                      "within the GPU's power-limit range where its entry gives one")
     run.add_argument("--policy", required=True, metavar="NAME",
-                     help="edf-fs, edf-ss, edf-ss-restricted, llf or lalf")
+                     help="edf-fs, edf-ss, edf-ss-restricted, llf, lalf, or a plug-in's (--plugin MODULE)")
     add_generator_options(run, required=True, trace=True)
     run.add_argument("--horizon-s", type=float, metavar="T",
                      help="end of the arrival window in s (default: generator hours / last arrival)")
@@ -148,7 +148,8 @@ def _run(args: argparse.Namespace) -> int:
     given = args.et_coefficient is not None
     a = float(args.et_coefficient) if given else REFERENCE_ET_COEFFICIENT
     summary = {"gpu": gpu.name, "config": str(configuration.ident), "policy": args.policy, **result.to_dict(),
-               "et": et_score([result.energy_j], [result.avg_tardiness_s], a), "et_coefficient": a,
+               "et": et_score([result.energy_j], [result.avg_tardiness_s], a,
+                                        unfinished_jobs=[result.unfinished_jobs]), "et_coefficient": a,
                "et_reference": "--et-coefficient" if given else REFERENCE_ET_POOL,
                "workload": drawn, "preset": drawn["preset"]}
     if cap_w is not None:

@@ -45,6 +45,7 @@ from wattsched.errors import ConfigError
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.partition import PARTITIONERS, RepartitionPolicy, StaticPartitioner
 from wattsched.mig.partition.runner import decide_epoch
+from wattsched.mig.results import warn_unfinished
 from wattsched.mig.simulator import EPS_S, MigSimulation
 from wattsched.workload.job import Job
 
@@ -182,6 +183,7 @@ class ClusterSimulation:
             progress(self._placed)
         horizon = self._horizon_s if self._horizon_s is not None else max(last_arrival, 0.0)
         self._result = self._finish(horizon)
+        warn_unfinished(self._result.unfinished_jobs, self._result.jobs, "the cluster run", stacklevel=3)
         return self._result
 
     def _advance(self, t: float) -> None:
@@ -499,6 +501,7 @@ class ClusterSimulation:
             clock_time_s=clock_time,
             tardiness_s=self._tardiness() if self._options.keep_outcomes else array("d"),
             records=self._records() if self._options.record_jobs else None,
+            unfinished_jobs=sum(result.unfinished_jobs for result in results),
         )
 
     def _tardiness(self) -> array[float]:

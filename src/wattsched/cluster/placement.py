@@ -147,7 +147,7 @@ class PlacementPolicy(Protocol):
 
 
 #: Registry of placement policies: ``PLACEMENTS.make("best-fit")``.
-PLACEMENTS: Registry[PlacementPolicy] = Registry("placement")
+PLACEMENTS: Registry[PlacementPolicy] = Registry("placement", entry_points="wattsched.placements")
 
 
 class FirstFit:

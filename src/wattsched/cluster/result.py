@@ -69,6 +69,8 @@ class ClusterResult:
     #: Each GPU's own result (its engine's energy integrates idle power over off stretches too; the
     #: cluster's ``gpu_energy_j`` subtracts it).
     gpu_results: tuple[SimResult, ...] = ()
+    #: Jobs that had not completed when the run ended, over every GPU (0 for a run that runs to its end).
+    unfinished_jobs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able scalars (CONTRACT §10 keys and more); per-job and per-GPU series are left out."""
@@ -91,6 +93,7 @@ class ClusterResult:
             "server_turn_ons": self.server_turn_ons,
             "fallback_placements": self.fallback_placements,
             "gpu_hours_on": self.gpu_hours_on,
+            "unfinished_jobs": self.unfinished_jobs,
         }
 
     @property

@@ -83,8 +83,15 @@ def _source_file(path: Path, root: Path) -> bool:
 
 def cell_fingerprint(cell: Any, version: str | None = None, code: str | None = None) -> str:
     """A digest of everything that defines a cell (its repr: a frozen dataclass), the package version and
-    the package source (:func:`code_digest`, unless ``code`` is given)."""
-    text = f"{version or package_version()}\n{code if code is not None else code_digest()}\n{cell!r}"
+    the source that computes it: the package's (:func:`code_digest`) and every plug-in module's loaded in
+    this process (:func:`wattsched.plugins.plugins_digest`), unless ``code`` is given. Editing a plug-in
+    thus recomputes the rows it produced instead of reusing them."""
+    if code is None:
+        from wattsched.plugins import plugins_digest
+
+        extra = plugins_digest()
+        code = f"{code_digest()}+{extra}" if extra else code_digest()
+    text = f"{version or package_version()}\n{code}\n{cell!r}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

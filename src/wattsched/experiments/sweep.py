@@ -34,9 +34,16 @@ with P2's rules and the GPU's cluster constants::
     theta = [1.0]                          # readjustment θ in (0, 1] (default [1.0])
     dvfs = [true, false]                   # DVFS on / off (default both)
 
-Top level also takes ``name`` (a label kept in ``sweep.json``). Relative file paths are taken from the sweep
-file's folder. Types are strict (``hours = "24"`` or ``seeds = [true]`` is an error, never converted; an
-integer is a number). Every list must be non-empty and without duplicates; every mistake is one
+Top level also takes ``name`` (a label kept in ``sweep.json``) and ``plugins``, modules imported before the
+sweep's names are resolved, in this process and in every worker (a module name on the Python path or in the
+sweep file's folder, or a ``.py`` file; see :mod:`wattsched.plugins`)::
+
+    plugins = ["sjf"]                      # registers a policy "sjf" that `policies` may then name
+
+A partitioner a plug-in registers may be listed in ``partitioners`` too (it is run with its defaults).
+Relative file paths are taken from the sweep file's folder. Types are strict (``hours = "24"`` or
+``seeds = [true]`` is an error, never converted; an integer is a number). Every list must be non-empty and
+without duplicates; every mistake is one
 :class:`~wattsched.errors.ConfigError` naming the file and the key.
 """
 
@@ -123,6 +130,7 @@ class SweepSpec(_Strict):
     """A whole sweep file; see the module docstring. ``source`` is the file's folder (for relative paths)."""
 
     name: str = "sweep"
+    plugins: list[str] | None = Field(default=None, min_length=1)
     gpus: list[str] | None = Field(default=None, min_length=1)
     configurations: list[int | str] | None = Field(default=None, min_length=1)
     policies: list[str] | None = Field(default=None, min_length=1)
@@ -136,7 +144,7 @@ class SweepSpec(_Strict):
         """``[workload]`` or the ``[[workloads]]`` tables (empty without a MIG part)."""
         return [self.workload] if self.workload is not None else list(self.workloads or [])
 
-    @field_validator("gpus", "configurations", "policies", "partitioners", "seeds")
+    @field_validator("plugins", "gpus", "configurations", "policies", "partitioners", "seeds")
     @classmethod
     def _unique(cls, values: list[Any] | None) -> list[Any] | None:
         if values is not None and len({str(v) for v in values}) != len(values):

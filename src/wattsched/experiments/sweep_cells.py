@@ -14,9 +14,11 @@ Files (traces, GPU TOMLs) enter a cell with a digest of their bytes, so an edite
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from wattsched.plugins import PluginReference, import_references
 
 __all__ = ["DvfsRunCell", "MigRunCell", "WorkloadCell", "run_sweep_cell"]
 
@@ -64,7 +66,10 @@ class MigRunCell:
     """One MIG run: a fixed (configuration, policy) when ``partitioner == "none"``, else a partitioner's day.
 
     ``gpu`` is the name the sweep file gives, ``gpu_ref`` what is loaded (a name or an absolute TOML path),
-    ``gpu_digest`` the TOML file's digest ("" for catalogue names).
+    ``gpu_digest`` the TOML file's digest ("" for catalogue names). ``plugin_code``: the source digest of the
+    modules outside wattsched that define the cell's policy, partitioner or GPU ("" for wattsched's own), so
+    an edited plug-in is a new cell. ``plugins``: the plug-in modules a worker imports before it runs the
+    cell (not part of the cell's repr).
     """
 
     gpu: str
@@ -75,6 +80,8 @@ class MigRunCell:
     partitioner: str
     workload: WorkloadCell
     seed: int
+    plugin_code: str = ""
+    plugins: tuple[PluginReference, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -118,6 +125,7 @@ def run_sweep_cell(cell: MigRunCell | DvfsRunCell) -> list[dict[str, Any]]:
     """The result row of one cell (a list of one row, as the store expects)."""
     if isinstance(cell, DvfsRunCell):
         return [_dvfs_row(cell)]
+    import_references(cell.plugins)  # a worker process that did not inherit them (spawn, Ray)
     return [_mig_row(cell)]
 
 
@@ -150,15 +158,16 @@ def _mig_row(cell: MigRunCell) -> dict[str, Any]:
         configuration, policy = cell.configuration, cell.policy
     else:
         from wattsched.experiments.protocol import Method, Setting, build_policy
+        from wattsched.experiments.sweep import PARTITIONER_CHOICES
+        from wattsched.mig.partition import PARTITIONERS
         from wattsched.mig.partition.runner import run_day
 
-        if cell.workload.trace is None:
+        if cell.partitioner in PARTITIONER_CHOICES and cell.workload.trace is None:
             # The lookahead's ET coefficient and jobs per day come from pilot days drawn from the workload.
             setting = Setting(seed=cell.seed, workload=cell.workload.spec(), gpu=cell.gpu_ref)
             partitioner = build_policy(Method(cell.partitioner), setting)
-        else:  # a trace has no days to draw: every partitioner with its defaults, as `mig day --trace` does
-            from wattsched.mig.partition import PARTITIONERS
-
+        else:  # a trace has no days to draw, and a plug-in's partitioner: each with its defaults, as
+            # `mig day --trace` does
             partitioner = PARTITIONERS.make(cell.partitioner)
         day = run_day(jobs, partitioner, horizon_s=horizon_s, gpu=gpu, seed=cell.seed)
         result = day.result
@@ -174,6 +183,7 @@ def _mig_row(cell: MigRunCell) -> dict[str, Any]:
         "hours": cell.workload.hours if cell.workload.trace is None else math.nan,
         "seed": cell.seed,
         **result.metrics(),
+        "unfinished_jobs": int(result.unfinished_jobs),
         "end_s": float(result.end_s),
     }
 
@@ -220,6 +230,7 @@ def _dvfs_row(cell: DvfsRunCell) -> dict[str, Any]:
         "max_tardiness_s": float(lateness_s.max()) if lateness_s.size else 0.0,
         "jobs": int(result.tasks),
         "late_jobs": int(result.deadline_misses),
+        "unfinished_jobs": 0,  # P2's schedules place every task
         "preemptions": 0,  # P2's tasks run to completion on their pair
         "end_s": float(result.end_s),
         "mode": cell.mode,

@@ -16,6 +16,7 @@ from typing import Any
 from wattsched.errors import ConfigError, WattschedError
 from wattsched.experiments.sweep import MAX_CELLS, PARTITIONER_CHOICES, SweepSpec, WorkloadTable
 from wattsched.experiments.sweep_cells import DvfsRunCell, MigRunCell, WorkloadCell
+from wattsched.plugins import PluginReference, factory_source_digest, load_plugins, plugin_references
 
 __all__ = ["cell_count", "expand_sweep"]
 
@@ -92,7 +93,42 @@ def _table_workloads(
     ]
 
 
-def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> list[MigRunCell]:
+def _partitioner_choices() -> tuple[str, ...]:
+    """The built-in partitioners a sweep runs, then those plug-ins registered (run with their defaults)."""
+    from wattsched.mig.partition import PARTITIONERS
+
+    return (*PARTITIONER_CHOICES, *(n for n in PARTITIONERS.available() if n not in _NOT_IN_SWEEPS))
+
+
+#: Registered partitioners a sweep cannot run: ``rollout`` and ``dynamic`` need a base policy or a model.
+_NOT_IN_SWEEPS = frozenset({*PARTITIONER_CHOICES, "rollout", "dynamic"})
+
+
+def _plugin_codes(spec: SweepSpec) -> dict[str, str]:
+    """The source digest of the plug-in module each of the sweep's policies, partitioners and GPUs comes
+    from, by ``kind:name`` ("" for wattsched's own); computed once per sweep."""
+    from wattsched.hardware.catalogue import PLUGIN_GPUS
+    from wattsched.mig.partition import PARTITIONERS
+    from wattsched.mig.policies import POLICIES
+
+    codes = {f"policy:{p}": factory_source_digest(POLICIES.factory(p)) for p in spec.policies or []}
+    for partitioner in spec.partitioners or []:
+        plugin = partitioner not in PARTITIONER_CHOICES
+        codes[f"partitioner:{partitioner}"] = (
+            factory_source_digest(PARTITIONERS.factory(partitioner)) if plugin else ""
+        )
+    for gpu in spec.gpus or []:
+        codes[f"gpu:{gpu}"] = factory_source_digest(PLUGIN_GPUS.factory(gpu)) if gpu in PLUGIN_GPUS else ""
+    return codes
+
+
+def _joined(*codes: str) -> str:
+    return "+".join(code for code in codes if code)
+
+
+def _mig_cells(
+    spec: SweepSpec, base: Path, where: str, hours: float | None, plugins: tuple[PluginReference, ...]
+) -> list[MigRunCell]:
     from wattsched.hardware.catalogue import load_gpu
     from wattsched.mig.partition.base import check_workload_source
     from wattsched.mig.simulator import resolve_policy
@@ -104,13 +140,14 @@ def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> 
             resolve_policy(policy)
         except WattschedError as exc:
             raise ConfigError(f"{where}: key 'policies': {exc}") from None
+    choices = _partitioner_choices() if spec.partitioners else PARTITIONER_CHOICES
     for partitioner in spec.partitioners or []:
-        if partitioner not in PARTITIONER_CHOICES:
-            close = difflib.get_close_matches(partitioner, PARTITIONER_CHOICES, n=1)
+        if partitioner not in choices:
+            close = difflib.get_close_matches(partitioner, choices, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ConfigError(
                 f"{where}: key 'partitioners': unknown partitioner '{partitioner}'{hint}; "
-                f"valid: {', '.join(PARTITIONER_CHOICES)}"
+                f"valid: {', '.join(choices)}"
             )
     workloads = _workloads(spec, base, where, hours)
     for partitioner in spec.partitioners or []:
@@ -119,6 +156,7 @@ def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> 
                 check_workload_source(partitioner, workload.trace)
             except WattschedError as exc:
                 raise ConfigError(f"{where}: key 'partitioners': {exc}") from None
+    codes = _plugin_codes(spec)
     cells: list[MigRunCell] = []
     for name in spec.gpus:
         reference, digest = _gpu_reference(name, base, where)
@@ -140,13 +178,20 @@ def _mig_cells(spec: SweepSpec, base: Path, where: str, hours: float | None) -> 
             for seed in spec.seeds:
                 for configuration in configurations:
                     for policy in spec.policies or []:
+                        code = _joined(codes[f"gpu:{name}"], codes[f"policy:{policy}"])
                         cells.append(
                             MigRunCell(
-                                name, reference, digest, str(configuration), policy, "none", workload, seed
+                                name, reference, digest, str(configuration), policy, "none", workload, seed,
+                                code, plugins,
                             )
                         )
                 for partitioner in spec.partitioners or []:
-                    cells.append(MigRunCell(name, reference, digest, "", "", partitioner, workload, seed))
+                    code = _joined(codes[f"gpu:{name}"], codes[f"partitioner:{partitioner}"])
+                    cells.append(
+                        MigRunCell(
+                            name, reference, digest, "", "", partitioner, workload, seed, code, plugins
+                        )
+                    )
     return cells
 
 
@@ -220,7 +265,8 @@ def expand_sweep(
 
     ``hours`` overrides the arrival window of generated workloads (a short sweep for a quick look). More
     than ``max_cells`` cells (default :data:`~wattsched.experiments.sweep.MAX_CELLS`, 10,000) raise a
-    ConfigError unless ``confirm``; the count is checked before any cell is built.
+    ConfigError unless ``confirm``; the count is checked before any cell is built. The spec's ``plugins``
+    are imported first; every MIG cell carries the plug-in modules loaded in this process, for workers.
     """
     count = cell_count(spec)
     limit = MAX_CELLS if max_cells is None else max_cells
@@ -229,8 +275,10 @@ def expand_sweep(
             f"{where}: the cross product has {count:,} cells, more than the limit of {limit:,}; "
             "shorten a list or pass --yes"
         )
+    if spec.plugins:
+        load_plugins(spec.plugins, base=base, where=f"{where}: key 'plugins':")
     cells: list[MigRunCell | DvfsRunCell] = [
-        *_mig_cells(spec, base, where, hours),
+        *_mig_cells(spec, base, where, hours, plugin_references()),
         *_dvfs_cells(spec, base, where),
     ]
     keys = [c.key for c in cells]

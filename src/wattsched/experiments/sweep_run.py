@@ -4,8 +4,8 @@ Output under ``DIR``:
 
 * ``runs.parquet`` — one row per run: ``gpu, configuration, policy, seed, energy_j, avg_tardiness_s,
   late_jobs, preemptions, et`` first, then ``partitioner, workload, rate_multiplier, hours, part, jobs,
-  max_tardiness_s, repartitions, end_s`` (and the DVFS columns when the sweep has a DVFS part) and ``cell``
-  (the run's key). Rows follow the sweep file's order.
+  unfinished_jobs, max_tardiness_s, repartitions, end_s`` (and the DVFS columns when the sweep has a DVFS
+  part) and ``cell`` (the run's key). Rows follow the sweep file's order.
 * ``runs.csv`` — the same table, on request (an earlier one is removed otherwise, so it never goes stale).
 * ``sweep.json`` — the ET pool(s), the validated spec, the package version and the code digest.
 * ``cache/`` — the result store (Parquet parts and a manifest): a re-run reuses every stored row whose
@@ -15,7 +15,9 @@ ET (CONTRACT §2): ``a = t̄ / (2·s̄)`` over the sweep's whole pool of MIG run
 tardiness in minutes) and ``et = (a·x + y) / (a + 1)`` per run. DVFS runs (P2) form their own pool: their
 energies are of a whole cluster, so pooling them with single-GPU days would let one part set the other's
 scale. A pool without tardiness (DVFS runs that meet every deadline) has ``a = 0``: every ``et`` is then 0
-and energy alone tells the runs apart.
+and energy alone tells the runs apart. A run that left jobs unfinished (``unfinished_jobs > 0``; a store
+written before the column reads as 0) has no ``et`` and is left out of its pool: its tardiness leaves work
+out.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ _MORE_COLUMNS = (
     "hours",
     "part",
     "jobs",
+    "unfinished_jobs",
     "max_tardiness_s",
     "repartitions",
     "end_s",
@@ -147,9 +150,18 @@ def tidy_runs(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, dict[str, flo
 
     runs = rows.reset_index(drop=True).copy()
     runs["et"] = float("nan")
+    if "unfinished_jobs" not in runs.columns:  # a store from before the column: its runs ran to the end
+        runs["unfinished_jobs"] = 0
+    runs["unfinished_jobs"] = runs["unfinished_jobs"].fillna(0).astype(int)
+    unfinished = (runs["unfinished_jobs"] > 0).to_numpy()
+    if unfinished.any():
+        log.warning("sweep: %d run(s) left jobs unfinished: their et is left empty and they are not in the "
+                    "ET pool (e.g. %s)", int(unfinished.sum()), runs.loc[unfinished, "cell"].iloc[0])
     pools: dict[str, dict[str, float]] = {}
     for part in dict.fromkeys(runs["part"]):
-        mask = (runs["part"] == part).to_numpy()
+        mask = (runs["part"] == part).to_numpy() & ~unfinished
+        if not mask.any():
+            continue
         energy_j = runs.loc[mask, "energy_j"].to_numpy(float)
         tardiness_s = runs.loc[mask, "avg_tardiness_s"].to_numpy(float)
         a = et_coefficient(energy_j, tardiness_s)
@@ -169,7 +181,15 @@ def tidy_runs(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, dict[str, flo
 
 def _summary(spec: SweepSpec, where: str, runs: pd.DataFrame, pools: dict[str, Any]) -> dict[str, Any]:
     from wattsched.experiments.store import code_digest, package_version
+    from wattsched.plugins import loaded_plugins, plugin_digests
 
+    extra: dict[str, Any] = {}
+    if loaded_plugins():
+        digests = plugin_digests()
+        extra["plugins"] = [
+            {"module": name, "loaded_by": how, "source_digest": digests[name]}
+            for name, how in loaded_plugins().items()
+        ]
     return {
         "format": 1,
         "file": where,
@@ -180,6 +200,7 @@ def _summary(spec: SweepSpec, where: str, runs: pd.DataFrame, pools: dict[str, A
         "package_version": package_version(),
         "code_digest": code_digest(),
         "spec": spec.model_dump(mode="json", exclude_none=True),
+        **extra,
     }
 
 

@@ -10,6 +10,11 @@ Kinds: ``"gpu"`` (MIG GPUs, :class:`~wattsched.hardware.mig.MigGpu`, files in ``
 one
 :class:`~wattsched.hardware._toml.CatalogueError` naming the file and the field; an unknown name lists the
 catalogue. Packaged entries are parsed once per process.
+
+Plug-in GPUs join the ``"gpu"`` kind by name: :func:`register_gpu` (from a ``--plugin`` module or a sweep
+file's ``plugins``), or an installed package's entry point in the group ``wattsched.gpus`` whose object is a
+:class:`~wattsched.hardware.mig.MigGpu`, the path of a catalogue ``.toml``, or a function returning either.
+A packaged name cannot be taken by a plug-in.
 """
 
 from __future__ import annotations
@@ -22,8 +27,18 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from wattsched.errors import ConfigError, did_you_mean
 from wattsched.hardware._toml import CatalogueError, read_toml
+from wattsched.registry import Registry
 
-__all__ = ["DEFAULT_GPU", "KINDS", "CatalogueError", "available", "load", "load_gpu"]
+__all__ = [
+    "DEFAULT_GPU",
+    "KINDS",
+    "PLUGIN_GPUS",
+    "CatalogueError",
+    "available",
+    "load",
+    "load_gpu",
+    "register_gpu",
+]
 
 #: The GPU every MIG command, study and API uses when none is given: P1's A100-40GB.
 DEFAULT_GPU = "a100-40gb"
@@ -52,6 +67,39 @@ KINDS: dict[str, tuple[str, Callable[[dict[str, Any], str], Any]]] = {
 }
 
 
+#: GPUs of plug-ins, by name: factories returning a MigGpu or the path of a catalogue ``.toml``.
+PLUGIN_GPUS: Registry[Any] = Registry("GPU", entry_points="wattsched.gpus")
+_PLUGIN_CACHE: dict[str, Any] = {}
+
+
+def register_gpu(name: str, gpu: Any) -> None:
+    """Add a MIG GPU to the catalogue under ``name``: a :class:`~wattsched.hardware.mig.MigGpu`, the path of
+    a catalogue ``.toml`` (``wattsched gpu snapshot`` writes one), or a function returning either. It is
+    parsed when first loaded. A packaged name or a name registered before raises a ConfigError."""
+    if name in _packaged_names("gpu"):
+        raise ConfigError(
+            f"GPU '{name}' is a packaged catalogue entry; register the plug-in under another name"
+        )
+    if name in PLUGIN_GPUS:
+        raise ConfigError(f"GPU '{name}' is registered twice")
+    PLUGIN_GPUS.register(name)(gpu if callable(gpu) else (lambda: gpu))
+
+
+def _load_plugin_gpu(name: str) -> Any:
+    from wattsched.hardware.mig import MigGpu
+
+    if name not in _PLUGIN_CACHE:
+        value = PLUGIN_GPUS.make(name)
+        if isinstance(value, str | Path):
+            value = load("gpu", Path(value))
+        if not isinstance(value, MigGpu):
+            raise ConfigError(
+                f"plug-in GPU '{name}' gave a {type(value).__name__}, expected a MigGpu or a .toml path"
+            )
+        _PLUGIN_CACHE[name] = value
+    return _PLUGIN_CACHE[name]
+
+
 def _kind(kind: str) -> tuple[str, Callable[[dict[str, Any], str], Any]]:
     try:
         return KINDS[kind]
@@ -61,8 +109,12 @@ def _kind(kind: str) -> tuple[str, Callable[[dict[str, Any], str], Any]]:
 
 def available(kind: str) -> list[str]:
     """Names of the packaged entries of ``kind``: ``"gpu"`` (MIG GPUs: a100-40gb, a100-80gb, h100-80gb,
-    h200-141gb) or ``"dvfs"`` (DVFS GPUs of P2); sorted file stems of ``data/<folder>/*.toml``."""
-    return list(_packaged_names(kind))
+    h200-141gb, and any plug-in GPUs) or ``"dvfs"`` (DVFS GPUs of P2); sorted file stems of
+    ``data/<folder>/*.toml``, plug-in GPUs after them."""
+    names = list(_packaged_names(kind))
+    if kind == "gpu":
+        names += [name for name in PLUGIN_GPUS.available() if name not in names]
+    return names
 
 
 @cache
@@ -112,7 +164,10 @@ def load(kind: str, name_or_path: str | Path) -> Any:
                 f"invalid {kind} entry ({type(exc).__name__}: {message})", path=where
             ) from None
     names = _packaged_names(kind)
+    if kind == "gpu" and text not in names and text in PLUGIN_GPUS:
+        return _load_plugin_gpu(text)
     if text not in names:
+        names = tuple(available(kind))
         label = "GPU" if kind == "gpu" else f"{kind} GPU"
         raise ConfigError(
             f"unknown {label} '{text}'{did_you_mean(text, names)}; the catalogue has: {', '.join(names)} "

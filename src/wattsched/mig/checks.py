@@ -4,6 +4,8 @@
   completes exactly once, no job on two slices at once, no slice runs two jobs at once, busy compute within
   the configuration, energy equal to an independent re-integration of the power model, tardiness, a free
   slice idles only when no job waits);
+* :func:`check_not_starved` — a finished simulation left no job waiting forever (jobs waiting, slices free,
+  nothing pending): ``simulate`` itself applies this rule and raises its message;
 * :func:`check_policy` — an in-configuration policy on small random traces over every configuration of a GPU
   (and ``no-mig``), with and without repartitions, plus its purity on hand-built views (it must not write the
   view) and the validity of its decisions;
@@ -27,13 +29,20 @@ import numpy as np
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import NO_MIG, Configuration, MigGpu
 from wattsched.mig.partition.base import RepartitionPolicy
-from wattsched.mig.policies.base import SchedulingPolicy
+from wattsched.mig.policies.base import SchedulingPolicy, StarvedJobsError
 from wattsched.mig.results import JobRecord, SimResult
 from wattsched.mig.simulator import MigSimulation, resolve_policy, simulate
 from wattsched.mig.view import Assignment, JobState, SchedulerView, ViewJob, build_view
 from wattsched.workload.job import Job, JobKind, Scaling
 
-__all__ = ["CheckError", "check_partitioner", "check_policy", "check_run", "random_trace"]
+__all__ = [
+    "CheckError",
+    "check_not_starved",
+    "check_partitioner",
+    "check_policy",
+    "check_run",
+    "random_trace",
+]
 
 _REL = 1e-9
 
@@ -196,6 +205,21 @@ def _check_work_conserving(jobs: Sequence[Job], records: Sequence[JobRecord], n_
         _fail(running in (n_slices, present), f"a slice idles at {mid} while {present - running} job(s) wait")
 
 
+def check_not_starved(sim: MigSimulation) -> None:
+    """The rule that a slice idles only while no job waits, at the end of a run: when nothing is pending any
+    more (no event, no arrival) no job may still wait while a slice is free, since nothing would ever place
+    it. Raises :class:`~wattsched.mig.policies.StarvedJobsError` (``simulate`` applies this rule itself, and
+    :func:`check_policy` reports its message with the case)."""
+    waiting, free = sim.waiting_without_events()
+    if waiting and free:
+        label = getattr(sim.policy, "name", type(sim.policy).__name__)
+        raise StarvedJobsError(
+            f"policy '{label}' left {waiting} job(s) waiting forever: when the run ended at {sim.now_s:g} s, "
+            f"{free} slice(s) were free and nothing else was pending (a slice may idle only while no job "
+            "waits: assign must place waiting jobs on free slices)"
+        )
+
+
 def check_policy(
     policy: str | SchedulingPolicy,
     *,
@@ -217,7 +241,7 @@ def check_policy(
                 try:
                     result = simulate(jobs, config, resolved, gpu=gpu, record_jobs=True)
                     check_run(jobs, result, gpu=gpu, configuration=config)
-                except CheckError as exc:
+                except (CheckError, StarvedJobsError) as exc:
                     raise CheckError(f"{case}: {exc}") from None
                 again = simulate(jobs, config, resolved, gpu=gpu, record_jobs=True)
                 _fail(again == result, f"{case}: two runs of the same trace differ")
@@ -234,6 +258,10 @@ def _check_repartitions(
             _fail(not sim.in_blackout, f"{case}: a decision epoch inside a blackout")
             sim.repartition(choices[int(rng.integers(len(choices)))])
         result = sim.result()
+        try:
+            check_not_starved(sim)
+        except StarvedJobsError as exc:
+            raise CheckError(f"{case} with repartitions ({mode}): {exc}") from None
         if mode == "deadline_shift":
             # Tardiness counts against the shifted deadlines: check against the records' deadlines.
             jobs_checked = [

@@ -23,8 +23,10 @@ __all__ = [
     "SimResult",
     "SimSnapshot",
     "SliceSegment",
+    "UnfinishedJobsWarning",
     "job_records",
     "new_job_record",
+    "warn_unfinished",
 ]
 
 #: One stretch a job ran on one slice: ``(start_s, end_s, configuration id, slice start)`` (the slice's
@@ -160,6 +162,9 @@ class SimResult:
     records: tuple[JobRecord, ...] | None = None
     #: Late jobs of kind ``inference`` (P1: "LLF pushes more short jobs late"), without needing records.
     late_inference_jobs: int = 0
+    #: Jobs given that had not completed when the run ended (0 for every run that runs to its end; a run
+    #: stopped early, ``stop_s``, leaves some). Its tardiness and ET are then not results: ET refuses them.
+    unfinished_jobs: int = 0
 
     def metrics(self) -> dict[str, float | int]:
         """The per-run metrics every result table carries, as plain Python scalars, in a fixed order."""
@@ -177,10 +182,28 @@ class SimResult:
         """JSON-able scalars (and ``busy_time_s`` as a list); per-job records are left out."""
         return {
             **self.metrics(),
+            "unfinished_jobs": int(self.unfinished_jobs),
             "end_s": self.end_s,
             "busy_time_s": list(self.busy_time_s),
             "blackout_s": self.blackout_s,
         }
+
+
+class UnfinishedJobsWarning(UserWarning):
+    """A run ended with jobs that never completed: its tardiness and ET describe only part of the work."""
+
+
+def warn_unfinished(unfinished: int, jobs: int, what: str = "the run", stacklevel: int = 3) -> None:
+    """One warning line when ``unfinished`` of ``jobs`` jobs did not complete (nothing when 0)."""
+    import warnings
+
+    if unfinished > 0:
+        warnings.warn(
+            f"{unfinished} of {jobs} jobs did not finish in {what}: its tardiness and ET leave them out "
+            "(ET refuses such a result)",
+            UnfinishedJobsWarning,
+            stacklevel=stacklevel,
+        )
 
 
 @dataclass(frozen=True, slots=True)

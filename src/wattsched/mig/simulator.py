@@ -66,7 +66,15 @@ from wattsched.mig._state import (
 )
 from wattsched.mig.clock import ClockGovernor, clock_tables, tightest_slack_ratio
 from wattsched.mig.policies import POLICIES, PolicyError, SchedulingPolicy
-from wattsched.mig.results import FinishedJobs, JobRecord, JobView, SimResult, SimSnapshot, job_records
+from wattsched.mig.results import (
+    FinishedJobs,
+    JobRecord,
+    JobView,
+    SimResult,
+    SimSnapshot,
+    job_records,
+    warn_unfinished,
+)
 from wattsched.mig.view import Assignment
 from wattsched.sim import EventQueue
 from wattsched.sim.kernel import Event
@@ -274,6 +282,11 @@ class MigSimulation:
         return self._now_s
 
     @property
+    def policy(self) -> SchedulingPolicy:
+        """The in-configuration policy the run schedules with."""
+        return self._policy
+
+    @property
     def configuration(self) -> Configuration:
         """The configuration in force (during a blackout: the one being created)."""
         return self._config
@@ -325,14 +338,41 @@ class MigSimulation:
         return False
 
     # ------------------------------------------------------------------ driving API (a GPU of a cluster)
-    def run(self) -> SimResult:
-        """Run to the end without further repartitions and return the result."""
+    def run(self, stop_s: float | None = None) -> SimResult:
+        """Run to the end without further repartitions and return the result.
+
+        ``stop_s``: end the run at this time even if jobs remain (instants at ``stop_s`` are processed;
+        energy integrates up to it; the jobs not completed count in ``unfinished_jobs``). Default: run until
+        nothing is pending."""
         if not self._finished:
+            if stop_s is not None:
+                self._run_until(stop_s)
+                return self.result()
             # advance() without stopping at each epoch: the same events in the same order, fewer calls.
             handle = self._handle_instant if self._speed is None else self._handle_capped
             self._queue.drain(EPS_S, self._is_live, handle)
             self._finish()
         return self.result()
+
+    def _run_until(self, stop_s: float) -> None:
+        if not (math.isfinite(stop_s) and stop_s >= 0):
+            raise ConfigError(f"stop_s must be a finite number >= 0, got {stop_s!r}")
+        while self.next_event_s() <= stop_s:
+            self.step()
+        pending = math.isfinite(self.next_event_s())
+        end = stop_s if pending else min(max(self._horizon_s, self._last_s), stop_s)
+        self._bring_clock_to(max(end, self._last_s))
+        self._end_s = self._last_s
+        self._finished = True
+
+    def waiting_without_events(self) -> tuple[int, int]:
+        """``(jobs waiting, free slices)`` when nothing more is pending (no event, no arrival): jobs a policy
+        left waiting forever. ``(0, free slices)`` while anything is pending or no job waits."""
+        st = self._state
+        free = sum(1 for j in st.running if j < 0)
+        if math.isfinite(self.next_event_s()) or self._in_blackout:
+            return 0, free
+        return len(st.waiting), free
 
     def result(self) -> SimResult:
         if not self._finished:
@@ -351,6 +391,7 @@ class MigSimulation:
             busy_time_s=self._busy_time_by_units(),
             blackout_s=self._blackout_s,
             records=self._records() if self._state.history is not None else None,
+            unfinished_jobs=n - self._completed,
         )
 
     def _records(self) -> tuple[JobRecord, ...]:
@@ -1158,6 +1199,7 @@ def simulate(
     repartition_mode: RepartitionMode = "blackout",
     power_curve: PowerSelection = None,
     power_cap: bool = False,
+    stop_s: float | None = None,
 ) -> SimResult:
     """Simulate ``jobs`` on a fixed configuration under an in-configuration policy.
 
@@ -1176,11 +1218,18 @@ def simulate(
         power_curve: ``None`` (the GPU's default: per job kind where it declares kind curves), a curve name,
             ``"kind"``, or a mix ``{curve: weight}``.
         power_cap: model the GPU's power cap as a shared slow-down of every busy slice (default off).
+        stop_s: end the run at this time even if jobs remain (default: run until every job completes).
+            Jobs not completed by then count in ``unfinished_jobs`` and a warning says how many.
 
     Returns:
         The run's :class:`~wattsched.mig.SimResult` (energy in J, tardiness in s).
+
+    Raises:
+        wattsched.mig.policies.StarvedJobsError: the policy left jobs waiting while slices were free and
+            nothing else was pending (they would wait forever); the message is the one
+            :func:`~wattsched.mig.checks.check_policy` gives for it.
     """
-    return MigSimulation(
+    sim = MigSimulation(
         jobs,
         configuration,
         policy,
@@ -1190,4 +1239,11 @@ def simulate(
         repartition_mode=repartition_mode,
         power_curve=power_curve,
         power_cap=power_cap,
-    ).run()
+    )
+    result = sim.run(stop_s)
+    if result.unfinished_jobs:
+        from wattsched.mig.checks import check_not_starved  # the checker's rule (it imports this module)
+
+        check_not_starved(sim)
+        warn_unfinished(result.unfinished_jobs, result.jobs, "the simulation")
+    return result

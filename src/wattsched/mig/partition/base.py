@@ -57,7 +57,9 @@ class RepartitionPolicy(Protocol):
 
 
 #: Registry of repartitioning-policy factories: ``PARTITIONERS.make("day-night", day_configuration=6)``.
-PARTITIONERS: Registry[RepartitionPolicy] = Registry("repartitioning policy")
+PARTITIONERS: Registry[RepartitionPolicy] = Registry(
+    "repartitioning policy", entry_points="wattsched.partitioners"
+)
 
 
 def hour_of_day(time_s: float) -> int:

@@ -111,6 +111,8 @@ class DayResult:
     configuration_time_s: np.ndarray = field(repr=False)
     #: The GPU's configuration ids (as text), the columns of :attr:`configuration_time_s`.
     configurations: tuple[str, ...] = ()
+    #: Jobs not completed when the day ended (0 for a day run to its end); ET refuses a day with any.
+    unfinished_jobs: int = 0
 
     #: Scalar columns of :meth:`row`, in order.
     SCALARS = (
@@ -142,6 +144,7 @@ class DayResult:
             repartitions_per_hour=repartitions_per_hour(run),
             configuration_time_s=configuration_time_s(run, ids),
             configurations=tuple(str(c) for c in ids),
+            unfinished_jobs=int(result.unfinished_jobs),
         )
 
     def row(self) -> dict[str, Any]:
@@ -284,7 +287,7 @@ def et_by_method(
     rows: Sequence[dict[str, Any] | DayResult], pool: Sequence[str], a: float | None = None
 ) -> tuple[dict[str, float], float]:
     """Mean ET per method with ``a`` pooled over the methods in ``pool`` (CONTRACT §2) unless given."""
-    from wattsched.metrics import et_coefficient, et_values
+    from wattsched.metrics import et_coefficient, et_values, require_finished
 
     def get(row: dict[str, Any] | DayResult, key: str) -> Any:
         return getattr(row, key) if isinstance(row, DayResult) else row[key]
@@ -292,6 +295,10 @@ def et_by_method(
     energy = np.asarray([get(r, "energy_j") for r in rows], dtype=np.float64)
     tardiness = np.asarray([get(r, "avg_tardiness_s") for r in rows], dtype=np.float64)
     methods = np.asarray([get(r, "method") for r in rows])
+    unfinished = [
+        r.unfinished_jobs if isinstance(r, DayResult) else r.get("unfinished_jobs", 0) for r in rows
+    ]
+    require_finished(unfinished)  # a day with unfinished jobs has no ET
     if a is None:
         mask = np.isin(methods, list(pool))
         a = float(et_coefficient(energy[mask], tardiness[mask]))

@@ -22,7 +22,7 @@ import numpy as np
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.partition.base import ConfigId, RepartitionPolicy
-from wattsched.mig.results import SimResult, SimSnapshot
+from wattsched.mig.results import SimResult, SimSnapshot, warn_unfinished
 from wattsched.mig.simulator import MigSimulation, RepartitionMode
 from wattsched.workload.job import Job
 
@@ -105,7 +105,9 @@ def run_day(
     )
     decisions: list[Decision] = []
     drive(sim, partitioner, log=decisions)
-    return DayRun(sim.result(), initial, tuple(decisions))
+    result = sim.result()
+    warn_unfinished(result.unfinished_jobs, result.jobs, f"the day under '{partitioner.name}'")
+    return DayRun(result, initial, tuple(decisions))
 
 
 class Decider(Protocol):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wattsched.mig.policies.base import POLICIES, PolicyError, SchedulingPolicy
+from wattsched.mig.policies.base import POLICIES, PolicyError, SchedulingPolicy, StarvedJobsError
 from wattsched.mig.policies.edf_fs import EdfFastestSlice
 from wattsched.mig.policies.edf_ss import EdfSlowestSlice
 from wattsched.mig.policies.edf_ss_restricted import RestrictedEdfSlowestSlice
@@ -18,4 +18,5 @@ __all__ = [
     "PolicyError",
     "RestrictedEdfSlowestSlice",
     "SchedulingPolicy",
+    "StarvedJobsError",
 ]

@@ -24,6 +24,7 @@ import math
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from wattsched.errors import WattschedError
 from wattsched.mig.view import Assignment, SchedulerView
 from wattsched.registry import Registry
 
@@ -33,6 +34,7 @@ __all__ = [
     "FullReevaluationEdf",
     "PolicyError",
     "SchedulingPolicy",
+    "StarvedJobsError",
     "edf_ss_slice",
     "fastest_slice",
     "reevaluate_all",
@@ -41,6 +43,11 @@ __all__ = [
 
 class PolicyError(RuntimeError):
     """A policy returned a decision the simulator cannot apply (a bug in the policy, not a user error)."""
+
+
+class StarvedJobsError(PolicyError, WattschedError):
+    """A policy left jobs waiting while slices were free and nothing else was pending: they would wait
+    forever (:func:`wattsched.mig.checks.check_not_starved`). One line at the CLI, exit status 2."""
 
 
 @runtime_checkable
@@ -71,7 +78,7 @@ class SchedulingPolicy(Protocol):
         ...
 
 
-POLICIES: Registry[SchedulingPolicy] = Registry("scheduling policy")
+POLICIES: Registry[SchedulingPolicy] = Registry("scheduling policy", entry_points="wattsched.policies")
 
 
 def fastest_slice(durations: Sequence[float], free: list[int], slice_dix: Sequence[int]) -> int:
