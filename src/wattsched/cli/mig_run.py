@@ -14,6 +14,7 @@ import logging
 import math
 import sys
 
+from wattsched.cli._model import model_notes
 from wattsched.cli._output import check_writable, print_json
 from wattsched.cli._parsing import add_gpu_option, positive_finite_float, resolve_gpu
 from wattsched.errors import InputError
@@ -139,6 +140,10 @@ def _run(args: argparse.Namespace) -> int:
                "et": et_score([result.energy_j], [result.avg_tardiness_s], a), "et_coefficient": a,
                "et_reference": "--et-coefficient" if given else REFERENCE_ET_POOL,
                "workload": drawn, "preset": drawn["preset"]}
+    notes = model_notes([gpu])
+    summary.update(notes.to_dict())
+    del summary["clocks"]  # mig run has no clock option
+    notes.warn()
     if args.json:
         print_json(summary)
     else:
@@ -167,6 +172,7 @@ def _table(summary: dict[str, object]) -> str:
         f"preemptions       {summary['preemptions']}",
         f"repartitions      {summary['repartitions']}",
         f"end               {float(summary['end_s']):.2f} s",  # type: ignore[arg-type]
+        f"power model       {summary['power_model']}",
         f"ET                {float(summary['et']):.6g} at a = {float(summary['et_coefficient']):.6g} /J "  # type: ignore[arg-type]
         f"({summary['et_reference']})",
     ]
