@@ -175,6 +175,7 @@ def _import(args: argparse.Namespace) -> int:
     for row in rows:
         match = row["configuration"]
         label = f"configuration {match}" if match is not None else "no configuration of the catalogue"
-        lines.append(f"  {row['name']}: {row['layout'] or 'MIG disabled'} ({label})")
+        devices = "" if row["devices"] == "all" else f" GPU {','.join(map(str, row['devices']))}"
+        lines.append(f"  {row['name']}{devices}: {row['layout'] or 'MIG disabled'} ({label})")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
