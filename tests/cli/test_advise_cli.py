@@ -39,7 +39,9 @@ def h100_advice(trace: Path) -> tuple[dict[str, Any], str]:
     return json.loads(out.getvalue()), err.getvalue()
 
 
-def test_json_has_the_table_the_recommendation_and_the_baseline(h100_advice: tuple[dict[str, Any], str]) -> None:
+def test_json_has_the_table_the_recommendation_and_the_baseline(
+    h100_advice: tuple[dict[str, Any], str],
+) -> None:
     advice, _ = h100_advice
     assert {"pareto", "recommended", "baseline", "budget", "power_model", "clocks"} <= set(advice)
     rows = advice["pareto"]
@@ -69,8 +71,8 @@ def test_recommended_meets_the_budget_and_nothing_feasible_uses_less(
     base = advice["baseline"]
     assert best["savings_kwh"] == pytest.approx(base["energy_kwh"] - best["energy_kwh"])
     assert best["savings_share"] == pytest.approx(1 - best["energy_j"] / base["energy_j"])
-    assert [g["index"] for g in best["gpus"]] == [0, 1, 2, 3] and [g["server"] for g in best["gpus"]] == [0, 0,
-                                                                                                         1, 1]
+    assert [g["index"] for g in best["gpus"]] == [0, 1, 2, 3]
+    assert [g["server"] for g in best["gpus"]] == [0, 0, 1, 1]
 
 
 def test_pareto_flags_match_the_dominance_rule(h100_advice: tuple[dict[str, Any], str]) -> None:
@@ -83,7 +85,9 @@ def test_pareto_flags_match_the_dominance_rule(h100_advice: tuple[dict[str, Any]
         assert row["total_tardiness_s"] == pytest.approx(row["avg_tardiness_s"] * row["jobs"])
 
 
-def test_estimated_power_model_and_missing_clock_table_are_said(h100_advice: tuple[dict[str, Any], str]) -> None:
+def test_estimated_power_model_and_missing_clock_table_are_said(
+    h100_advice: tuple[dict[str, Any], str],
+) -> None:
     advice, err = h100_advice
     assert advice["power_model"] == "estimated" and advice["clocks"] == "unsupported"
     lines = err.strip().splitlines()
@@ -138,7 +142,9 @@ def test_unknown_gpu_suggests_the_near_name(trace: Path, capsys: pytest.CaptureF
     assert "did you mean" in capsys.readouterr().err.lower()
 
 
-def test_output_dir_files_exist_and_parse(trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_output_dir_files_exist_and_parse(
+    trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
     out = tmp_path / "plan"
     assert main(["advise", "--trace", str(trace), *BASE, "--gpu", "h200-141gb", "--max-late-share", "0.2",
                  "--json", "-o", str(out)]) == 0

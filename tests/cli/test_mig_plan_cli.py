@@ -121,7 +121,8 @@ def test_export_per_gpu_writes_one_entry_per_device_and_reads_back(
     capsys.readouterr()
     assert main(["mig", "import-config", str(out), "--gpu", "a100-40gb", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["configs"]
-    assert [(r["devices"], r["configuration"]) for r in rows] == [([0], 3), ([1], 3), ([2], 12), ([3], "no-mig")]
+    assert [(r["devices"], r["configuration"]) for r in rows] == [
+        ([0], 3), ([1], 3), ([2], 12), ([3], "no-mig")]
 
 
 def test_export_per_gpu_with_one_layout_keeps_devices_all(tmp_path: Path) -> None:

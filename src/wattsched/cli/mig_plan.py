@@ -175,7 +175,8 @@ def _import(args: argparse.Namespace) -> int:
     for row in rows:
         match = row["configuration"]
         label = f"configuration {match}" if match is not None else "no configuration of the catalogue"
-        devices = "" if row["devices"] == "all" else f" GPU {','.join(map(str, row['devices']))}"
+        indices = row["devices"]
+        devices = f" GPU {','.join(map(str, indices))}" if isinstance(indices, list) else ""
         lines.append(f"  {row['name']}{devices}: {row['layout'] or 'MIG disabled'} ({label})")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
