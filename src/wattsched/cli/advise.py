@@ -12,6 +12,9 @@ per-GPU configuration or partitioner) and ``baseline``. With ``-o DIR``: ``advic
 configuration, when the recommendation switches layouts by the clock), ``clocks.json`` (the SM clock to
 lock, when clock levels are recommended) and ``slurm-power.conf`` (``SuspendTime``, when power states are).
 No setting meets the budget: one line naming the closest, exit status 2.
+
+Cost: a day of 874 jobs on 2 x 2 H100s is 114 settings, about 7 s of CPU (the two lookahead runs about 3 s
+of it); ``--workers`` spreads the settings over processes.
 """
 
 from __future__ import annotations
