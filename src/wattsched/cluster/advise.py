@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wattsched.cluster.engine import ClusterSimulation
@@ -86,8 +86,6 @@ class Setting:
                 f"{'on' if self.power_states else 'off'}")
 
     def options(self, power: PowerStates) -> ClusterOptions:
-        from dataclasses import replace
-
         return ClusterOptions(
             placement=self.placement, partitioner=self.partitioner, configuration=self.configuration,
             policy=self.policy, power_states=replace(power, enabled=self.power_states), clocks=self.clocks,
