@@ -179,6 +179,10 @@ def _per_gpu(gpu: Any, setting: Any, gpus: int, per_server: int) -> list[dict[st
             entry["partitioner"] = setting.partitioner
             if setting.partitioner == "day-night":
                 entry.update(day=str(gpu.role("day")), night=str(gpu.role("night")))
+            else:  # it decides from the queue, so there is no schedule to write down
+                entry["how"] = ("repartitioned online at job arrivals and completions, no fixed schedule; "
+                                f"'wattsched mig day --partitioner {setting.partitioner} --live --index "
+                                f"{index}' rehearses it on a trace")
         out.append(entry)
     return out
 
