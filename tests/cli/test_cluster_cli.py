@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from wattsched.cli import main
+from wattsched.hardware.catalogue import load_gpu
 
 
 def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, object]:
@@ -100,3 +101,47 @@ def test_philly_day_runs_on_a_given_cluster(capsys: pytest.CaptureFixture[str], 
                             "--placement", "deadline-aware", "--partitioner", "no-mig", "--policy", "edf-fs",
                             "--json"])
     assert result["jobs"] == report["rows_kept"] and result["gpus"] == 32
+
+
+def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[dict[str, object], str]:
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    return json.loads(out), err
+
+
+CLUSTER = ["cluster", "run", "--servers", "1", "--gpus-per-server", "2", "--placement", "first-fit",
+           "--partitioner", "static", "--policy", "edf-ss-restricted", "--json"]
+
+
+def test_clocks_on_a_gpu_without_a_clock_table_say_unsupported(
+    capsys: pytest.CaptureFixture[str], trace: Path
+) -> None:
+    # The H100 entry has no clock table (and borrows the H200's power curves): --clocks on changes nothing.
+    on, err = _run(capsys, [*CLUSTER, "--gpu", "h100-80gb", "--trace", str(trace), "--clocks", "on"])
+    off, _ = _run(capsys, [*CLUSTER, "--gpu", "h100-80gb", "--trace", str(trace)])
+    assert on["clocks"] == "unsupported" and off["clocks"] is False
+    assert on["energy_j"] == off["energy_j"] and on["clock_levels_used"] == 0
+    assert on["power_model"] == "estimated"
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("wattsched: warning: ") for line in lines)
+    assert "estimated power model" in lines[0] and "clocks unsupported" in lines[1]
+
+
+def test_clocks_on_a_gpu_with_a_clock_table_report_the_levels(
+    capsys: pytest.CaptureFixture[str], trace: Path
+) -> None:
+    on, err = _run(capsys, [*CLUSTER, "--gpu", "h200-141gb", "--trace", str(trace), "--clocks", "on"])
+    assert on["clocks"] is True and on["power_model"] == "measured" and err == ""
+    levels = on["clock_levels_mhz"]
+    assert isinstance(levels, list) and on["clock_levels_used"] == len(levels) >= 1
+    assert levels == sorted(levels, reverse=True) and set(levels) <= set(load_gpu("h200-141gb").clocks.sm_mhz)
+
+
+def test_mig_run_says_which_power_model(capsys: pytest.CaptureFixture[str], trace: Path) -> None:
+    argv = ["mig", "run", "--config", "3", "--policy", "edf-ss", "--trace", str(trace), "--json"]
+    measured, err = _run(capsys, [*argv, "--gpu", "a100-40gb"])
+    assert measured["power_model"] == "measured" and "estimated" not in err
+    estimated, err = _run(capsys, [*argv, "--gpu", "a100-80gb"])
+    assert estimated["power_model"] == "estimated"
+    (line,) = [entry for entry in err.splitlines() if "power model" in entry]
+    assert line.startswith("wattsched: warning: ") and "a100-80gb" in line

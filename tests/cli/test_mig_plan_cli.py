@@ -197,3 +197,40 @@ def test_fake_snapshot_and_from_current_errors(
         code = main(["mig", "plan", "--gpu", "a100-40gb", "--from", "current", "--to", "4"])
         out, err = capsys.readouterr()
         assert code == 2 and err.count("\n") == 1 and "--backend fake:FILE" in err
+
+
+def test_export_per_gpu_writes_one_entry_per_device_and_reads_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "per-gpu.yaml"
+    assert main(["mig", "export", "--gpu", "a100-40gb", "--per-gpu", "3", "3", "12", "no-mig",
+                 "-o", str(out)]) == 0  # fmt: skip
+    document = yaml.safe_load(out.read_text())
+    (name,) = document["mig-configs"]
+    assert name == "wattsched-a100-40gb-3-3-12-no-mig"
+    entries = document["mig-configs"][name]
+    assert [e["devices"] for e in entries] == [[0], [1], [2], [3]]
+    assert [e["mig-enabled"] for e in entries] == [True, True, True, False]
+    assert entries[2]["mig-devices"] == {"1g.5gb": 6, "1g.10gb": 1} and "mig-devices" not in entries[3]
+    capsys.readouterr()
+    assert main(["mig", "import-config", str(out), "--gpu", "a100-40gb", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["configs"]
+    assert [(r["devices"], r["configuration"]) for r in rows] == [
+        ([0], 3), ([1], 3), ([2], 12), ([3], "no-mig")]
+
+
+def test_export_per_gpu_with_one_layout_keeps_devices_all(tmp_path: Path) -> None:
+    out = tmp_path / "same.yaml"
+    assert main(["mig", "export", "--gpu", "h100-80gb", "--per-gpu", "5", "5", "-o", str(out)]) == 0
+    document = yaml.safe_load(out.read_text())
+    assert document["mig-configs"] == {
+        "wattsched-h100-80gb-5": [{"devices": "all", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}]
+    }
+
+
+def test_export_per_gpu_rejects_an_unknown_id(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mig", "export", "--gpu", "a100-40gb", "--per-gpu", "3", "99", "-o",
+                 str(tmp_path / "x.yaml")]) == 2  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--per-gpu" in err and "99" in err
+    assert not (tmp_path / "x.yaml").exists()

@@ -42,6 +42,11 @@ COMMANDS: tuple[Command, ...] = (
         "run the cross product of a sweep file (GPUs, configurations, policies, ...) into one table",
         "wattsched.cli.sweep",
     ),
+    Command(
+        "advise",
+        "compare every way to run a cluster's GPUs on a trace and recommend one within a tardiness budget",
+        "wattsched.cli.advise",
+    ),
     Command("reproduce", "reproduce the papers' tables and figures", "wattsched.cli.reproduce"),
     Command("plot", "publication figures of a sweep directory or a run file", "wattsched.cli.plot"),
     Command(

@@ -21,12 +21,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from wattsched.cli._model import model_notes
 from wattsched.cli._output import print_json, progress_bar
 from wattsched.cli._parsing import int_at_least, positive_finite_float
 from wattsched.errors import ConfigError, InputError, did_you_mean
 from wattsched.units import JOULES_PER_KWH
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "trace_jobs"]
 
 
 def _non_negative(text: str) -> float:
@@ -146,8 +147,24 @@ def _cluster(args: argparse.Namespace) -> Any:
     return spec
 
 
+def trace_jobs(path: str, largest_server: int) -> tuple[list[Any], float]:
+    """The jobs of a cluster trace and its last arrival; InputError when a job needs more GPUs than the
+    largest server has (a job's GPUs are all on one server)."""
+    from wattsched.cluster.workloads import oversized_jobs, read_cluster_trace
+
+    jobs, needed = read_cluster_trace(path)
+    oversized = oversized_jobs(needed, largest_server)
+    if oversized:
+        counts = ", ".join(f"{n} need {g} GPUs" for g, n in oversized.items())
+        raise InputError(f"{sum(oversized.values())} of {len(jobs)} jobs need more GPUs than a server of "
+                         f"the cluster has ({largest_server}): {counts}; a job's GPUs must be on one "
+                         "server: give larger servers, or fold or drop such jobs when importing",
+                         path=path, column="gpus")
+    return jobs, max(job.arrival_s for job in jobs)
+
+
 def _workload(args: argparse.Namespace, gpus: int, largest_server: int) -> tuple[list[Any], float]:
-    from wattsched.cluster.workloads import cluster_spec, oversized_jobs, preset_spec, read_cluster_trace
+    from wattsched.cluster.workloads import cluster_spec, preset_spec
     from wattsched.workload.arrivals import PROFILES
     from wattsched.workload.generators import WorkloadSpec, generate_jobs
 
@@ -156,15 +173,7 @@ def _workload(args: argparse.Namespace, gpus: int, largest_server: int) -> tuple
                  if getattr(args, n) is not None]
         if given:
             raise ConfigError(f"{', '.join(given)} only apply to generated workloads, not to --trace")
-        jobs, needed = read_cluster_trace(args.trace)
-        oversized = oversized_jobs(needed, largest_server)
-        if oversized:
-            counts = ", ".join(f"{n} need {g} GPUs" for g, n in oversized.items())
-            raise InputError(f"{sum(oversized.values())} of {len(jobs)} jobs need more GPUs than a server of "
-                             f"the cluster has ({largest_server}): {counts}; a job's GPUs must be on one "
-                             "server: give larger servers, or fold or drop such jobs when importing",
-                             path=args.trace, column="gpus")
-        horizon_s = max(job.arrival_s for job in jobs)
+        jobs, horizon_s = trace_jobs(args.trace, largest_server)
     else:
         if args.inference_share is not None and not (
             math.isfinite(args.inference_share) and 0 <= args.inference_share <= 1
@@ -226,20 +235,28 @@ def _run(args: argparse.Namespace) -> int:
             require_sizes(jobs, gpu.compute_sizes, args.trace)
     simulation = ClusterSimulation(spec, options, horizon_s=horizon_s)
     result = simulation.run(jobs, progress=progress_bar(len(jobs), "job", "cluster"))
+    notes = model_notes(models, clocks=args.clocks)
     summary = {"placement": args.placement, "partitioner": args.partitioner, "policy": args.policy,
-               "config": args.config, "power_states": args.power_states, "clocks": args.clocks,
-               **result.to_dict()}
+               "config": args.config, "power_states": args.power_states, **result.to_dict(),
+               **notes.to_dict(), **clock_levels(result.clock_time_s)}
     bad = [k for k in CONTRACT_KEYS if isinstance(summary[k], float) and not math.isfinite(summary[k])]
     if bad:
         raise InputError(f"the simulation overflowed ({', '.join(bad)} not finite): times or durations "
                          "are too large", path=args.trace)
     if args.jobs_out is not None:
         _write_jobs(result, args.jobs_out)
+    notes.warn()
     if args.json:
         print_json(summary)
     else:
         sys.stdout.write(_table(summary))
     return 0
+
+
+def clock_levels(clock_time_s: dict[int, float]) -> dict[str, Any]:
+    """The clock levels a run used (SM clocks in MHz with time spent there, fastest first) and their count."""
+    used = sorted((mhz for mhz, seconds in clock_time_s.items() if seconds > 0), reverse=True)
+    return {"clock_levels_used": len(used), "clock_levels_mhz": used}
 
 
 def _write_jobs(result: Any, path: str) -> None:
@@ -272,9 +289,17 @@ def _table(summary: dict[str, Any]) -> str:
         f"avg tardiness     {summary['avg_tardiness_s']:.2f} s",
         f"repartitions      {summary['repartitions']}",
         f"server turn-ons   {summary['server_turn_ons']}",
+        f"model             power {summary['power_model']}, clocks {_clocks_text(summary)}",
         f"end               {summary['end_s']:.2f} s",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _clocks_text(summary: dict[str, Any]) -> str:
+    clocks = summary["clocks"]
+    if clocks is True:
+        return f"on ({summary['clock_levels_used']} level(s) used)"
+    return "off" if clocks is False else str(clocks)
 
 
 # ---------------------------------------------------------------------- import

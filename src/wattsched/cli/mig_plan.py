@@ -29,7 +29,7 @@ from wattsched.hardware.mig_plan import (
     layout_text,
 )
 
-__all__ = ["CURRENT", "add_parsers", "gpu_layouts"]
+__all__ = ["CURRENT", "add_parsers", "configuration_layout", "gpu_layouts"]
 
 #: ``--from current``: the layout the GPU has now, read through ``--backend``.
 CURRENT = "current"
@@ -61,8 +61,14 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
     export = commands.add_parser("export", help="write configurations as NVIDIA mig-parted YAML")
     add_gpu_option(export)
-    export.add_argument(
+    which = export.add_mutually_exclusive_group()
+    which.add_argument(
         "--configs", nargs="+", metavar="ID", help="configuration ids (default: all, no-mig too)"
+    )
+    which.add_argument(
+        "--per-gpu", nargs="+", metavar="ID",
+        help="one config giving GPU index i the i-th configuration id (no-mig allowed); one "
+        "'devices: all' entry when they are all the same",
     )
     export.add_argument("-o", "--output", required=True, metavar="FILE.yaml", help="mig-parted YAML to write")
     export.set_defaults(func=_export)
@@ -137,22 +143,32 @@ def _current(args: argparse.Namespace) -> Layout:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from wattsched.hardware.mig_parted import dump_document, export_document
+    from wattsched.hardware.mig_parted import dump_document, export_document, export_per_device
 
     check_suffix(args.output, (".yaml", ".yml"))
     gpu = gpu_layouts(args)
-    chosen: list[tuple[int | str, Layout | None]] = []
-    for text in args.configs or [str(ident) for ident, _ in gpu.configurations] + [NO_MIG]:
-        if text == NO_MIG:
-            chosen.append((NO_MIG, None))
-            continue
-        ident, layout = gpu.layout(text, "--configs")
-        if ident is None:
-            raise ConfigError(f"--configs takes configuration ids of {gpu.name}, got '{text}'")
-        chosen.append((ident, layout))
+    if args.per_gpu is not None:
+        per_gpu = [configuration_layout(gpu, text, "--per-gpu") for text in args.per_gpu]
+        document = export_per_device(gpu.name, per_gpu)
+        write_text(args.output, dump_document(document))
+        name = next(iter(document["mig-configs"]))
+        print(f"wrote mig-parted config {name} for {len(per_gpu)} GPU(s) to {args.output}", file=sys.stderr)
+        return 0
+    texts = args.configs or [str(ident) for ident, _ in gpu.configurations] + [NO_MIG]
+    chosen = [configuration_layout(gpu, text, "--configs") for text in texts]
     write_text(args.output, dump_document(export_document(gpu.name, chosen)))
     print(f"wrote {len(chosen)} mig-parted config(s) to {args.output}", file=sys.stderr)
     return 0
+
+
+def configuration_layout(gpu: GpuLayouts, text: str, option: str) -> tuple[int | str, Layout | None]:
+    """``(id, layout)`` of configuration id ``text`` of ``gpu`` (``no-mig``: MIG disabled, no layout)."""
+    if text == NO_MIG:
+        return NO_MIG, None
+    ident, layout = gpu.layout(text, option)
+    if ident is None:
+        raise ConfigError(f"{option} takes configuration ids of {gpu.name}, got '{text}'")
+    return ident, layout
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -185,6 +201,8 @@ def _import(args: argparse.Namespace) -> int:
     for row in rows:
         match = row["configuration"]
         label = f"configuration {match}" if match is not None else "no configuration of the catalogue"
-        lines.append(f"  {row['name']}: {row['layout'] or 'MIG disabled'} ({label})")
+        indices = row["devices"]
+        devices = f" GPU {','.join(map(str, indices))}" if isinstance(indices, list) else ""
+        lines.append(f"  {row['name']}{devices}: {row['layout'] or 'MIG disabled'} ({label})")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0

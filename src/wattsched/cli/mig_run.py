@@ -15,6 +15,7 @@ import math
 import sys
 from dataclasses import replace
 
+from wattsched.cli._model import model_notes
 from wattsched.cli._output import check_writable, print_json
 from wattsched.cli._parsing import (
     GPU_OWN_CAP,
@@ -154,6 +155,10 @@ def _run(args: argparse.Namespace) -> int:
                "workload": drawn, "preset": drawn["preset"]}
     if cap_w is not None:
         summary["power_cap_w"] = cap_w
+    notes = model_notes([gpu])
+    summary.update(notes.to_dict())
+    del summary["clocks"]  # mig run has no clock option
+    notes.warn()
     if args.json:
         print_json(summary)
     else:
@@ -182,6 +187,7 @@ def _table(summary: dict[str, object]) -> str:
         f"preemptions       {summary['preemptions']}",
         f"repartitions      {summary['repartitions']}",
         f"end               {float(summary['end_s']):.2f} s",  # type: ignore[arg-type]
+        f"power model       {summary['power_model']}",
         f"ET                {float(summary['et']):.6g} at a = {float(summary['et_coefficient']):.6g} /J "  # type: ignore[arg-type]
         f"({summary['et_reference']})",
     ]

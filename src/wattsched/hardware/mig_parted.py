@@ -15,8 +15,10 @@ A mig-parted file is YAML::
 Each config is a list of device filters with the MIG state they should get; ``mig-devices`` counts
 instances per profile and says nothing about placements: mig-parted (through the driver) places them.
 :func:`export_document` writes our configurations in that form, one config per configuration named
-``wattsched-<gpu>-<id>`` (CONTRACT §8); :func:`parse_document` reads such a file back, checked, and
-:func:`import_layouts` places each config's counts by the GPU's placement rules (or says it cannot).
+``wattsched-<gpu>-<id>``; :func:`export_per_device` writes one config that gives each GPU index
+its own layout (``devices: [i]``; one ``devices: all`` entry when every GPU gets the same);
+:func:`parse_document` reads such a file back, checked, and :func:`import_layouts` places each config's counts
+by the GPU's placement rules (or says it cannot).
 Pure functions: no NVML, YAML through PyYAML's safe loader and dumper.
 """
 
@@ -37,6 +39,7 @@ __all__ = [
     "config_name",
     "dump_document",
     "export_document",
+    "export_per_device",
     "import_layouts",
     "parse_document",
 ]
@@ -53,12 +56,37 @@ def export_document(gpu: str, configurations: Sequence[tuple[int | str, Layout |
     """The mig-parted document for ``(id, layout)`` pairs; a ``None`` layout is MIG disabled (``no-mig``)."""
     configs: dict[str, Any] = {}
     for ident, layout in configurations:
-        if layout is None:
-            entry: dict[str, Any] = {"devices": "all", "mig-enabled": False}
-        else:
-            entry = {"devices": "all", "mig-enabled": True, "mig-devices": layout_counts(layout)}
-        configs[config_name(gpu, ident)] = [entry]
+        configs[config_name(gpu, ident)] = [_entry("all", layout)]
     return {"version": "v1", "mig-configs": configs}
+
+
+def export_per_device(
+    gpu: str, per_device: Sequence[tuple[int | str, Layout | None]], name: str | None = None
+) -> dict[str, Any]:
+    """A mig-parted document of one config in which GPU index ``i`` gets ``per_device[i]`` (``(id, layout)``,
+    ``None`` layout: MIG disabled).
+
+    Every GPU with the same layout: one ``devices: all`` entry, named as :func:`export_document` names that
+    configuration. Otherwise one entry per GPU index (``devices: [i]``), and the config is named
+    ``wattsched-<gpu>-<id of GPU 0>-<id of GPU 1>-...`` unless ``name`` is given.
+    """
+    if not per_device:
+        raise ConfigError("a per-device mig-parted config needs at least one GPU")
+    layouts = [layout for _, layout in per_device]
+    if all(layout == layouts[0] for layout in layouts):
+        ident = per_device[0][0]
+        entries = [_entry("all", layouts[0])]
+        chosen = name or config_name(gpu, ident)
+    else:
+        entries = [_entry([index], layout) for index, layout in enumerate(layouts)]
+        chosen = name or config_name(gpu, "-".join(str(ident) for ident, _ in per_device))
+    return {"version": "v1", "mig-configs": {chosen: entries}}
+
+
+def _entry(devices: str | list[int], layout: Layout | None) -> dict[str, Any]:
+    if layout is None:
+        return {"devices": devices, "mig-enabled": False}
+    return {"devices": devices, "mig-enabled": True, "mig-devices": layout_counts(layout)}
 
 
 def dump_document(document: Mapping[str, Any]) -> str:
