@@ -5,6 +5,9 @@
     wattsched slurm jobs [--config FILE.toml] [--json]
     wattsched slurm import --sacct FILE -o TRACE [--cluster-out FILE]
     wattsched slurm prolog|epilog --state FAKE_GPU.json     (Slurm's Prolog/Epilog with a fake GPU)
+    wattsched slurm gres --node NAME [--config FILE | --backend nvml|fake:FILE] [-o FILE] [--json]
+    wattsched slurm suspend|resume NODELIST [--config FILE]  (Slurm's SuspendProgram / ResumeProgram)
+    wattsched slurm power-settings [--config FILE] [-o DIR] [--json]
 
 The controller runs until SIGTERM or SIGINT (its state is kept in the config's state file); ``--once`` does
 one pass and exits; ``--dry-run`` logs every decision and changes nothing (its state lives in memory).
@@ -75,6 +78,46 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
                 help="the job's kind (default: its annotation's, read with squeue)",
             )
         hook.set_defaults(func=_hook)
+    gres = sub.add_parser(
+        "gres",
+        help="the gres.conf lines of a node's GPUs as they are now (for Slurm builds without NVML)",
+        description="Print the gres.conf lines of the node's current MIG instances (GRES types after the GPU "
+        "family and profile, as the controller requests them; device files from the driver's MIG "
+        "capability list) and, as a comment, the Gres= value of its slurm.conf node line. A GPU with MIG "
+        "off is one whole-GPU line; wattsched never changes MIG mode.",
+    )
+    gres.add_argument("--node", required=True, metavar="NAME", help="the node's name in Slurm")
+    gres.add_argument("--config", metavar="FILE.toml", help="read the node's backend from this config")
+    gres.add_argument("--backend", metavar="nvml|fake:FILE", help="the GPUs to read (default: the config's)")
+    gres.add_argument(
+        "--mig-minors", metavar="FILE", help="the driver's MIG capability list "
+        "(default /proc/driver/nvidia-caps/mig-minors)",
+    )
+    gres.add_argument("-o", "--output", metavar="FILE", help="write gres.conf here instead of printing it")
+    gres.add_argument("--json", action="store_true", help="print JSON")
+    gres.set_defaults(func=_gres)
+    for name in ("suspend", "resume"):
+        power = sub.add_parser(
+            name,
+            help=f"Slurm's {name.capitalize()}Program: {name} the nodes of NODELIST",
+            description=f"Journal a {name} of every node of NODELIST in the controller's state file and run "
+            f"the config's power.{name}_command for each ({{node}} replaced by its name); without a "
+            "command the call is journaled only.",
+        )
+        power.add_argument("nodelist", metavar="NODELIST", help="Slurm's host list, e.g. gpu[01-04]")
+        power.add_argument("--config", metavar="FILE.toml", help=f"the controller's config (${CONFIG_ENV})")
+        power.set_defaults(func=_power_program, action=name)
+    settings = sub.add_parser(
+        "power-settings",
+        help="the slurm.conf power-saving settings for the managed nodes, with the reasoning",
+        description="Print SuspendTime (the break-even wait rho = floor(turn-on energy / (idle power x "
+        "slot)) of the managed nodes), SuspendTimeout, ResumeTimeout and the rates to put in slurm.conf, "
+        "with the reasoning; -o DIR also writes the two programs Slurm calls.",
+    )
+    settings.add_argument("--config", metavar="FILE.toml", help=f"the controller's config (${CONFIG_ENV})")
+    settings.add_argument("-o", "--output", metavar="DIR", help="write suspend.sh and resume.sh here")
+    settings.add_argument("--json", action="store_true", help="print JSON")
+    settings.set_defaults(func=_power_settings)
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -323,3 +366,94 @@ def _status(args: argparse.Namespace) -> int:
     for t, text in store.decisions(10):
         out.write(f"  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t))}  {text}\n")
     return 0
+
+
+def _gres(args: argparse.Namespace) -> int:
+    from wattsched.hardware.gpu import open_backend
+    from wattsched.slurm.gres import MIG_MINORS, node_gres
+
+    backend_spec = args.backend
+    if backend_spec is None:
+        if not (args.config or os.environ.get(CONFIG_ENV)):
+            raise ConfigError("give --backend nvml|fake:FILE or --config FILE.toml naming the node")
+        config = _config(args)
+        nodes = {node.name: node for node in config.nodes}
+        if args.node not in nodes:
+            raise ConfigError(
+                f"{config.source}: no node '{args.node}' in [[nodes]] (it has: {', '.join(sorted(nodes))})"
+            )
+        backend_spec = nodes[args.node].backend
+    backend = open_backend(backend_spec)
+    try:
+        found = node_gres(backend, args.node, minors_path=args.mig_minors or MIG_MINORS)
+    finally:
+        backend.close()
+    if args.json:
+        print_json(found.as_json())
+        return 0
+    if args.output:
+        from wattsched.cli._output import write_text
+
+        write_text(args.output, found.gres_conf())
+        return 0
+    sys.stdout.write(found.gres_conf())
+    return 0
+
+
+def _power_program(args: argparse.Namespace) -> int:
+    from wattsched.slurm.power import run_power_program
+
+    config = _config(args)
+    results = run_power_program(config, args.action, args.nodelist)
+    failed = [r for r in results if r[1] == "failed"]
+    for node, status, detail in results:
+        sys.stderr.write(f"{args.action} {node}: {status}{': ' + detail if detail else ''}\n")
+    return 1 if failed else 0
+
+
+def _power_settings(args: argparse.Namespace) -> int:
+    from wattsched.slurm.power import power_settings
+
+    config = _config(args)
+    settings = power_settings(config)
+    source = Path(str(config.source)).resolve()
+    programs = {}
+    package_root = Path(__file__).resolve().parents[2]  # the wattsched that writes the programs runs them
+    if args.output:
+        from wattsched.cli._output import write_text
+
+        folder = Path(args.output)
+        folder.mkdir(parents=True, exist_ok=True)
+        for action in ("suspend", "resume"):
+            script = folder / f"{action}.sh"
+            write_text(
+                str(script),
+                "#!/bin/sh\n# Slurm's "
+                f"{action.capitalize()}Program, written by `wattsched slurm power-settings`\n"
+                f"export PYTHONPATH={shlex_quote(str(package_root))}${{PYTHONPATH:+:$PYTHONPATH}}\n"
+                f"exec {shlex_quote(sys.executable)} -m wattsched slurm {action} "
+                f"--config {shlex_quote(str(source))} \"$@\"\n",
+            )
+            script.chmod(0o755)
+            programs[action] = str(script.resolve())
+    suspend = programs.get("suspend", "/path/to/suspend.sh")
+    resume = programs.get("resume", "/path/to/resume.sh")
+    if args.json:
+        print_json({**settings.as_json(), "SuspendProgram": suspend, "ResumeProgram": resume})
+        return 0
+    out = sys.stdout
+    out.write("# slurm.conf power saving for the managed nodes (wattsched slurm power-settings)\n")
+    for line in settings.slurm_conf(suspend, resume):
+        out.write(line + "\n")
+    out.write("# why:\n")
+    for line in settings.reasoning():
+        out.write(f"#   {line}\n")
+    if not args.output:
+        out.write("# -o DIR writes suspend.sh and resume.sh, the two programs, for this config\n")
+    return 0
+
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)

@@ -17,6 +17,12 @@ gpus = ["h100-80gb", "h100-80gb"]  # catalogue names or files, one per GPU, in N
 configuration = 3                  # every GPU's configuration
 partitioner = "static"             # the controller keeps each GPU's layout
 backend = "nvml"                   # or fake:FILE (a fake GPU state file)
+[power]                            # optional: node power states (wattsched slurm power-settings)
+suspend_command = ["ipmitool", "-H", "{node}-bmc", "chassis", "power", "soft"]  # {node}: each node
+resume_command = ["ipmitool", "-H", "{node}-bmc", "chassis", "power", "on"]
+turn_on_j_per_gpu = 5400           # energy of turning a server on, per GPU (J)
+turn_on_s = 60                     # boot time (s); shutdown_s: time to turn off (s)
+host_idle_w = 0                    # the host's own idle power beside its GPUs (W)
 ```
 Relative paths (``state``, a ``fake:`` file, a GPU file) are read from the config file's folder.
 """
@@ -30,16 +36,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wattsched.cluster.spec import P2_SLOT_S, P2_TURN_ON_J
 from wattsched.errors import ConfigError, InputError, did_you_mean
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.mig.policies import POLICIES
 
-__all__ = ["ControllerConfig", "NodeConfig", "load_config"]
+__all__ = ["ControllerConfig", "NodeConfig", "PowerConfig", "load_config"]
 
 _SECTIONS = {
     "slurm": {"partition", "state", "poll_s", "slurm_conf"},
     "scheduling": {"policy", "preemption", "signal", "grace_s", "overdue_s"},
+    "power": {
+        "suspend_command", "resume_command", "command_timeout_s", "slot_s", "idle_slots", "turn_on_j_per_gpu",
+        "turn_on_s", "shutdown_s", "host_idle_w",
+    },
 }
 _NODE_KEYS = {"name", "gpus", "configuration", "partitioner", "backend"}
 
@@ -56,6 +67,23 @@ class NodeConfig:
 
 
 @dataclass(frozen=True)
+class PowerConfig:
+    """Node power states: the commands that turn a node off and on (``{node}`` replaced by its name;
+    empty: the calls are journaled only) and the figures of the break-even wait
+    (:mod:`wattsched.slurm.power`)."""
+
+    suspend_command: tuple[str, ...] = ()
+    resume_command: tuple[str, ...] = ()
+    command_timeout_s: float = 60.0
+    slot_s: float = P2_SLOT_S
+    idle_slots: int | None = None
+    turn_on_j_per_gpu: float = P2_TURN_ON_J
+    turn_on_s: float = 60.0
+    shutdown_s: float = 30.0
+    host_idle_w: float = 0.0
+
+
+@dataclass(frozen=True)
 class ControllerConfig:
     partition: str
     state_path: Path
@@ -68,6 +96,7 @@ class ControllerConfig:
     nodes: tuple[NodeConfig, ...]
     slurm_conf: str | None = None
     source: Path | None = None
+    power: PowerConfig = PowerConfig()
 
 
 def load_config(path: str | Path) -> ControllerConfig:
@@ -129,6 +158,35 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
         nodes=nodes,
         slurm_conf=slurm.get("slurm_conf"),
         source=Path(where),
+        power=_power(raw.get("power", {}), where),
+    )
+
+
+def _power(table: dict[str, Any], where: str) -> PowerConfig:
+    commands = {}
+    for key in ("suspend_command", "resume_command"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(part, str) and part for part in value):
+            raise ConfigError(f"{where}: power.{key} must be a list of non-empty strings (a command's words)")
+        commands[key] = tuple(value)
+    idle_slots = table.get("idle_slots")
+    if idle_slots is not None and (
+        isinstance(idle_slots, bool) or not isinstance(idle_slots, int) or idle_slots < 0
+    ):
+        raise ConfigError(f"{where}: power.idle_slots must be an integer >= 0, got {idle_slots!r}")
+    default = PowerConfig()
+    return PowerConfig(
+        suspend_command=commands["suspend_command"],
+        resume_command=commands["resume_command"],
+        command_timeout_s=_number(table, "command_timeout_s", where, "power", default=60.0, low=0.1),
+        slot_s=_number(table, "slot_s", where, "power", default=default.slot_s, low=1e-3),
+        idle_slots=idle_slots,
+        turn_on_j_per_gpu=_number(
+            table, "turn_on_j_per_gpu", where, "power", default=default.turn_on_j_per_gpu, low=0.0
+        ),
+        turn_on_s=_number(table, "turn_on_s", where, "power", default=60.0, low=0.0),
+        shutdown_s=_number(table, "shutdown_s", where, "power", default=30.0, low=0.0),
+        host_idle_w=_number(table, "host_idle_w", where, "power", default=0.0, low=0.0),
     )
 
 

@@ -12,6 +12,9 @@ Tables:
 * ``decisions``: what the controller decided, for ``wattsched slurm status`` (the last few hundred).
 * ``readings``: each GPU's last energy-counter reading and the jobs busy since, so that a restart goes on
   charging energy where it stopped.
+* ``power``: every call of ``wattsched slurm suspend|resume`` (Slurm's SuspendProgram / ResumeProgram): the
+  node, the action, the command run, its status (``pending`` while it runs, then ``done``, ``failed`` or
+  ``recorded`` when no command is configured) and its last output line.
 * ``meta``: the time origin of the GPU models (seconds since the epoch).
 """
 
@@ -48,6 +51,10 @@ CREATE TABLE IF NOT EXISTS decisions (
 CREATE TABLE IF NOT EXISTS readings (
     node TEXT NOT NULL, gpu INTEGER NOT NULL, time_s REAL NOT NULL, counter_mj INTEGER NOT NULL,
     busy TEXT NOT NULL, idle_mj INTEGER NOT NULL, first_mj INTEGER NOT NULL, PRIMARY KEY (node, gpu)
+);
+CREATE TABLE IF NOT EXISTS power (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, time_s REAL NOT NULL, node TEXT NOT NULL, action TEXT NOT NULL,
+    command TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
@@ -212,6 +219,24 @@ class StateStore:
         return Action(
             row["id"], row["time_s"], row["job_id"], row["kind"], json.loads(row["args"]), row["status"]
         )
+
+    # ------------------------------------------------------------------ node power states
+    def add_power_action(self, now_s: float, node: str, action: str, command: list[str]) -> int:
+        """Journal a suspend or resume of ``node`` as ``pending`` (before its command runs); its id."""
+        cursor = self._db.execute(
+            "INSERT INTO power (time_s, node, action, command, status) VALUES (?, ?, ?, ?, 'pending')",
+            (now_s, node, action, json.dumps(command)),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def finish_power_action(self, entry: int, status: str, detail: str = "") -> None:
+        self._db.execute("UPDATE power SET status = ?, detail = ? WHERE id = ?", (status, detail, entry))
+
+    def power_actions(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The last ``limit`` suspend and resume calls, oldest first."""
+        rows = self._db.execute("SELECT * FROM power ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [dict(row, command=json.loads(row["command"])) for row in rows][::-1]
 
     # ------------------------------------------------------------------ decisions and readings
     def log_decision(self, now_s: float, text: str) -> None:

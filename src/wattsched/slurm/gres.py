@@ -1,0 +1,152 @@
+"""Slurm's GRES view of a node's GPUs, written from what the GPUs hold now (for Slurm builds without NVML).
+
+Slurm finds MIG slices by itself only through its NVML plugin (``AutoDetect=nvml``), which Debian's build
+does not ship. Without it a MIG slice is configured by hand in ``gres.conf``: one line per slice, its
+``Type`` (here the GPU family and the profile, as the controller requests them: ``h100_3g.40gb``) and the
+device files a job needs to use it — the parent GPU's ``/dev/nvidiaN`` and the slice's two capability devices
+``/dev/nvidia-caps/nvidia-capM`` (the GPU instance's and its compute instance's ``access`` minors, listed by
+the driver in ``/proc/driver/nvidia-caps/mig-minors``) — given as ``MultipleFiles``. A GPU with MIG off is
+one line with ``File=/dev/nvidiaN``. The node line of ``slurm.conf`` needs the matching
+``Gres=gpu:TYPE:COUNT,...``.
+
+wattsched never changes a GPU's MIG mode: these lines describe the GPUs as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from wattsched.errors import InputError
+from wattsched.hardware.gpu.backend import GpuBackend, GpuError
+from wattsched.hardware.gpu.fake_state import gres_type
+from wattsched.hardware.gpu.snapshot import catalogue_id
+
+__all__ = ["MIG_MINORS", "GresDevice", "NodeGres", "node_gres", "read_mig_minors"]
+
+#: Where the NVIDIA driver lists the capability device minors of every MIG instance.
+MIG_MINORS = Path("/proc/driver/nvidia-caps/mig-minors")
+_CAPS_DIR = "/dev/nvidia-caps"
+_MINOR_LINE = re.compile(r"^(\S+)\s+(\d+)$")
+
+
+@dataclass(frozen=True)
+class GresDevice:
+    """One GRES device of a node: a MIG slice (``profile`` set) or a whole GPU (``profile`` None)."""
+
+    gpu: int
+    type: str
+    files: tuple[str, ...]
+    profile: str | None = None
+    start: int | None = None
+
+    def gres_conf_line(self, node: str) -> str:
+        key = "MultipleFiles" if len(self.files) > 1 else "File"
+        return f"NodeName={node} Name=gpu Type={self.type} {key}={','.join(self.files)}"
+
+
+@dataclass(frozen=True)
+class NodeGres:
+    """The GRES devices of one node, in GPU order then placement order."""
+
+    node: str
+    devices: tuple[GresDevice, ...]
+
+    def gres_spec(self) -> str:
+        """The ``Gres=`` value of the node's ``slurm.conf`` line: ``gpu:TYPE:COUNT`` per type, in order."""
+        counts = Counter(device.type for device in self.devices)
+        return ",".join(f"gpu:{kind}:{count}" for kind, count in counts.items())
+
+    def gres_conf(self) -> str:
+        """The node's ``gres.conf`` lines, with the ``slurm.conf`` node setting as a comment above them."""
+        lines = [
+            f"# gres.conf for {self.node}, written by `wattsched slurm gres`; in slurm.conf the node needs",
+            f"#   NodeName={self.node} ... Gres={self.gres_spec()}",
+            *(device.gres_conf_line(self.node) for device in self.devices),
+        ]
+        return "\n".join(lines) + "\n"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "node": self.node,
+            "gres": self.gres_spec(),
+            "devices": [
+                {"gpu": d.gpu, "type": d.type, "profile": d.profile, "start": d.start, "files": list(d.files)}
+                for d in self.devices
+            ],
+        }
+
+
+def read_mig_minors(path: str | Path = MIG_MINORS) -> dict[str, int]:
+    """The driver's capability minors: ``{"gpu0/gi1/access": 12, "gpu0/gi1/ci0/access": 13, ...}``."""
+    where = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            "no MIG capability list (is the NVIDIA driver loaded with MIG on?)", path=where
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the MIG capability list: {exc}", path=where) from None
+    minors: dict[str, int] = {}
+    for row, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        match = _MINOR_LINE.match(line.strip())
+        if match is None:
+            raise InputError(f"expected 'NAME MINOR', got {line.strip()!r}", path=where, row=row)
+        minors[match.group(1)] = int(match.group(2))
+    return minors
+
+
+def node_gres(
+    backend: GpuBackend,
+    node: str,
+    *,
+    minors: Mapping[str, int] | None = None,
+    minors_path: str | Path = MIG_MINORS,
+) -> NodeGres:
+    """The GRES devices of every GPU ``backend`` sees: each MIG instance of a GPU in MIG mode (its compute
+    instances' capability minors from ``minors``, read from ``minors_path`` when a MIG GPU needs them), or
+    the whole GPU when MIG is off."""
+    devices: list[GresDevice] = []
+    for index in range(backend.device_count()):
+        identity = backend.identity(index)
+        family = catalogue_id(identity.name, identity.memory_total_bytes)
+        parent = f"/dev/nvidia{index}"
+        current, _pending = backend.mig_mode(index)
+        if not current:
+            devices.append(GresDevice(index, family.split("-")[0], (parent,)))
+            continue
+        if minors is None:
+            minors = read_mig_minors(minors_path)
+        names = {profile.nvml_id: profile.name for profile in backend.profiles(index)}
+        for instance in sorted(backend.gpu_instances(index), key=lambda i: i.start):
+            profile = names.get(instance.profile_id)
+            if profile is None:
+                raise GpuError(f"GPU {index}: instance {instance.instance_id} has an unknown profile id")
+            if not instance.compute_instance_ids:
+                raise GpuError(
+                    f"GPU {index}: instance {instance.instance_id} ({profile}) has no compute instance; "
+                    "a job cannot use it"
+                )
+            files = [parent, _cap(minors, f"gpu{index}/gi{instance.instance_id}/access", minors_path)]
+            compute = instance.compute_instance_ids[0]
+            files.append(_cap(minors, f"gpu{index}/gi{instance.instance_id}/ci{compute}/access", minors_path))
+            devices.append(
+                GresDevice(index, gres_type(family, profile), tuple(files), profile, instance.start)
+            )
+    if not devices:
+        raise GpuError(f"node {node}: no GPU found")
+    return NodeGres(node, tuple(devices))
+
+
+def _cap(minors: Mapping[str, int], key: str, where: str | Path) -> str:
+    if key not in minors:
+        raise InputError(
+            f"no capability minor for {key} (the MIG instance list and the driver disagree)", path=str(where)
+        )
+    return f"{_CAPS_DIR}/nvidia-cap{minors[key]}"
