@@ -2,8 +2,9 @@
 
 ``docs/reference/cli.md`` and ``docs/reference/schemas.md`` hold an introduction and a marker line
 (``<!-- generated: cli -->``, ``<!-- generated: schemas -->``) that :func:`on_page_markdown` replaces with
-the text of :func:`cli_reference` (every command of ``wattsched``'s real argument parser, its usage, description
-and options) and :func:`schemas_reference` (what ``wattsched schema NAME`` prints, for every file kind).
+the text of :func:`cli_reference` (every command of ``wattsched``'s real argument parser, its usage,
+description and options) and :func:`schemas_reference` (what ``wattsched schema NAME`` prints, for every
+file kind).
 
 The package is imported from the ``src/`` folder beside this ``docs/`` folder, so a build documents the tree
 it is run in, installed or not.
@@ -21,8 +22,6 @@ from pathlib import Path
 from typing import Any
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-if str(SRC) not in sys.path:
-    sys.path.insert(0, str(SRC))
 
 #: Marker line -> the function whose text replaces it.
 MARKERS = {"<!-- generated: cli -->": "cli_reference", "<!-- generated: schemas -->": "schemas_reference"}
@@ -30,6 +29,13 @@ MARKERS = {"<!-- generated: cli -->": "cli_reference", "<!-- generated: schemas 
 #: The width the usage lines are wrapped at (argparse reads it from COLUMNS), so a build does not depend on
 #: the terminal it runs in.
 USAGE_COLUMNS = "100"
+
+
+def _use_this_tree() -> None:
+    """Import ``wattsched`` from this tree's ``src/`` (checked at each use: the build's plugins may change
+    ``sys.path`` after the hook is loaded)."""
+    if str(SRC) not in sys.path:
+        sys.path.insert(0, str(SRC))
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any, **kwargs: Any) -> str:
@@ -50,7 +56,9 @@ def anchor(path: list[str]) -> str:
     return "-".join(path)
 
 
-def commands(parser: argparse.ArgumentParser, path: list[str]) -> Iterator[tuple[list[str], argparse.ArgumentParser]]:
+def commands(
+    parser: argparse.ArgumentParser, path: list[str]
+) -> Iterator[tuple[list[str], argparse.ArgumentParser]]:
     """``(path, parser)`` for ``parser`` and every sub-command below it, depth first in declaration order."""
     yield path, parser
     for action in parser._actions:
@@ -98,7 +106,8 @@ def _command_section(path: list[str], parser: argparse.ArgumentParser) -> str:
     helps = _subcommand_helps(parser)
     if helps:
         lines += ["| Command | Description |", "| --- | --- |"]
-        lines += [f"| [{escape(name)}](#{anchor([*path, name])}) | {escape(text)} |" for name, text in helps.items()]
+        lines += [f"| [{escape(name)}](#{anchor([*path, name])}) | {escape(text)} |"
+                  for name, text in helps.items()]
         lines.append("")
     rows = _option_rows(parser)
     if rows:
@@ -112,12 +121,14 @@ def _command_section(path: list[str], parser: argparse.ArgumentParser) -> str:
 
 def cli_reference() -> str:
     """Every command of ``wattsched``'s parser (built in full), as Markdown sections."""
+    _use_this_tree()
     from wattsched.cli import build_parser
 
     previous = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = USAGE_COLUMNS
     try:
-        return "\n".join(_command_section(path, parser) for path, parser in commands(build_parser(None), ["wattsched"]))
+        tree = commands(build_parser(None), ["wattsched"])
+        return "\n".join(_command_section(path, parser) for path, parser in tree)
     finally:
         if previous is None:
             del os.environ["COLUMNS"]
@@ -127,6 +138,7 @@ def cli_reference() -> str:
 
 def schemas_reference() -> str:
     """Every file kind of :data:`wattsched.schemas.SCHEMAS`: its summary and its full description."""
+    _use_this_tree()
     from wattsched.schemas import SCHEMAS, schema_text
 
     sections = []

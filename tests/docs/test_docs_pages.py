@@ -163,7 +163,8 @@ def test_markdown_escaping_keeps_help_text_literal() -> None:
     assert escape("a|b <x> dur_7g *x* `y`") == r"a\|b &lt;x&gt; dur\_7g \*x\* \`y\`"
 
 
-@pytest.mark.skipif(not have_mkdocs(), reason="the [docs] extra (mkdocs, mkdocs-material, mkdocstrings) is missing")
+@pytest.mark.skipif(
+    not have_mkdocs(), reason="the [docs] extra (mkdocs, mkdocs-material, mkdocstrings) is missing")
 def test_the_site_builds_strictly_with_every_reference_page(tmp_path: Path) -> None:
     site = tmp_path / "site"
     done = build_site(site)

@@ -96,12 +96,14 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
 
     def _format_action(self, action: argparse.Action) -> str:
         groups: CommandGroups = getattr(action, "command_groups", ())
-        if not groups:
+        if not groups or not isinstance(action, argparse._SubParsersAction):
             return super()._format_action(action)
         # A title line per group, its commands indented below it; argparse measured the column of the help
         # texts with the commands one level deeper than the action, which is where they are written.
         commands = {sub.dest: sub for sub in action._get_subactions()}
-        listed = [(title, [commands.pop(name) for name in names if name in commands]) for title, names in groups]
+        listed = [
+            (title, [commands.pop(name) for name in names if name in commands]) for title, names in groups
+        ]
         listed.append(("Other commands", list(commands.values())))
         parts: list[str] = []
         for title, subactions in listed:
@@ -173,7 +175,7 @@ class OneLineErrorParser(argparse.ArgumentParser):
 CommandGroups = tuple[tuple[str, tuple[str, ...]], ...]
 
 
-class _GroupedCommands(argparse._SubParsersAction):  # type: ignore[type-arg]
+class _GroupedCommands(argparse._SubParsersAction):
     """The sub-commands action of a command table: :class:`DefaultsHelpFormatter` lists the commands under
     the titles of :attr:`command_groups` (none: argparse's plain list)."""
 
