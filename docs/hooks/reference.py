@@ -46,6 +46,16 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any, **kwargs
     return markdown
 
 
+#: A Sphinx cross-reference role left in front of a code span by the docstrings (``:func:`name```): shown as
+#: the code span alone.
+ROLE = re.compile(r":(?:func|class|data|meth|attr|mod|exc|obj|const):(<code>)")
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any, **kwargs: Any) -> str:
+    """The API reference without the Sphinx role names its docstrings use before code spans."""
+    return ROLE.sub(r"\1", html)
+
+
 def escape(text: str) -> str:
     """``text`` as literal Markdown: HTML and Markdown's emphasis, code, link and table characters escaped."""
     text = html.escape(text.replace("\\", "\\\\"), quote=False)
@@ -112,7 +122,9 @@ def _command_section(path: list[str], parser: argparse.ArgumentParser) -> str:
     rows = _option_rows(parser)
     if rows:
         lines += ["| Argument | Description |", "| --- | --- |"]
-        lines += [f"| <code>{html.escape(name)}</code> | {escape(text)} |" for name, text in rows]
+        # A "|" in an invocation (--gpu NAME|FILE.toml) would end the table cell: written as an entity.
+        lines += [f"| <code>{html.escape(name).replace('|', '&#124;')}</code> | {escape(text)} |"
+                  for name, text in rows]
         lines.append("")
     if parser.epilog:
         lines += [escape(parser.epilog), ""]

@@ -125,6 +125,12 @@ def test_the_cli_reference_names_every_command_and_option() -> None:
     headings = set(re.findall(r"^#+ (.+?) \{#", text, re.MULTILINE))
     for path in commands:
         assert " ".join(path) in headings, f"{' '.join(path)} has no section in the CLI reference"
+    # Every table row has exactly its two cells: a "|" in a help text or an option is escaped.
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert len(rows) > 200
+    for row in rows:
+        assert row.replace("\\|", "").count("|") == 3, row
+    assert "<code>--gpu NAME&#124;FILE.toml</code>" in text
     # Every option of, e.g., `mig run` is in the reference, with its help text.
     run = dict(_every_command_parsers(parser))[("wattsched", "mig", "run")]
     for action in run._actions:
@@ -158,6 +164,14 @@ def test_the_reference_pages_carry_their_markers() -> None:
     assert "<!-- generated: schemas -->" in (DOCS / "reference" / "schemas.md").read_text(encoding="utf-8")
 
 
+def test_sphinx_roles_before_code_spans_are_dropped_from_pages() -> None:
+    hooks = load_hooks()
+    html = "<p>see :func:<code>simulate</code> and :data:<code>X</code>; a:b:<code>kept</code></p>"
+    assert hooks.on_page_content(html, None, None, None) == (
+        "<p>see <code>simulate</code> and <code>X</code>; a:b:<code>kept</code></p>"
+    )
+
+
 def test_markdown_escaping_keeps_help_text_literal() -> None:
     escape = load_hooks().escape
     assert escape("a|b <x> dur_7g *x* `y`") == r"a\|b &lt;x&gt; dur\_7g \*x\* \`y\`"
@@ -174,6 +188,7 @@ def test_the_site_builds_strictly_with_every_reference_page(tmp_path: Path) -> N
     assert 'id="trace"' in (site / "reference" / "schemas.html").read_text(encoding="utf-8")
     api = (site / "reference" / "api.html").read_text(encoding="utf-8")
     assert 'id="wattsched.mig.MigSimulation"' in api
+    assert ":func:<code>" not in api and ":class:<code>" not in api
     # Offline: the search index is inlined for file:// and no page loads a script or style from a server.
     assert (site / "search" / "search_index.js").is_file()
     for page in site.rglob("*.html"):
