@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from docs_fixtures import build_site, have_mkdocs
+from docs_fixtures import have_mkdocs
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -39,11 +39,8 @@ if _missing:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("docs") / "site"
-    done = build_site(folder)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return folder
+def site(built_site: Path) -> Path:
+    return built_site
 
 
 @pytest.fixture(scope="module")
