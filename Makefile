@@ -1,4 +1,4 @@
-# wattsched — two commands: `make reproduce` and `make test`.
+# wattsched — two commands: `make reproduce` and `make test` (and `make docs`: the documentation site).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +9,7 @@ WORKERS ?=
 # More options of `wattsched reproduce`, e.g. ARGS="--only table3" or "--study-option table3.dqn_timesteps=30000"
 ARGS ?=
 
-.PHONY: venv test test-slow lint reproduce bench clean
+.PHONY: venv test test-slow lint docs reproduce bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,7 +19,7 @@ $(BIN)/python:
 # so pip never pulls a multi-GB CUDA build; elsewhere pip simply downloads it.
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q "torch==2.13.0"
-	$(BIN)/pip install -q -e ".[rl,ray,nvml,test,lint]"
+	$(BIN)/pip install -q -e ".[rl,ray,nvml,test,lint,docs]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -34,6 +34,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 
+# The site, offline (open site/index.html from disk); --strict: a broken link or reference fails the build.
+# The reference pages are generated from the code during the build (docs/hooks/reference.py).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 reproduce: $(STAMP)
 	$(BIN)/wattsched reproduce --scale $(SCALE) --out $(OUT) $(if $(WORKERS),--workers $(WORKERS),) $(ARGS)
 
@@ -41,4 +46,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) results .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) results site .pytest_cache .mypy_cache .ruff_cache

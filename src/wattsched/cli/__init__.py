@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK (argcomplete's global completion looks for this marker in the entry point's module)
 """The ``wattsched`` command line. Only this package parses arguments.
 
 Each command lives in its own module exposing ``add_parser(subparsers)``; the parser's ``func`` default runs
@@ -7,13 +8,17 @@ of the command the command line names is imported (the others get their name and
 line and exit 2; an unexpected exception prints one line naming a crash report and exits 1 (``--debug`` shows
 the traceback instead). ``-v``/``-q``/``--debug`` are accepted anywhere before a ``--``, and so is
 ``--plugin MODULE`` (repeatable): each module is imported before the command line is parsed, so the names
-it registers (policies, partitioners, placements, GPUs) are known to every command.
+it registers (policies, partitioners, placements, GPUs) are known to every command. ``wattsched --help``
+lists the commands in the groups of :data:`COMMAND_GROUPS`. Tab completion (argcomplete, ``wattsched
+completion SHELL``) builds the parser of the command being typed only while the shell asks for completions.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
+import shlex
 import sys
 import warnings
 from collections.abc import Sequence
@@ -21,6 +26,8 @@ from typing import Any
 
 from wattsched.cli._parsing import (
     Command,
+    Command,
+    CommandGroups,
     OneLineErrorParser,
     add_commands,
     split_global_flags,
@@ -28,7 +35,7 @@ from wattsched.cli._parsing import (
 )
 from wattsched.errors import WattschedError
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "COMMAND_GROUPS", "build_parser", "main"]
 
 #: The top-level commands: name, one-line help, the module whose ``add_parser(subparsers)`` builds it.
 COMMANDS: tuple[Command, ...] = (
@@ -64,6 +71,18 @@ COMMANDS: tuple[Command, ...] = (
         "describe the files wattsched reads and writes (trace, tasks, sweep, ...)",
         "wattsched.cli.schema",
     ),
+    Command(
+        "completion", "print the shell code of tab completion (bash, zsh, fish)", "wattsched.cli.completion"
+    ),
+)
+
+#: How ``wattsched --help`` groups the commands: each command of :data:`COMMANDS` is in exactly one group.
+COMMAND_GROUPS: CommandGroups = (
+    ("Simulate and compare", ("mig", "cluster", "dvfs", "sweep", "advise", "reproduce")),
+    ("Data", ("import", "schema")),
+    ("Results", ("report", "plot")),
+    ("Real hardware", ("gpu", "measure", "slurm")),
+    ("Shell", ("completion",)),
 )
 
 
@@ -100,7 +119,7 @@ def build_parser(argv: Sequence[str] | None = None) -> OneLineErrorParser:
         help="import MODULE first (a module name, or a .py file): the policies, partitioners, placements "
         "and GPUs it registers can then be named; repeatable, accepted anywhere on the command line",
     )
-    add_commands(parser, COMMANDS, argv)
+    add_commands(parser, COMMANDS, argv, COMMAND_GROUPS)
     return parser
 
 
@@ -165,6 +184,8 @@ def _restore_logging(previous: tuple[int, bool]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``wattsched argv`` (default: ``sys.argv[1:]``) and return the exit status."""
+    if argv is None and "_ARGCOMPLETE" in os.environ:
+        _complete()
     raw = list(sys.argv[1:] if argv is None else argv)
     rest, flags = split_global_flags(raw)
     rest, modules = split_plugins(rest)
@@ -182,6 +203,20 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     """A library warning as one stderr line, like the log records (``-q`` hides it)."""
     del category, filename, lineno, file, line
     logging.getLogger("wattsched").warning("%s", message)
+
+
+def _complete() -> None:
+    """Answer the shell's completion request (argcomplete sets ``_ARGCOMPLETE``, ``COMP_LINE`` and
+    ``COMP_POINT``) and exit. Only the command being typed is built in full, as for a normal run."""
+    import argcomplete  # imported only while completing: it is not needed, nor paid for, by a run
+
+    line = os.environ.get("COMP_LINE", "")
+    try:
+        point = int(os.environ.get("COMP_POINT", len(line)))
+        words: list[str] | None = shlex.split(line[:point])[1:]
+    except ValueError:  # an open quote or a bad COMP_POINT: build every command
+        words = None
+    argcomplete.autocomplete(build_parser(None if words is None else split_global_flags(words)[0]))
 
 
 def _dispatch(rest: list[str], raw: list[str], debug: int, modules: Sequence[str] = ()) -> int:

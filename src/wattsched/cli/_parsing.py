@@ -2,7 +2,8 @@
 
 * :class:`OneLineErrorParser`: usage errors are one line with exit status 2, with a "did you mean" for a
   mistyped command, option or choice.
-* :class:`DefaultsHelpFormatter`: every option's help shows its default.
+* :class:`DefaultsHelpFormatter`: every option's help shows its default; a command table's sub-commands are
+  listed under the titles of their groups (``wattsched --help``).
 * :class:`Command` and :func:`add_commands`: commands are declared in tables and a command's options are
   only built when the command line names it, so ``wattsched --help`` and ``wattsched mig run`` import
   only what they use.
@@ -17,7 +18,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from wattsched.errors import ConfigError, did_you_mean
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GLOBAL_FLAGS",
     "Command",
+    "CommandGroups",
     "DefaultsHelpFormatter",
     "OneLineErrorParser",
     "add_commands",
@@ -116,6 +118,27 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         shown = " ".join(map(str, default)) if isinstance(default, list | tuple) else "%(default)s"
         return f"{text} (default: {shown})" if text else f"default: {shown}"
 
+    def _format_action(self, action: argparse.Action) -> str:
+        groups: CommandGroups = getattr(action, "command_groups", ())
+        if not groups or not isinstance(action, argparse._SubParsersAction):
+            return super()._format_action(action)
+        # A title line per group, its commands indented below it; argparse measured the column of the help
+        # texts with the commands one level deeper than the action, which is where they are written.
+        commands = {sub.dest: sub for sub in action._get_subactions()}
+        listed = [
+            (title, [commands.pop(name) for name in names if name in commands]) for title, names in groups
+        ]
+        listed.append(("Other commands", list(commands.values())))
+        parts: list[str] = []
+        for title, subactions in listed:
+            if not subactions:
+                continue
+            parts.append(f"{' ' * self._current_indent}{title}:\n")
+            self._indent()
+            parts.extend(super(DefaultsHelpFormatter, self)._format_action(sub) for sub in subactions)
+            self._dedent()
+        return "".join(parts)
+
 
 _CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
 
@@ -172,6 +195,17 @@ class OneLineErrorParser(argparse.ArgumentParser):
         return parser
 
 
+#: Titled groups of command names: ``((title, (name, ...)), ...)``.
+CommandGroups = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+class _GroupedCommands(argparse._SubParsersAction):
+    """The sub-commands action of a command table: :class:`DefaultsHelpFormatter` lists the commands under
+    the titles of :attr:`command_groups` (none: argparse's plain list)."""
+
+    command_groups: CommandGroups = ()
+
+
 @dataclass(frozen=True)
 class Command:
     """One top-level command: its name, one-line help, and the module whose ``add_parser(subparsers)``
@@ -183,17 +217,25 @@ class Command:
 
 
 def add_commands(
-    parser: argparse.ArgumentParser, commands: Sequence[Command], argv: Sequence[str] | None
+    parser: argparse.ArgumentParser,
+    commands: Sequence[Command],
+    argv: Sequence[str] | None,
+    command_groups: CommandGroups = (),
 ) -> None:
     """Add ``commands`` as sub-commands of ``parser``.
 
     ``argv`` is the command line (global flags removed): only the command it names is built in full (its
     module imported); the others get their name and help line only. ``argv=None`` builds every command.
+    ``command_groups`` titles the commands in the help (a command in no group is listed last, under "Other
+    commands").
     """
     global _REST
-    groups = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=OneLineErrorParser
-    )
+    titled = {"title": "commands"} if command_groups else {}  # argparse makes a section of any title given
+    groups = cast(_GroupedCommands, parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=OneLineErrorParser,
+        action=_GroupedCommands, **titled,
+    ))
+    groups.command_groups = command_groups
     chosen = _first_word(argv)
     _REST = None if argv is None else list(argv[argv.index(chosen) + 1 :]) if chosen is not None else []
     for command in commands:

@@ -50,8 +50,8 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         "--scale",
         choices=("quick", "paper"),
         default="quick",
-        help="hyperparameter preset: quick (8 networks of 64-64, 120k steps each) or paper (§A.6.4, "
-        "2000 days)",
+        help="hyperparameter preset: quick (8 networks of 64-64, 120k steps each) or paper (the "
+        "published agent's settings, 2000 days)",
     )
     train.add_argument(
         "--ensemble",

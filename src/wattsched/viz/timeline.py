@@ -2,7 +2,7 @@
 
 One row per stretch a job ran on one slice (``kind = "run"``), one row per repartition blackout
 (``kind = "repartition"``, ``job_id = ""``, the configuration being created) and one ``kind = "end"`` row
-whose ``start_s = end_s`` is the end of the energy integral (CONTRACT §4: ``max(horizon, last completion)``).
+whose ``start_s = end_s`` is the end of the energy integral: ``max(horizon, last completion)``.
 Columns (:data:`TIMELINE_COLUMNS`):
 
 ==================  ===========================================================================

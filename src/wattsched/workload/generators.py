@@ -208,7 +208,7 @@ def generate_jobs(
         size 1, 2, 3, 4, 7 and on the MIG-disabled GPU).
 
     Raises:
-        ConfigError (a ValueError) naming the argument when ``spec`` or ``seed`` is not valid.
+        ConfigError: (a ValueError) naming the argument when ``spec`` or ``seed`` is not valid.
     """
     _check_seed(seed)
     if not isinstance(spec, WorkloadSpec):
