@@ -15,7 +15,7 @@ A mig-parted file is YAML::
 Each config is a list of device filters with the MIG state they should get; ``mig-devices`` counts
 instances per profile and says nothing about placements: mig-parted (through the driver) places them.
 :func:`export_document` writes our configurations in that form, one config per configuration named
-``wattsched-<gpu>-<id>`` (CONTRACT §8); :func:`parse_document` reads such a file back, checked, and
+``wattsched-<gpu>-<id>`` (docs/howto/nvml.md); :func:`parse_document` reads such a file back, checked, and
 :func:`import_layouts` places each config's counts by the GPU's placement rules (or says it cannot).
 Pure functions: no NVML, YAML through PyYAML's safe loader and dumper.
 """

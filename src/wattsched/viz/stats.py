@@ -39,11 +39,12 @@ class Metric:
     decimals: int = 3
 
 
-#: Metrics of a MIG run table (CONTRACT §9 sweep columns, Table II/III rows). Energy in kWh, time in minutes.
+#: Metrics of a MIG run table (docs/howto/sweep.md sweep columns, Table II/III rows). Energy in kWh, time in
+#: minutes.
 METRICS: dict[str, Metric] = {
     metric.name: metric
     for metric in (
-        Metric("et", "et", "ET (P1 §IV-A, lower is better)"),
+        Metric("et", "et", "ET (P1 Sec. IV-A, lower is better)"),
         Metric("energy", "energy_j", "energy (kWh)", 1.0 / JOULES_PER_KWH, 4),
         Metric("tardiness", "avg_tardiness_s", "average tardiness (min)", 1.0 / SECONDS_PER_MINUTE),
         Metric("max-tardiness", "max_tardiness_s", "maximum tardiness (min)", 1.0 / SECONDS_PER_MINUTE),

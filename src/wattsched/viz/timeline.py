@@ -2,8 +2,8 @@
 
 One row per stretch a job ran on one slice (``kind = "run"``), one row per repartition blackout
 (``kind = "repartition"``, ``job_id = ""``, the configuration being created) and one ``kind = "end"`` row
-whose ``start_s = end_s`` is the end of the energy integral (CONTRACT §4: ``max(horizon, last completion)``).
-Columns (:data:`TIMELINE_COLUMNS`):
+whose ``start_s = end_s`` is the end of the energy integral (docs/concepts/mig-model.md: ``max(horizon, last
+completion)``). Columns (:data:`TIMELINE_COLUMNS`):
 
 ==================  ===========================================================================
 ``job_id``          the job (``""`` on repartition and end rows)
@@ -111,9 +111,9 @@ def slice_placement(configuration: Configuration, start: int) -> SlicePlacement:
 
 
 def power_table(gpu: MigGpu, per_kind: bool) -> PowerTable:
-    """The watts of each busy state (CONTRACT §4, §7): the GPU's default selection (per job kind where its
-    model declares kind curves and ``per_kind``), else its default curve; capped, not throttled. The single
-    place where figures look up board power."""
+    """The watts of each busy state (docs/concepts/power-models.md): the GPU's default
+    selection (per job kind where its model declares kind curves and ``per_kind``), else its default curve;
+    capped, not throttled. The single place where figures look up board power."""
     return gpu.power.table(None if per_kind else gpu.power.default_curve)
 
 

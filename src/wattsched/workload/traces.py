@@ -1,4 +1,4 @@
-"""MIG job trace files (CONTRACT §3): CSV or Parquet by suffix, validated, written atomically.
+"""MIG job trace files (docs/howto/import-trace.md): CSV or Parquet by suffix, validated, written atomically.
 
 Reading validates whole columns at once and reports the first bad cell (earliest row, then leftmost column)
 as one :class:`InputError` naming the file, the 1-based data row and the column. Floats are written with
@@ -47,13 +47,13 @@ __all__ = [
 ]
 
 FULL_DURATION_COLUMN = "dur_full_s"
-#: The columns every trace needs, then at least one ``dur_<g>g_s`` column (CONTRACT §3, §7).
+#: The columns every trace needs, then at least one ``dur_<g>g_s`` column (docs/howto/import-trace.md).
 BASE_COLUMNS: tuple[str, ...] = ("job_id", "arrival_s", "deadline_s", "kind", "scaling")
 #: The columns of a trace with P1's sizes, in file order (``dur_full_s`` is optional and follows them).
 TRACE_COLUMNS: tuple[str, ...] = (*BASE_COLUMNS, *DURATION_COLUMNS)
 _DURATION = re.compile(r"^dur_([1-9][0-9]*)g_s$")
 #: The MIG-disabled GPU has this many compute slices on every catalogue GPU: its default duration derives
-#: from the job's run time on a slice of this size (CONTRACT §3).
+#: from the job's run time on a slice of this size (docs/howto/import-trace.md).
 _FULL_SIZE = 7
 _KINDS = {k.value: k for k in JobKind}
 _SCALINGS = {s.value: s for s in Scaling}
@@ -68,7 +68,8 @@ def read_trace(path: str | Path) -> list[Job]:
 
 
 def frame_to_jobs(frame: pd.DataFrame, source: str) -> list[Job]:
-    """Validate a trace table (CONTRACT §3) and build its jobs; ``source`` names the file in errors."""
+    """Validate a trace table (docs/howto/import-trace.md) and build its jobs; ``source`` names the file in
+    errors."""
     ids, numbers, labels = _validated(frame, source)
     sizes = _sizes(frame)
     durations = np.column_stack([numbers[duration_column(g)] for g in sizes])
@@ -95,7 +96,8 @@ def frame_to_jobs(frame: pd.DataFrame, source: str) -> list[Job]:
     ]
     if not np.isnan(full).any():
         return jobs
-    # No dur_full_s and no dur_7g_s: derive the full-GPU time from the job's scaling family (CONTRACT §7).
+    # No dur_full_s and no dur_7g_s: derive the full-GPU time from the job's scaling family
+    # (docs/concepts/mig-model.md).
     out = []
     for row, job in enumerate(jobs):
         try:
@@ -214,7 +216,8 @@ def _first(mask: np.ndarray) -> int | None:
 
 
 def jobs_to_frame(jobs: Sequence[Job]) -> pd.DataFrame:
-    """The trace table of ``jobs`` (all CONTRACT §3 columns including ``dur_full_s``), in order."""
+    """The trace table of ``jobs`` (all the trace columns of docs/howto/import-trace.md, including
+    ``dur_full_s``), in order."""
     import pandas as pd
 
     sizes = jobs[0].sizes if jobs else tuple(int(c[4:-3]) for c in DURATION_COLUMNS)

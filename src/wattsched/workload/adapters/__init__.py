@@ -1,4 +1,4 @@
-"""Trace adapters: public GPU-cluster job traces → wattsched MIG traces (CONTRACT §3).
+"""Trace adapters: public GPU-cluster job traces → wattsched MIG traces (docs/howto/import-trace.md).
 
 ``ADAPTERS.make("philly")`` returns a parser ``(path, options) -> ParsedTrace``; :func:`import_trace` parses
 and builds the jobs with an :class:`ImportReport` of rows read / kept / skipped / filtered by reason. Each

@@ -22,7 +22,7 @@ counted in the :class:`ImportReport`:
 5. **Class**: ``source`` uses the adapter's own hint (Alibaba: QoS), ``duration`` calls a job inference when
    its *observed* run time is at most ``inference_max_s`` (600 s: P1's training jobs take at least 10 min),
    ``share`` draws inference with probability ``inference_share``.
-6. **Deadline** by P1's rule (papers.md §A.3.6): ``d = a + U(lo, hi) · dur_7g`` with
+6. **Deadline** by P1's rule (docs/concepts/mig-model.md): ``d = a + U(lo, hi) · dur_7g`` with
    ``deadline_slack = (lo, hi)``.
 
 Randomness (thinning, class share, curve draws, slack) comes from ``numpy.random.SeedSequence(seed)`` spawned
