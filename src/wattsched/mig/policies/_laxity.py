@@ -62,9 +62,8 @@ class LaxityPolicy:
 
     def rank(self, view: SchedulerView, job: int) -> float:
         # Rounded to the microsecond so that laxities equal up to float noise tie exactly and fall to the
-        # The priority tie-break (earlier arrival, then row). This matters: a job preempted by a
-        # critical-laxity event reaches the threshold exactly when its preemptor, running on its reference
-        # slice, sits there.
+        # priority tie-break (earlier arrival, then row). This matters: a job preempted by a critical-laxity
+        # event reaches the threshold exactly when its preemptor, running on its reference slice, sits there.
         return _round_micro(view.deadline_s[job] - view.remaining[job] * view.job_reference_s[job])
 
     def critical_time_s(self, view: SchedulerView, job: int, key: float) -> float:
