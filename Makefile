@@ -15,8 +15,8 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# torch==2.13.0 first: the CPU wheel on this machine satisfies the [rl] extra's range,
-# so pip never pulls a multi-GB CUDA build; elsewhere pip simply downloads it.
+# torch==2.13.0 first: where its CPU wheel is installed it satisfies the [rl] extra's range, so pip never
+# pulls a multi-GB CUDA build; elsewhere pip simply downloads it.
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q "torch==2.13.0"
 	$(BIN)/pip install -q -e ".[rl,ray,nvml,test,lint,docs]"

@@ -1,4 +1,4 @@
-"""Cluster engine speed (issue 14): the Alibaba 2023 replay, cost per job against the one-GPU engine, jobs per
+"""Cluster engine speed: the Alibaba 2023 replay, cost per job against the one-GPU engine, jobs per
 second from 1 to 4,096 GPUs (a plot), and a synthetic month on 1,024 GPUs at the ``paper`` load.
 
 Every figure is CPU time of this process (``time.process_time``), printed as jobs per second and as ratios to

@@ -1,8 +1,8 @@
-"""The DQN at the ``paper`` preset (issue 12, item 2): training time, and ET against P1's baselines and the
+"""The DQN at the ``paper`` preset: training time, and ET against P1's baselines and the
 lookahead planner on the same held-out days, with an ablation of each change.
 
-Paper preset (CONTRACT §4): P1's Fig. 5 day profile at rate multiplier 2.5 (~516 jobs/day), Static =
-configuration 3 (the GPU's static role), Day-Night 6/2, P1's deadline rule. The DQN is
+Paper preset (docs/concepts/presets.md): P1's Fig. 5 day profile at rate multiplier 2.5 (~516 jobs/day),
+Static = configuration 3 (the GPU's static role), Day-Night 6/2, P1's deadline rule. The DQN is
 :func:`wattsched.rl.dqn.paper_config` with ET's ``a`` from pilot runs at that load.
 
 Targets (P1 Table III): Dynamic better than Static by >= 29 %, than Day-Night by >= 23 %, than No-MIG by

@@ -1,4 +1,4 @@
-"""Start-up of the ``wattsched`` command: this tree side by side with a baseline commit (issue 13 item 5).
+"""Start-up of the ``wattsched`` command: this tree side by side with a baseline commit.
 
 Two commands, each run as a fresh process (``python -c 'from wattsched.cli import main; ...' ARGS`` with the
 tree's ``src`` first on ``PYTHONPATH``), timed from spawn to exit:
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The target of issue 13: both commands in at most this many seconds.
+#: The target: both commands in at most this many seconds.
 TARGET_S = 0.4
 COMMANDS: dict[str, list[str]] = {
     "help": ["--help"],

@@ -1,5 +1,5 @@
-"""One `wattsched sweep` against a shell loop of `wattsched mig run` calls (issue 13: "a 13-configuration loop
-took 28 s, the same 65 runs take 2.1 s from Python").
+"""One `wattsched sweep` against a shell loop of `wattsched mig run` calls (a loop of 13
+configurations once took 28 s where the same 65 runs take 2.1 s from Python).
 
     python benchmarks/bench_sweep.py                  # 13 configurations x 5 policies, one 24 h day, seed 1
     python benchmarks/bench_sweep.py --loop-runs 65   # time every CLI call of the loop, not a sample

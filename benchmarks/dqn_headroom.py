@@ -1,4 +1,4 @@
-"""How far is the trained DQN from what foresight of the day's arrivals would earn? (issue 12, item 2)
+"""How far is the trained DQN from what foresight of the day's arrivals would earn?
 
 P1 reports Dynamic 26 % better than Day-Night; our DQN reaches less. This script measures on held-out days of
 the ``paper`` preset whether more is possible in our simulator at all, with two *clairvoyant* planners that

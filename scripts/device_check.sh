@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Read-only check of the NVML paths on a real NVIDIA GPU (issue 11).
+# Read-only check of the NVML paths on a real NVIDIA GPU.
 #
 # It reads the GPU and runs kernels at the card's own settings; it never changes MIG mode, clocks or power
 # limits, and every `mig plan` here is a dry run (no --apply anywhere in this script).

@@ -1,15 +1,22 @@
-"""Shared fixtures. Real data is read from ``../shared/data`` beside the repository, never copied here."""
+"""Shared fixtures. Real data is read from the repository's ``data/`` folder (``data/README.md``); the few
+files no licence lets the repository ship are looked for in ``data/`` and in ``../shared/data`` beside the
+checkout, and the tests that need them skip, naming the file, when they are absent (also under ``CI=true``: a
+CI checkout has no copy of them, unlike a missing Slurm, which fails there)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+#: The data shipped with the repository.
+REPO_DATA = REPO_ROOT / "data"
+#: Where files that may not be redistributed are looked for, in order (same layout as ``data/``).
+UNSHIPPED_DATA_DIRS = (REPO_DATA, REPO_ROOT.parent / "shared" / "data")
 
 # The default run (CI) is derandomised so that it is reproducible; the slow run explores afresh each time.
 settings.register_profile(
@@ -27,7 +34,22 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data not found at {SHARED_DATA}")
-    return SHARED_DATA
+def repo_data() -> Path:
+    """The repository's ``data/`` folder."""
+    return REPO_DATA
+
+
+def unshipped_file(relative: str) -> Path:
+    """The path of a data file the repository may not ship (``relative`` to a data folder, e.g.
+    ``traces/openb_pod_list_default.csv``); skips the calling test, with the reason, when no copy is found."""
+    for folder in UNSHIPPED_DATA_DIRS:
+        if (folder / relative).is_file():
+            return folder / relative
+    pytest.skip(f"needs data/{relative} or ../shared/data/{relative} (not redistributable: no licence; "
+                "data/README.md says where to get it)")
+
+
+@pytest.fixture(scope="session")
+def unshipped() -> Callable[[str], Path]:
+    """:func:`unshipped_file`, for tests: ``unshipped("traces/openb_pod_list_default.csv")``."""
+    return unshipped_file

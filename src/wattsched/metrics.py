@@ -1,4 +1,4 @@
-"""The ET metric of P1 (CONTRACT §2, papers.md §A.4) and run summaries, as pure functions.
+"""The ET metric of P1 (docs/concepts/et.md) and run summaries, as pure functions.
 
 Per run ``i``: ``x_i`` = energy in joules, ``y_i`` = average tardiness in **minutes**. The coefficient
 ``a = t̄ / (2·s̄)`` uses the pooled means over all runs of one comparison, and
@@ -97,7 +97,7 @@ def et_score(
     unfinished_jobs: ArrayLike | None = None,
     allow_unfinished: bool = False,
 ) -> float:
-    """Mean ET of the runs (P1 §IV-A): ``mean((a·x_i + y_i) / (a + 1))`` with ``x_i`` the energy in J and
+    """Mean ET of the runs (P1 Sec. IV-A): ``mean((a·x_i + y_i) / (a + 1))`` with ``x_i`` the energy in J and
     ``y_i`` the average tardiness in minutes (given in seconds here, converted inside).
 
     Args:

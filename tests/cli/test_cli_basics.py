@@ -8,7 +8,7 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -214,11 +214,11 @@ def test_capacity_exceeded_warns(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_speeds_of_another_gpu_warn(
-    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    repo_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    base = ["mig", "import", "--format", "philly", "--input", str(shared_data / "traces" / "philly.csv"),
+    base = ["mig", "import", "--format", "philly", "--input", str(repo_data / "traces" / "philly.csv"),
             "--day", "40", "--target-rate", "0.1", "--scaling", "measured", "--speeds",
-            str(shared_data / "mig-profiles" / "slice_speed.csv"), "--json"]
+            str(repo_data / "mig-profiles" / "slice_speed.csv"), "--json"]
     assert cli([*base, "--gpu", "h200-141gb", "-o", str(tmp_path / "h.csv")]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("wattsched: warning: --speeds ")
@@ -281,8 +281,10 @@ def test_schema_lists_and_describes(capsys: pytest.CaptureFixture[str]) -> None:
         assert column in capsys.readouterr().out
 
 
-def test_dvfs_fit_warns_on_data_of_another_gpu(shared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = shared_data / "dvfs-measurements"
+def test_dvfs_fit_warns_on_data_of_another_gpu(
+    unshipped: Callable[[str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = unshipped("dvfs-measurements/gtx2070s.csv").parent
     assert cli(["dvfs", "fit", "--data", str(data / "gtx2070s.csv"), "--json"]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("wattsched: warning: --data ")

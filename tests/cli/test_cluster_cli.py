@@ -5,6 +5,7 @@ Alibaba 2023 pod and node lists import with every row and GPU accounted for (bad
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -65,10 +66,10 @@ def test_generated_cluster_run_is_deterministic_and_writes_jobs(capsys: pytest.C
 
 
 def test_alibaba_import_places_pods_on_the_node_list(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                     shared_data: Path) -> None:
-    traces = shared_data / "traces"
+                                                     unshipped: Callable[[str], Path]) -> None:
     out = tmp_path / "openb.csv"
-    pods, nodes_csv = str(traces / "openb_pod_list_default.csv"), str(traces / "openb_node_list_all_node.csv")
+    pods = str(unshipped("traces/openb_pod_list_default.csv"))
+    nodes_csv = str(unshipped("traces/openb_node_list_all_node.csv"))
     report = _json(capsys, ["cluster", "import", "--format", "alibaba-2023", "--input", pods,
                             "--nodes", nodes_csv, "-o", str(out), "--json"])
     assert report["rows_read"] == 8152
@@ -91,9 +92,9 @@ def test_alibaba_import_places_pods_on_the_node_list(capsys: pytest.CaptureFixtu
 
 
 def test_philly_day_runs_on_a_given_cluster(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                             shared_data: Path) -> None:
+                                             repo_data: Path) -> None:
     out = tmp_path / "philly.csv"
-    philly = str(shared_data / "traces" / "philly.csv")
+    philly = str(repo_data / "traces" / "philly.csv")
     report = _json(capsys, ["cluster", "import", "--format", "philly", "--input", philly, "--day", "40",
                             "-o", str(out), "--json"])
     assert report["rows_kept"] > 100 and "nodes" not in report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -120,8 +121,8 @@ def test_user_errors_print_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Ca
     assert "day.csv, row" in capsys.readouterr().err
 
 
-def test_fit(shared_data: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    data = shared_data / "dvfs-measurements" / "gtx1080ti.csv"
+def test_fit(unshipped: Callable[[str], Path], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = unshipped("dvfs-measurements/gtx1080ti.csv")
     assert main(["dvfs", "fit", "--data", str(data), "--json", "-o", str(tmp_path / "fit.csv")]) == 0
     result = json.loads(capsys.readouterr().out)
     assert len(result["applications"]) == 30
@@ -187,3 +188,54 @@ def test_rules_default_to_p2_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert later["energy_run_j"] == pytest.approx(plain["energy_run_j"])  # same settings, later starts
     offline = _json_run(capsys, ["--util", "0.2", "--pairs", "64"])
     assert "initial_placement" not in offline
+
+
+def _write_measurements(path: Path, core_mhz: list[float], memory_mhz: list[float], base: tuple[float, float],
+                        apps: dict[str, tuple[float, float, float, float, float, float]]) -> None:
+    """A measurement CSV in the layout of the published GTX 1080 Ti / RTX 2070 SUPER files (``appName, coreF,
+    memF, argNo, kernel, time/ms, power/W``; those files are not shipped): every application at every
+    (coreF, memF) pair, its time and power exactly the DVFS model's at parameters
+    ``(P0, gamma, c, t0, D, delta)``, with ``V = 2 (f_c - 0.5)² + 0.5``, the 1080 Ti's lowest voltage."""
+    lines = ["appName,coreF,memF,argNo,kernel,time/ms,power/W"]
+    for app, (p0, gamma, c, t0, d, delta) in apps.items():
+        for core in core_mhz:
+            for memory in memory_mhz:
+                fc, fm = core / base[0], memory / base[1]
+                v = 2 * (fc - 0.5) ** 2 + 0.5
+                time_ms = 1000 * (t0 + d * (delta / fc + (1 - delta) / fm))
+                power_w = p0 + gamma * fm + c * v * v * fc
+                lines.append(f"{app},{core:g},{memory:g},input00,{app}Kernel,{time_ms!r},{power_w!r}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_fit_on_rows_in_the_published_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "gtx1080ti-like.csv"
+    apps = {"alpha": (60.0, 25.0, 110.0, 0.002, 0.010, 0.4), "beta": (40.0, 10.0, 150.0, 0.001, 0.020, 0.9)}
+    _write_measurements(data, [1600, 1700, 1800, 1900, 2000], [4000, 4500, 5000, 5500], (1800, 5000), apps)
+    out = tmp_path / "fit.csv"
+    assert main(["dvfs", "fit", "--data", str(data), "--gpu", "gtx1080ti", "--json", "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""  # the data hold the GPU's default clocks (1800, 5000): no warning
+    result = json.loads(captured.out)
+    assert len(result["applications"]) == 2
+    fits = pd.read_csv(out).set_index("app")
+    # The rows are the model's own values, so the fit gives the parameters back.
+    for app, (p0, gamma, c, t0, d, delta) in apps.items():
+        row = fits.loc[app]
+        assert (row["p0_w"], row["gamma_w"], row["c_w"]) == pytest.approx((p0, gamma, c), rel=1e-6)
+        assert (row["t0_s"], row["d_s"], row["delta"]) == pytest.approx((t0, d, delta), rel=1e-6)
+        assert row["samples"] == 20
+    assert 0 < result["mean_saving_narrow"] < result["mean_saving_wide"]
+
+
+def test_fit_warns_once_on_clocks_of_another_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "rtx2070s-like.csv"  # the 2070 SUPER clocks, 1080 Ti defaults
+    _write_measurements(data, [1680, 1780, 1880, 1980, 2080], [5800, 6300, 6800, 7300], (1880, 6300),
+                        {"alpha": (60.0, 25.0, 110.0, 0.002, 0.010, 0.4)})
+    assert main(["dvfs", "fit", "--data", str(data), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("wattsched: warning: --data ")
+    assert "--gpu gtx1080ti's default clocks (core 1800 MHz, memory 5000 MHz" in err
+    assert "core 1680-2080 MHz, memory 5800-7300 MHz" in err
+    assert main(["dvfs", "fit", "--data", str(data), "--gpu", "rtx2070s", "--json"]) == 0
+    assert capsys.readouterr().err == ""

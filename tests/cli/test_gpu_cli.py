@@ -15,8 +15,8 @@ from wattsched.hardware.gpu.fake import FakeBackend
 
 
 @pytest.fixture
-def h200(shared_data: Path) -> Path:
-    return shared_data / "hardware" / "h200" / "nvml_facts.json"
+def h200(repo_data: Path) -> Path:
+    return repo_data / "hardware" / "h200" / "nvml_facts.json"
 
 
 def fake(path: Path) -> str:
@@ -80,7 +80,7 @@ def test_record_replays(h200: Path, tmp_path: Path) -> None:
     assert replayed.profiles(0) == FakeBackend(h200).profiles(0)
 
 
-def test_snapshot_writes_a_catalogue_entry(h200: Path, shared_data: Path, tmp_path: Path) -> None:
+def test_snapshot_writes_a_catalogue_entry(h200: Path, repo_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "h200.toml"
     assert main(["gpu", "snapshot", "--backend", fake(h200), "-o", str(out)]) == 0
     entry = tomllib.loads(out.read_text())

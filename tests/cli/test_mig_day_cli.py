@@ -11,8 +11,8 @@ from wattsched.cli import main
 
 
 @pytest.fixture
-def h200(shared_data: Path) -> Path:
-    return shared_data / "hardware" / "h200" / "nvml_facts.json"
+def h200(repo_data: Path) -> Path:
+    return repo_data / "hardware" / "h200" / "nvml_facts.json"
 
 
 def test_day_without_live_lists_the_changes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -13,11 +14,11 @@ from wattsched.workload.traces import read_trace
 
 
 def test_import_philly_day_then_run(
-    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    repo_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     trace = tmp_path / "philly_day40.csv"
     status = main([
-        "mig", "import", "--format", "philly", "--input", str(shared_data / "traces" / "philly.csv"),
+        "mig", "import", "--format", "philly", "--input", str(repo_data / "traces" / "philly.csv"),
         "-o", str(trace), "--day", "40", "--target-rate", "0.2", "--max-duration-s", "14400",
         "--target-load", "0.5", "--seed", "1", "--json",
     ])  # fmt: skip
@@ -41,14 +42,14 @@ def test_import_philly_day_then_run(
 
 
 def test_import_alibaba_with_measured_curves(
-    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    repo_data: Path, unshipped: Callable[[str], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     trace = tmp_path / "ali.parquet"
     status = main([
         "mig", "import", "--format", "alibaba-2023",
-        "--input", str(shared_data / "traces" / "openb_pod_list_default.csv"), "-o", str(trace),
+        "--input", str(unshipped("traces/openb_pod_list_default.csv")), "-o", str(trace),
         "--day", "130", "--scaling", "measured",
-        "--speeds", str(shared_data / "mig-profiles" / "slice_speed.csv"),
+        "--speeds", str(repo_data / "mig-profiles" / "slice_speed.csv"),
     ])  # fmt: skip
     assert status == 0
     err = capsys.readouterr().err

@@ -16,8 +16,8 @@ from wattsched.hardware.gpu.fake import FakeBackend
 
 
 @pytest.fixture
-def h200(shared_data: Path) -> Path:
-    return shared_data / "hardware" / "h200" / "nvml_facts.json"
+def h200(repo_data: Path) -> Path:
+    return repo_data / "hardware" / "h200" / "nvml_facts.json"
 
 
 def test_plan_json_between_two_a100_configurations(capsys: pytest.CaptureFixture[str]) -> None:

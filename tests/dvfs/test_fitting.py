@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -38,8 +39,10 @@ def test_exact_model_data_is_recovered() -> None:
 @pytest.mark.parametrize(
     ("name", "gpu", "apps"), [("gtx1080ti.csv", "gtx1080ti", 30), ("gtx2070s.csv", "rtx2070s", 20)]
 )
-def test_real_measurements_fit_well(shared_data: Path, name: str, gpu: str, apps: int) -> None:
-    fits = fit_measurements(shared_data / "dvfs-measurements" / name, load_dvfs_gpu(gpu))
+def test_real_measurements_fit_well(
+    unshipped: Callable[[str], Path], name: str, gpu: str, apps: int
+) -> None:
+    fits = fit_measurements(unshipped(f"dvfs-measurements/{name}"), load_dvfs_gpu(gpu))
     assert len(fits) == apps and all(f.samples == 20 for f in fits)
     assert np.mean([f.time_mape for f in fits]) < 0.02
     assert np.mean([f.power_mape for f in fits]) < 0.02

@@ -12,8 +12,8 @@ from wattsched.hardware.gpu import BACKEND_ENV
 
 
 @pytest.fixture
-def h200(shared_data: Path) -> Path:
-    return shared_data / "hardware" / "h200" / "nvml_facts.json"
+def h200(repo_data: Path) -> Path:
+    return repo_data / "hardware" / "h200" / "nvml_facts.json"
 
 
 def variant(source: Path, folder: Path, **changes: object) -> Path:

@@ -45,8 +45,8 @@ def test_every_entry_conforms(name: str) -> None:
     assert gpu.power.estimated == (name in ("a100-80gb", "h100-80gb"))
 
 
-def test_h200_entry_is_exactly_its_nvml_read_out(shared_data: Path) -> None:
-    facts = json.loads((shared_data / "hardware" / "h200" / "nvml_facts.json").read_text())
+def test_h200_entry_is_exactly_its_nvml_read_out(repo_data: Path) -> None:
+    facts = json.loads((repo_data / "hardware" / "h200" / "nvml_facts.json").read_text())
     gpu = load_gpu("h200-141gb")
     nvml = {p["name"].removeprefix("MIG "): p for p in facts["gpu_instance_profiles"].values() if "id" in p}
     assert {p.name for p in gpu.profiles} == set(nvml)

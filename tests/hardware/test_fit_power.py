@@ -52,8 +52,8 @@ def test_fit_cap_exponent_recovers_a_known_exponent() -> None:
     assert fit_cap_exponent(runs, idle, cap) == pytest.approx(alpha)
 
 
-def test_the_h200_entry_is_its_refit(shared_data: Path) -> None:
-    folder = shared_data / "hardware" / "h200"
+def test_the_h200_entry_is_its_refit(repo_data: Path) -> None:
+    folder = repo_data / "hardware" / "h200"
     gpu = load_gpu("h200-141gb")
     fitted = {
         **read_power_levels(str(folder / "power_levels.csv")),

@@ -50,8 +50,8 @@ def test_round_trip_of_every_p1_configuration() -> None:
     assert [item.layout for item in imported] == list(layouts.values())
 
 
-def test_round_trip_of_every_derived_layout(shared_data: Path) -> None:
-    for geometry in (A100, h200_geometry(shared_data)):
+def test_round_trip_of_every_derived_layout(repo_data: Path) -> None:
+    for geometry in (A100, h200_geometry(repo_data)):
         layouts = geometry.layouts()
         document = export_document(geometry.name, list(enumerate(layouts, start=1)))
         imported = import_layouts(parse_document(dump_document(document), "x.yaml"), geometry)

@@ -48,8 +48,8 @@ P1 = {
 }  # fmt: skip
 
 
-def h200_geometry(shared_data: Path) -> MigGeometry:
-    facts = json.loads((shared_data / "hardware" / "h200" / "nvml_facts.json").read_text())
+def h200_geometry(repo_data: Path) -> MigGeometry:
+    facts = json.loads((repo_data / "hardware" / "h200" / "nvml_facts.json").read_text())
     profiles = parse_profiles(facts["gpu_instance_profiles"], "h200")
     return MigGeometry.from_rules(
         "h200-141gb", [ProfileRule(p.name, p.compute, p.placements) for p in profiles]
@@ -94,8 +94,8 @@ def test_a100_derived_layouts() -> None:
     assert layouts[0] == (MigInstance(0, 8, "7g.40gb"),)
 
 
-def test_h200_sample_of_pairs(shared_data: Path) -> None:
-    h200 = h200_geometry(shared_data)
+def test_h200_sample_of_pairs(repo_data: Path) -> None:
+    h200 = h200_geometry(repo_data)
     assert (h200.memory_slots, h200.compute_slices) == (8, 7)
     layouts = h200.layouts()
     assert all(not any(i.profile.endswith("+me") for i in layout) for layout in layouts)

@@ -14,9 +14,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow  # ~40 s: fifteen wattsched processes
-def test_device_check_smoke_run_on_the_fake(shared_data: Path, tmp_path: Path) -> None:
+def test_device_check_smoke_run_on_the_fake(repo_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "device"
-    snapshot = shared_data / "hardware" / "h200" / "nvml_facts.json"
+    snapshot = repo_data / "hardware" / "h200" / "nvml_facts.json"
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # the venv's wattsched first
     env = {**os.environ, "WATTSCHED_GPU_BACKEND": f"fake:{snapshot}", "WORKLOAD": "sleep 2", "PATH": path,
            "PYTHON": sys.executable}  # fmt: skip

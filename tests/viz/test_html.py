@@ -48,7 +48,7 @@ def test_sweep_page_has_every_figure_and_table(tmp_path: Path) -> None:
     assert page.count("<script>") >= 3 and "plotly.js" in page[:200_000].lower()
     assert _figures(page) == ["figure-1", "figure-2"]  # bars with a metric menu, run scatter
     assert page.count('<table class="sortable">') == 3  # pool, group summary, every run
-    assert "ET (P1 §IV-A, lower is better)" in page and "energy (kWh)" in page
+    assert "ET (P1 Sec. IV-A, lower is better)" in page and "energy (kWh)" in page
     assert "<code>policy</code>: edf-fs, edf-ss" in page and "12 runs" in page
 
 

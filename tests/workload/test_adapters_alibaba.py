@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +18,8 @@ DAY_S = 86_400.0
 
 
 @pytest.fixture(scope="module")
-def pods_path(shared_data: Path) -> Path:
-    return shared_data / "traces" / "openb_pod_list_default.csv"
+def pods_path(unshipped: Callable[[str], Path]) -> Path:
+    return unshipped("traces/openb_pod_list_default.csv")
 
 
 @pytest.fixture(scope="module")

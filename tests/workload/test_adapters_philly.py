@@ -16,8 +16,8 @@ DAY_S = 86_400.0
 
 
 @pytest.fixture(scope="module")
-def philly_path(shared_data: Path) -> Path:
-    return shared_data / "traces" / "philly.csv"
+def philly_path(repo_data: Path) -> Path:
+    return repo_data / "traces" / "philly.csv"
 
 
 @pytest.fixture(scope="module")

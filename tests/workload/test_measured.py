@@ -18,8 +18,8 @@ HEADER = "source,model,kind,batch_size,slice_g,throughput_or_time,unit\n"
 
 
 @pytest.fixture(scope="module")
-def speeds_path(shared_data: Path) -> Path:
-    return shared_data / "mig-profiles" / "slice_speed.csv"
+def speeds_path(repo_data: Path) -> Path:
+    return repo_data / "mig-profiles" / "slice_speed.csv"
 
 
 @pytest.fixture(scope="module")
@@ -161,10 +161,10 @@ def test_generated_jobs_draw_measured_curves(library: MeasuredLibrary) -> None:
         assert any(np.allclose(ratio, s) for s in speedups)
 
 
-def test_the_h200_sm_partitions_are_a_slice_speed_library(shared_data: Path) -> None:
+def test_the_h200_sm_partitions_are_a_slice_speed_library(repo_data: Path) -> None:
     from wattsched.workload.measured import family_of, load_partition_speeds
 
-    path = shared_data / "hardware" / "h200" / "partitions.csv"
+    path = repo_data / "hardware" / "h200" / "partitions.csv"
     library = load_slice_speeds(path)  # recognised by its header
     assert library.curves == load_partition_speeds(path).curves
     assert library.models() == ["gemm_bf16_8192", "resnet50_infer_bf16_b64", "stream_add_1gib",

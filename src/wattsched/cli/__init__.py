@@ -26,7 +26,6 @@ from typing import Any
 
 from wattsched.cli._parsing import (
     Command,
-    Command,
     CommandGroups,
     OneLineErrorParser,
     add_commands,

@@ -1,5 +1,5 @@
 """`wattsched cluster`: ``run`` a data centre of MIG GPUs, ``import`` a public trace and its node list
-(CONTRACT §10).
+(docs/concepts/datacentre.md).
 
     wattsched cluster run (--servers N --gpus-per-server G [--gpu NAME] | --cluster FILE.json)
         (--trace FILE | --preset paper|literal | --rate R | --profile NAME) [--hours H] [--rate-multiplier M]

@@ -5,7 +5,7 @@ it locks the SM and memory clocks (``nvmlDeviceSetGpuLockedClocks`` / ``SetMemor
 ``dvfs reset --apply`` unlocks them. Clocks come from NVML's supported list: a requested clock is rounded
 *up* to the next supported one (a deadline met at the requested speed is still met), and clamped to the
 highest. P2's normalised ``f`` (``--f-core`` / ``--f-mem``, as ``dvfs solve`` writes them) is relative to
-the GPU's default application clocks (papers.md §B.2: f = 1 is the factory default).
+the GPU's default application clocks (docs/concepts/dvfs.md: f = 1 is the factory default).
 """
 
 from __future__ import annotations

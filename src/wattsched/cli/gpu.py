@@ -1,4 +1,5 @@
-"""`wattsched gpu` on a real GPU (or a replayed snapshot): info, record, snapshot, calibrate (CONTRACT §8).
+"""`wattsched gpu` on a real GPU (or a replayed snapshot): info, record, snapshot, calibrate
+(docs/howto/nvml.md).
 
 All of them only read the GPU; ``fake-snapshot`` writes fake GPUs of a catalogue entry to a state file, which
 ``--backend fake:FILE`` then serves with its changes kept in the file. ``--backend nvml|fake:FILE`` (default
@@ -118,7 +119,7 @@ def catalogue_match(name: str, memory_total_bytes: int) -> dict[str, Any]:
 
 
 def gpu_info(backend: GpuBackend, index: int) -> dict[str, Any]:
-    """The JSON of ``gpu info`` (CONTRACT §8 keys: name, mig_mode, profiles, power_limit_w, ...)."""
+    """The JSON of ``gpu info`` (docs/howto/nvml.md keys: name, mig_mode, profiles, power_limit_w, ...)."""
     identity = backend.identity(index)
     limits = backend.power_limits(index)
     clocks = backend.clocks(index)

@@ -1,4 +1,4 @@
-"""`wattsched measure -- CMD ...`: a command's GPU energy, time, mean and peak power (CONTRACT §8).
+"""`wattsched measure -- CMD ...`: a command's GPU energy, time, mean and peak power (docs/howto/nvml.md).
 
 The command's own output is untouched; the report goes to stderr (like ``time``), or with ``--json`` one JSON
 object as the last line of stdout (or to ``--output FILE``). The exit status is the command's: 127 when it

@@ -1,4 +1,4 @@
-"""`wattsched mig` commands: ``generate`` a trace, list ``configs`` (CONTRACT §5); the group's other commands
+"""`wattsched mig` commands: ``generate`` a trace, list ``configs``; the group's other commands
 (``run``, ``import``, ``train``, ``evaluate``, ``plan``, ``export``, ``import-config``, ``day``) live in the
 ``mig_*`` modules and are imported only when the command line names them."""
 
@@ -89,9 +89,9 @@ _GENERATOR_ONLY = ("hours", "inference_share", "rate_multiplier", "seed", "prese
 def _spec(args: argparse.Namespace) -> WorkloadSpec:
     """The validated workload spec of the generator options (ConfigError on bad values).
 
-    The preset (CONTRACT §4) fills what the options leave open: a ``--profile`` day gets the preset's rate
-    multiplier (paper 2.5, literal 1), a ``--rate`` queue the preset's Table II length (paper 8 h, literal
-    24 h). Explicit ``--rate-multiplier`` and ``--hours`` win.
+    The preset (docs/concepts/presets.md) fills what the options leave open: a ``--profile`` day gets the
+    preset's rate multiplier (paper 2.5, literal 1), a ``--rate`` queue the preset's Table II length (paper 8
+    h, literal 24 h). Explicit ``--rate-multiplier`` and ``--hours`` win.
     """
     checks = (
         ("--rate", args.rate, lambda v: v > 0, "must be > 0 jobs/min"),
@@ -199,7 +199,7 @@ def _configs(args: argparse.Namespace) -> int:
 
 
 def configs_json(gpu: MigGpu, *, derived: bool = False) -> dict[str, object]:
-    """``mig configs --json`` (CONTRACT §7)."""
+    """``mig configs --json`` (docs/howto/add-gpu.md)."""
     power = gpu.power
     out: dict[str, object] = {
         "gpu": gpu.name,

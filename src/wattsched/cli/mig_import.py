@@ -1,4 +1,4 @@
-"""`wattsched mig import`: turn a public job trace into a wattsched trace file (CONTRACT §3).
+"""`wattsched mig import`: turn a public job trace into a wattsched trace file (docs/howto/import-trace.md).
 
     wattsched mig import --format philly|alibaba-2023 --input FILE -o FILE
         [--day N | --start-s S --end-s E] [--target-rate R [--rate-method thin|stretch]]
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger(__name__)
 
-#: The GPU family each public source of slice-speed measurements ran on (shared/data/mig-profiles: ParvaGPU
+#: The GPU family each public source of slice-speed measurements ran on (data/mig-profiles: ParvaGPU
 #: on the A100 80GB, MISO on the A100 40GB). Curves of other sources are not checked.
 MEASURED_ON = {"parvagpu": "a100", "miso": "a100"}
 

@@ -1,4 +1,5 @@
-"""`wattsched mig plan | export | import-config`: repartition plans, NVIDIA's mig-parted YAML (CONTRACT §8).
+"""`wattsched mig plan | export | import-config`: repartition plans, NVIDIA's mig-parted YAML
+(docs/howto/nvml.md).
 
 ``--gpu NAME|FILE.toml`` is a catalogue GPU; ``--from``/``--to`` take its configuration ids (as
 ``wattsched mig configs --gpu G`` lists them), ``empty`` (no instance), or an explicit layout

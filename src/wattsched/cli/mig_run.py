@@ -1,6 +1,6 @@
-"""`wattsched mig run`: simulate one job queue on one configuration with one policy (CONTRACT §5).
+"""`wattsched mig run`: simulate one job queue on one configuration with one policy.
 
-Besides CONTRACT §5's totals the result states its ET (P1's energy-tardiness score) against a stated
+Besides the run's totals the result states its ET (P1's energy-tardiness score) against a stated
 coefficient ``a``: ``--et-coefficient A`` (J⁻¹), else :data:`REFERENCE_ET_COEFFICIENT`, pooled over a fixed
 reference comparison (:data:`REFERENCE_ET_POOL`). ET is only comparable between runs scored with the same
 ``a``; a sweep states the ``a`` of its own pool. Warning (one line on stderr): more than
@@ -39,7 +39,7 @@ __all__ = [
 
 LOG = logging.getLogger(__name__)
 
-#: Keys ``run --json`` always prints (CONTRACT §5), besides the ET keys and the run's description.
+#: Keys ``run --json`` always prints, besides the ET keys and the run's description.
 RESULT_KEYS = ("energy_j", "avg_tardiness_s", "max_tardiness_s", "jobs", "late_jobs", "preemptions",
                "repartitions", "end_s")
 #: ET's ``a`` (per joule) pooled over :data:`REFERENCE_ET_POOL` (:func:`reference_et_pool` recomputes it;

@@ -1,4 +1,4 @@
-"""`wattsched mig train` and `wattsched mig evaluate` (the DQN repartitioning agent, papers.md §A.6)."""
+"""`wattsched mig train` and `wattsched mig evaluate` (the DQN repartitioning agent)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ __all__ = ["add_parser"]
 _METHODS = ("no-mig", "static", "static-best", "day-night", "lookahead", "dynamic", "dynamic-rollout")
 #: Not in the default ``--methods``: slower, or a choice of their own.
 _OPT_IN = ("static-best", "dynamic-rollout")
-#: ET's pool (CONTRACT §2): P1's four Table III methods, where evaluated.
+#: ET's pool (docs/concepts/et.md): P1's four Table III methods, where evaluated.
 _ET_POOL = ("no-mig", "static", "day-night", "dynamic")
 
 

@@ -1,8 +1,8 @@
 """`wattsched plot SWEEP_DIR|RUN_FILE`: publication figures (PNG at 200 dpi, SVG, PDF) of a sweep or a run.
 
-A sweep directory (``runs.parquet``, CONTRACT §9) gives one grouped-bar figure per metric with 95 %
-intervals; a run file (``mig run --timeline-out``) gives a Gantt of slice placements and the power and
-energy over time. Every figure is drawn before any file is written, so bad input writes nothing.
+A sweep directory (``runs.parquet``, docs/howto/figures-report.md) gives one grouped-bar figure per metric
+with 95 % intervals; a run file (``mig run --timeline-out``) gives a Gantt of slice placements and the power
+and energy over time. Every figure is drawn before any file is written, so bad input writes nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`wattsched report DIR`: write ``DIR/index.html``, one self-contained interactive page (CONTRACT §9)."""
+"""`wattsched report DIR`: write ``DIR/index.html``, one self-contained interactive page
+(docs/howto/figures-report.md)."""
 
 from __future__ import annotations
 

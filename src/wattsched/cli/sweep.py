@@ -1,6 +1,6 @@
 """`wattsched sweep FILE.toml --out DIR`: the cross product of a sweep file's lists into one tidy table.
 
-CONTRACT §9. The file's keys are documented in :mod:`wattsched.experiments.sweep`, the outputs
+docs/howto/sweep.md. The file's keys are documented in :mod:`wattsched.experiments.sweep`, the outputs
 (``runs.parquet``, ``runs.csv``, ``sweep.json``, the ``cache/`` store) in
 :mod:`wattsched.experiments.sweep_run`.
 Heavy modules (pandas, pyarrow, pydantic, Ray) are imported when the command runs, not at start-up.

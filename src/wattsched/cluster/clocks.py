@@ -4,14 +4,14 @@ On a real MIG GPU the SM clock is one setting for the whole GPU, not one per sli
 
 * **Levels**: the GPU's supported SM clocks (its catalogue entry's ``[clocks]`` table, e.g. the H200's 110
   levels from NVML) normalised to the default clock, ``f = sm_mhz / default_sm_mhz``, kept within P2's wide
-  scaling interval ``f ≥ 0.5`` (papers.md §B.2). The memory clock stays at its default (``f_m = 1``).
+  scaling interval ``f ≥ 0.5`` (docs/concepts/dvfs.md). The memory clock stays at its default (``f_m = 1``).
 * **Time** (P2 Eq. 2 with ``f_m = 1``): a job's remaining time at level ``f`` is its time at the default
   clock times ``τ(f) = t0 + (1 − t0)·(δ/f + 1 − δ)`` with ``t0`` the clock-insensitive share and ``δ`` the
   core-bound share of the rest; every running job runs at speed ``1/τ(f)``.
 * **Power** (P2 Eq. 1 with ``f_m = 1``): the GPU's busy power *above idle* is scaled by
   ``π(f) = s + (1 − s)·V(f)²·f`` with ``s`` the frequency-independent share and ``V(f) = g1⁻¹(f)`` the lowest
   voltage that supports ``f`` (P2's coupling, ``V(1) = 1``). Idle power does not change with the level.
-* **Shares**: the means of P2's synthetic application library (papers.md §B.5.2): ``s`` = mean P0/P* +
+* **Shares**: the means of P2's synthetic application library (P2 Sec. VI): ``s`` = mean P0/P* +
   mean γ/P* = 0.305 + 0.15 = 0.455, ``δ`` = 0.49, ``t0`` = mean t0 / (mean t0 + mean D) = 0.525 / 5.16 ≈ 0.10.
   Per-job shares are not known for MIG jobs; one GPU-wide set is the model's simplification.
 * **The solver**: P2's Alg. 1 (:func:`wattsched.dvfs.solver.solve`, exact method) is run once per GPU model

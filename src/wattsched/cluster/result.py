@@ -1,4 +1,4 @@
-"""The result of a cluster run (CONTRACT §10 units: s, J, W)."""
+"""The result of a cluster run (units: s, J, W; docs/concepts/datacentre.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from wattsched.mig.results import JobRecord, SimResult
 
 __all__ = ["CONTRACT_KEYS", "ClusterJobRecord", "ClusterResult"]
 
-#: Keys ``cluster run --json`` always prints (CONTRACT §10).
+#: Keys ``cluster run --json`` always prints (docs/concepts/datacentre.md).
 CONTRACT_KEYS = ("energy_j", "energy_idle_j", "energy_overhead_j", "avg_tardiness_s", "jobs", "late_jobs",
                  "repartitions", "gpus", "server_turn_ons", "end_s")
 
@@ -30,8 +30,8 @@ class ClusterResult:
     Energy: ``energy_j = energy_gpu_j + energy_host_j + energy_overhead_j`` where ``energy_gpu_j`` is the sum
     of every GPU's power integral while its server is on (``gpu_energy_j``), ``energy_host_j`` the servers'
     host power while on, and ``energy_overhead_j`` the turn-on energy. The same total splits as
-    ``energy_run_j + energy_idle_j + energy_overhead_j`` (P2's split, CONTRACT §6): GPU energy with at least
-    one busy slice / GPU idle power while on (blackouts included) plus host power / turn-ons.
+    ``energy_run_j + energy_idle_j + energy_overhead_j`` (P2's split, docs/concepts/dvfs.md): GPU energy with
+    at least one busy slice / GPU idle power while on (blackouts included) plus host power / turn-ons.
     """
 
     energy_j: float
@@ -73,7 +73,8 @@ class ClusterResult:
     unfinished_jobs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able scalars (CONTRACT §10 keys and more); per-job and per-GPU series are left out."""
+        """JSON-able scalars (docs/concepts/datacentre.md keys and more); per-job and per-GPU series are left
+        out."""
         return {
             "energy_j": self.energy_j,
             "energy_gpu_j": self.energy_gpu_j,

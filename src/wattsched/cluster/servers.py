@@ -1,4 +1,5 @@
-"""Servers and their power states (P2's DRS, papers.md §B.2): on, off, booting; turn-offs and boots as events.
+"""Servers and their power states (P2's DRS, docs/concepts/dvfs.md): on, off, booting; turn-offs and boots as
+events.
 
 A server is on from t = 0. When its last GPU runs out of work (no job placed and not completed, none held
 for a boot) a turn-off is scheduled ``idle_slots × slot_s`` later; it happens if no work came meanwhile (each

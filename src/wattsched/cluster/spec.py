@@ -1,4 +1,5 @@
-"""What a cluster run is made of: servers of catalogue GPUs, and the run's options (CONTRACT §10).
+"""What a cluster run is made of: servers of catalogue GPUs, and the run's options
+(docs/concepts/datacentre.md).
 
 Everything here is a frozen, validated dataclass: the CLI builds them from its options, studies build them
 directly, and :class:`~wattsched.cluster.engine.ClusterSimulation` only reads them.
@@ -17,7 +18,7 @@ from wattsched.hardware.mig import MigGpu
 
 __all__ = ["ClusterOptions", "ClusterSpec", "PowerStates", "ServerSpec"]
 
-#: P2's turn-on overhead per CPU-GPU pair (90 W·slot with a 60 s slot; CONTRACT §6), here per GPU.
+#: P2's turn-on overhead per CPU-GPU pair (90 W·slot with a 60 s slot; docs/concepts/dvfs.md), here per GPU.
 P2_TURN_ON_J = 90.0 * 60.0
 #: P2's slot (s): DRS turns a server off after ``idle_slots`` idle slots.
 P2_SLOT_S = 60.0
@@ -74,7 +75,7 @@ class ClusterSpec:
 
 @dataclass(frozen=True)
 class PowerStates:
-    """Server power states as P2's DRS (papers.md §B.2, CONTRACT §6), per server of MIG GPUs.
+    """Server power states as P2's DRS (docs/concepts/dvfs.md), per server of MIG GPUs.
 
     A server whose GPUs have had no job for ``idle_slots`` slots of ``slot_s`` turns off (its GPUs and host
     draw nothing); a job placed on an off server turns it on, which costs ``turn_on_j_per_gpu`` per GPU and
@@ -114,7 +115,7 @@ class PowerStates:
 
 @dataclass(frozen=True)
 class ClusterOptions:
-    """How a cluster is run (CONTRACT §10); every GPU runs the same options.
+    """How a cluster is run (docs/concepts/datacentre.md); every GPU runs the same options.
 
     * ``placement``: a name in :data:`~wattsched.cluster.placement.PLACEMENTS` (``first-fit``, ``best-fit``,
       ``least-energy``, ``deadline-aware``).

@@ -4,13 +4,13 @@ long runs, and trace files with an optional ``gpus`` column.
 * **Scaled generator**: the per-GPU arrival process (a rate, or an hourly profile with a rate multiplier)
   times the number of GPUs (a superposition of Poisson processes is Poisson with the summed rate). With one
   GPU it is exactly ``mig run``'s generator.
-* **Presets** (CONTRACT §4): ``paper`` = the Fig. 5 day profile (``alibaba-day``) at rate multiplier **2.5
-  per GPU** (~516 jobs per GPU-day); ``literal`` = multiplier 1 (~207 jobs per GPU-day).
+* **Presets** (docs/concepts/presets.md): ``paper`` = the Fig. 5 day profile (``alibaba-day``) at rate
+  multiplier **2.5 per GPU** (~516 jobs per GPU-day); ``literal`` = multiplier 1 (~207 jobs per GPU-day).
 * **Streaming** (:func:`stream_jobs`): one generator call per day, seeded ``SeedSequence(seed,
   spawn_key=(day,))``, times shifted by whole days, ids ``d<day>-j<n>``; a month on 1,024 GPUs (~16 M jobs)
   never holds more than a day of jobs. Not the same draws as one call over the whole horizon.
-* **Trace files**: CONTRACT §3 traces, plus an optional integer column ``gpus`` (GPUs a job needs at once,
-  default 1). A job of several GPUs runs as a gang on whole GPUs of one server
+* **Trace files**: docs/howto/import-trace.md traces, plus an optional integer column ``gpus`` (GPUs a job
+  needs at once, default 1). A job of several GPUs runs as a gang on whole GPUs of one server
   (:mod:`wattsched.cluster.gangs`); a job needing more GPUs than any server has can never run:
   :func:`oversized_jobs` counts them and the CLI refuses the trace (never drops them).
 """
@@ -32,7 +32,7 @@ from wattsched.workload.traces import read_trace
 
 __all__ = ["PRESETS", "cluster_spec", "oversized_jobs", "preset_spec", "read_cluster_trace", "stream_jobs"]
 
-#: Rate multiplier per GPU of each preset, on the ``alibaba-day`` profile (CONTRACT §4).
+#: Rate multiplier per GPU of each preset, on the ``alibaba-day`` profile (docs/concepts/presets.md).
 PRESETS: dict[str, float] = {"paper": 2.5, "literal": 1.0}
 _DAY_S = 86_400.0
 

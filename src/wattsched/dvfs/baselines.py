@@ -1,5 +1,5 @@
 """Task orders and pair-choice rules: EDL (the paper's EDF + lightest pair) and the baselines of
-``papers.md`` §B.4.6 (EDF-BF, EDF-WF, LPT-FF, BIN). Each rule is a small object in :data:`ALGORITHMS`.
+P2 (EDF-BF, EDF-WF, LPT-FF, BIN). Each rule is a small object in :data:`ALGORITHMS`.
 
 A rule sees the pool's arrays and returns a pair index or −1 ("open a server"). EDL returns its single
 candidate (the ON pair with the smallest finish time) even when the task does not fit, because the caller may

@@ -1,8 +1,8 @@
 """The P2 cluster: configuration, per-task schedules, and energy accounting (the pair pool is in ``pool``).
 
-Energy (CONTRACT §6, papers.md Eqs. 6–7): ``run = Σ P_i·t_i``; ``idle = P_idle·(l·Σ server on-time − Σ busy)``
-(every pair of an ON server that is not busy idles, including pairs that never get a task); ``overhead =
-turn_ons·l·Δ``. ``total = run + idle + overhead`` in both modes.
+Energy (P2's offline and online totals; docs/concepts/dvfs.md): ``run = Σ P_i·t_i``; ``idle = P_idle·(l·Σ
+server on-time − Σ busy)`` (every pair of an ON server that is not busy idles, including pairs that never get
+a task); ``overhead = turn_ons·l·Δ``. ``total = run + idle + overhead`` in both modes.
 
 Three rules on which P2's text and the authors' simulator (HKBU-HPML/GPU-DVFS-Job-Schedule) differ are
 options of :class:`ClusterConfig`; the defaults follow P2's text, except ``next_start``, where both codes
@@ -67,7 +67,7 @@ def ceil_slots(time_s: npt.ArrayLike, slot_s: float) -> FloatArray:
 
 def _paper() -> ClusterConstants:
     """The paper's cluster constants: the ``[cluster]`` table of the default DVFS GPU's catalogue entry (idle
-    37 W per pair, Δ = 90 W·slot per pair, 60 s slots, ρ = 2, 2048 pairs; CONTRACT §6)."""
+    37 W per pair, Δ = 90 W·slot per pair, 60 s slots, ρ = 2, 2048 pairs; docs/concepts/dvfs.md)."""
     return default_dvfs_gpu().cluster
 
 
@@ -179,7 +179,7 @@ class Schedule:
 
 @dataclass(frozen=True)
 class RunResult:
-    """Energy split and counts of one schedule (CONTRACT §5 JSON keys)."""
+    """Energy split and counts of one schedule (the keys of ``dvfs run --json``)."""
 
     energy_total_j: float
     energy_run_j: float

@@ -1,5 +1,5 @@
 """Fit the P2 task model to measured (core clock, memory clock, time, power) rows, as the paper did
-(``papers.md`` §B.5.1), and compute each application's optimal single-task saving ("theoretical bound").
+(P2 Sec. VI), and compute each application's optimal single-task saving ("theoretical bound").
 
 Clocks are normalised to the GPU's default; ``V = g1^-1(f_core)``. Time is fitted on ``[1, 1/f_core,
 1/f_mem]`` (coefficients ``t0, d·delta, d·(1−delta)``) and power on ``[1, f_mem, V²·f_core]`` (``p0, gamma,
@@ -60,8 +60,8 @@ MAX_MEASUREMENT = 1e12
 
 
 def read_measurements(path: str | Path) -> pd.DataFrame:
-    """Read a measurement CSV (``shared/data/dvfs-measurements`` layout), validating the needed columns:
-    ``appName`` non-empty text, the others numbers in ``(0, MAX_MEASUREMENT]``."""
+    """Read a measurement CSV (the layout of the published GTX 1080 Ti / RTX 2070 SUPER files), validating the
+    needed columns: ``appName`` non-empty text, the others numbers in ``(0, MAX_MEASUREMENT]``."""
     where = str(path)
     frame = read_table(path, formats=("csv",))
     for column in MEASUREMENT_COLUMNS:

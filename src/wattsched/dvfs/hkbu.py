@@ -1,6 +1,6 @@
 """The authors' simulator (GitHub HKBU-HPML/GPU-DVFS-Job-Schedule, HEAD 7ae3c9c8) as a configuration.
 
-P2's text and the authors' code differ in constants and in a few rules (``papers.md`` §B.3, §B.4; CONTRACT §6
+P2's text and the authors' code differ in constants and in a few rules (P2 Sec. VI; P2; docs/concepts/dvfs.md
 fixes the paper's constants as defaults). :func:`hkbu_configs` returns the configuration that turns every
 rule and constant of their code on together, so that on task sets from their generator our totals equal what
 their code prints (``tests/dvfs/test_hkbu_reproduction.py`` checks it on exported task sets). Their Alg. 1

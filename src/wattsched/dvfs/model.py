@@ -1,4 +1,4 @@
-"""The P2 per-task GPU DVFS model (``papers.md`` §B.2), vectorised over tasks.
+"""The P2 per-task GPU DVFS model (docs/concepts/dvfs.md), vectorised over tasks.
 
 Power ``P = p0 + gamma·f_mem + c·V²·f_core`` (W) and time
 ``T = t0 + d·(delta/f_core + (1 − delta)/f_mem)`` (s), with normalised ``V, f_core, f_mem``; the default
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-#: Model parameter columns of a task file (CONTRACT §6), in order.
+#: Model parameter columns of a task file (docs/concepts/dvfs.md), in order.
 MODEL_COLUMNS: tuple[str, ...] = ("p0_w", "gamma_w", "c_w", "t0_s", "d_s", "delta")
 #: Largest accepted time (s) in a task: ``arrival_s``, ``deadline_s``, ``t0_s``, ``d_s`` (~31,700 years;
 #: use it for "no deadline"). Below it every time, slot count and energy of a run stays far inside float64.

@@ -1,5 +1,5 @@
 """Offline P2 scheduling: Alg. 2 (EDL with θ-readjustment, or a baseline rule) and Alg. 3 (grouping pairs into
-servers), with all tasks at T = 0 (``papers.md`` §B.4.2–B.4.3)."""
+servers), with all tasks at T = 0 (P2 Algs. 2–3)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The P2 section of ``report.md``: figures (matplotlib, Agg) and tables of measured values beside the
-reference values of ``papers.md`` §B.6. Draws tables of study rows; never runs a simulation."""
+reference values of P2 Sec. VI. Draws tables of study rows; never runs a simulation."""
 
 from __future__ import annotations
 

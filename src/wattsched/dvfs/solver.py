@@ -2,7 +2,7 @@
 
 ``method="exact"`` (default) is the constrained optimum, found by safeguarded Newton steps along the core
 clock on the coupling curve (:mod:`wattsched.dvfs._newton` has the derivation): the energy with the best
-window-meeting memory clock is unimodal in ``f_core`` (``papers.md`` §B.4.1).
+window-meeting memory clock is unimodal in ``f_core`` (P2 Alg. 1).
 
 ``method="grid"`` is the previous exact search, kept for cross-checks: for a fixed core voltage ``V`` the core
 clock sits on ``f_core = g1(V)`` and ``f_mem(V)`` is closed-form, so every task's feasible voltage range

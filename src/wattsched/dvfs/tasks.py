@@ -1,4 +1,4 @@
-"""P2 workloads: the synthetic task generator (``papers.md`` §B.5.2–B.5.3) and DVFS task files (CONTRACT §6).
+"""P2 workloads: the synthetic task generator (P2 Sec. VI) and DVFS task files (docs/concepts/dvfs.md).
 
 The generator works in slots, as the authors' code does, and converts to seconds with ``slot_s``: ``t0_s`` and
 ``d_s`` are the slot values times ``slot_s``; arrivals fall on slot boundaries.
@@ -180,7 +180,7 @@ def tasks_to_frame(tasks: TaskSet) -> pd.DataFrame:
 
 
 def frame_to_tasks(frame: pd.DataFrame, source: str) -> TaskSet:
-    """Validate a task table (CONTRACT §6); errors name ``source``, the 1-based row and the column.
+    """Validate a task table (docs/concepts/dvfs.md); errors name ``source``, the 1-based row and the column.
 
     Every value must be a finite number (booleans are not numbers) within the bounds of
     :func:`wattsched.dvfs.model.first_problem` (times ``<= MAX_TIME_S``, powers ``<= MAX_POWER_W``).
@@ -218,7 +218,8 @@ def frame_to_tasks(frame: pd.DataFrame, source: str) -> TaskSet:
 
 
 def read_tasks(path: str | Path) -> TaskSet:
-    """Read a CSV or Parquet task file (CONTRACT §6), validating every row; any fault is an InputError."""
+    """Read a CSV or Parquet task file (docs/concepts/dvfs.md), validating every row; any fault is an
+    InputError."""
     return frame_to_tasks(read_table(path), str(path))
 
 

@@ -1,4 +1,4 @@
-"""Measure the GPU energy of a block of Python or of a command (``wattsched measure``, CONTRACT §8).
+"""Measure the GPU energy of a block of Python or of a command (``wattsched measure``, docs/howto/nvml.md).
 
 Energy comes from NVML's total-energy counter (mJ since the driver loaded) where the GPU has one: the
 difference between the start and the end. Where it has none, the board power is sampled every
@@ -69,7 +69,8 @@ class Measurement:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON of ``wattsched measure --json``: CONTRACT §8's keys plus the notes."""
+        """The JSON of ``wattsched measure --json``: its documented keys (docs/howto/nvml.md) plus the
+        notes."""
         return {
             "energy_j": self.energy_j,
             "time_s": self.time_s,

@@ -39,7 +39,7 @@ class _Strict(BaseModel):
 
 
 class ConditionConfig(_Strict):
-    """One workload condition: a constant Poisson rate and an inference share (papers.md §A.7.1)."""
+    """One workload condition: a constant Poisson rate and an inference share (P1 Sec. V-B)."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
     rate_per_min: float = Field(gt=0)

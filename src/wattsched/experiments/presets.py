@@ -1,9 +1,9 @@
-"""The two readings of P1 (CONTRACT §4, presets): ``paper`` (calibrated, the default of ``reproduce``) and
-``literal`` (P1's stated values only).
+"""The two readings of P1 (docs/concepts/presets.md): ``paper`` (calibrated, the default of
+``reproduce``) and ``literal`` (P1's stated values only).
 
 P1 states neither the per-GPU load of its 24-hour days, nor its Table II queue length, nor its deadline rule,
 nor its sublinear curves. A :class:`Preset` fixes the first two (and names the configuration roles the
-methods use); everything else is CONTRACT §4 and papers.md §A.9 in both presets.
+methods use); everything else is docs/concepts/presets.md in both presets.
 
 * ``literal``: Table III days are the Fig. 5 profile at rate multiplier 1 (~207 jobs/day); Table II queues are
   24 h of Poisson arrivals at λ = 0.5/min (~720 jobs).
@@ -37,7 +37,7 @@ class Preset:
     rate_multiplier: float
     #: Length of Table II's queues: hours of homogeneous Poisson arrivals.
     table2_hours: float
-    #: Table II's default arrival rate (P1 §V-B: 0.5 jobs/min).
+    #: Table II's default arrival rate (P1 Sec. V-B: 0.5 jobs/min).
     table2_rate_per_min: float = 0.5
     #: Arrival profile of the 24-hour days (P1 Fig. 5).
     profile: str = "alibaba-day"
@@ -74,7 +74,7 @@ class Preset:
         return PROFILES.make(self.profile).expected_count(self.day_hours * 3600.0, self.rate_multiplier)
 
 
-#: The presets of CONTRACT §4, by name.
+#: The presets of docs/concepts/presets.md, by name.
 PRESETS: dict[str, Preset] = {
     "paper": Preset(
         "paper",

@@ -225,7 +225,7 @@ def et_frame(
     days: pd.DataFrame, pool: Sequence[str], a: float | None = None, column: str = "method"
 ) -> tuple[pd.DataFrame, float]:
     """``days`` with an ``et`` column; ``a`` pooled over the rows whose ``column`` is in ``pool`` unless given
-    (CONTRACT §2: energy in J, tardiness in minutes)."""
+    (docs/concepts/et.md: energy in J, tardiness in minutes)."""
     from wattsched.metrics import et_coefficient, et_values
 
     if a is None:

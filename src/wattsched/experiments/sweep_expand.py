@@ -1,4 +1,4 @@
-"""Expand a validated sweep spec into its cells, resolving every name and file (CONTRACT §9).
+"""Expand a validated sweep spec into its cells, resolving every name and file (docs/howto/sweep.md).
 
 Checks made here, each one :class:`~wattsched.errors.ConfigError` naming the sweep file and the key: the cell
 limit (from the list lengths, before any cell is built), GPUs (catalogue names or TOML files), each GPU's

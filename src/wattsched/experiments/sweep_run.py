@@ -1,4 +1,5 @@
-"""Run a sweep (CONTRACT §9): cells on the local or Ray executor through the result store, one tidy table.
+"""Run a sweep (docs/howto/sweep.md): cells on the local or Ray executor through the result store, one tidy
+table.
 
 Output under ``DIR``:
 
@@ -11,7 +12,7 @@ Output under ``DIR``:
 * ``cache/`` — the result store (Parquet parts and a manifest): a re-run reuses every stored row whose
   fingerprint (cell fields, package version, digest of the package source) matches; a killed sweep resumes.
 
-ET (CONTRACT §2): ``a = t̄ / (2·s̄)`` over the sweep's whole pool of MIG runs (energy in J, average
+ET (docs/concepts/et.md): ``a = t̄ / (2·s̄)`` over the sweep's whole pool of MIG runs (energy in J, average
 tardiness in minutes) and ``et = (a·x + y) / (a + 1)`` per run. DVFS runs (P2) form their own pool: their
 energies are of a whole cluster, so pooling them with single-GPU days would let one part set the other's
 scale. A pool without tardiness (DVFS runs that meet every deadline) has ``a = 0``: every ``et`` is then 0
@@ -44,7 +45,7 @@ __all__ = ["CONTRACT_COLUMNS", "ET_DEFINITION", "SweepResult", "run_sweep"]
 
 log = logging.getLogger(__name__)
 
-#: The columns CONTRACT §9 requires, first in ``runs.parquet``.
+#: The columns docs/howto/sweep.md requires, first in ``runs.parquet``.
 CONTRACT_COLUMNS = SWEEP_RUN_COLUMNS
 _MORE_COLUMNS = (
     "partitioner",
@@ -61,7 +62,7 @@ _MORE_COLUMNS = (
 ET_DEFINITION = (
     "et = (a*x + y)/(a + 1) per run, x = energy_j (J), y = avg_tardiness_s / 60 (min), "
     "a = mean(y)/(2*mean(x)) "
-    "over the pool (P1 §IV-A)"
+    "over the pool (P1 Sec. IV-A)"
 )
 RUNS_FILE, CSV_FILE, POOL_FILE, STORE_DIR = "runs.parquet", "runs.csv", "sweep.json", "cache"
 
@@ -143,7 +144,7 @@ def run_sweep(
 
 
 def tidy_runs(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, dict[str, float]]]:
-    """The stored rows as ``runs.parquet``: ET per pool (one per part), the columns in CONTRACT order,
+    """The stored rows as ``runs.parquet``: ET per pool (one per part), the required columns first,
     columns that no row fills dropped. Returns the table and each pool's coefficient and means."""
     from wattsched.metrics import et_coefficient, et_values
     from wattsched.units import SECONDS_PER_MINUTE

@@ -1,6 +1,6 @@
 """GPU DVFS hardware as data: the V-f coupling, the scaling intervals and the P2 cluster constants.
 
-All voltages and frequencies are normalised to the GPU's factory default (``papers.md`` §B.2). The facts
+All voltages and frequencies are normalised to the GPU's factory default (docs/concepts/dvfs.md). The facts
 live in ``hardware/data/dvfs/*.toml``; :func:`load_dvfs_gpu` (``catalogue.load("dvfs", ...)``) validates them.
 Adding a GPU means adding a TOML file.
 """
@@ -113,7 +113,7 @@ class HkbuGrid:
 
 @dataclass(frozen=True)
 class ClusterConstants:
-    """P2 cluster constants in contract units, from the GPU's catalogue entry (``[cluster]``).
+    """P2 cluster constants in SI units (s, J, W), from the GPU's catalogue entry (``[cluster]``).
 
     ``turn_on_j_per_pair`` = Δ (P2: 90 W·slot = 5400 J at 60 s). ``hkbu_*``: the constants written in the
     authors' simulator (idle W per pair, W·slot per server turn-on), used by its reproduction mode."""

@@ -1,4 +1,5 @@
-"""A MIG-capable GPU as data: profiles, derived configurations, power model and clocks (CONTRACT §7).
+"""A MIG-capable GPU as data: profiles, derived configurations, power model and clocks
+(docs/howto/add-gpu.md).
 
 Catalogue entries live in ``hardware/data/gpus/<name>.toml`` and are loaded by
 :func:`wattsched.hardware.catalogue.load` (``load("gpu", "h200-141gb")`` or a path). Configurations are

@@ -1,4 +1,5 @@
-"""MIG repartition plans: the ordered destroy/create steps that turn one layout into another (CONTRACT §8).
+"""MIG repartition plans: the ordered destroy/create steps that turn one layout into another
+(docs/howto/nvml.md).
 
 Pure functions over a minimal typed view of a GPU's MIG geometry (no NVML here): an instance is
 ``(profile name, start, size)`` with ``start``/``size`` in memory slots as NVML's placements count them; a
@@ -215,7 +216,7 @@ class PlanStep:
     instance: MigInstance
 
     def to_dict(self) -> dict[str, object]:
-        """The JSON form of CONTRACT §8: ``{"op", "profile", "start", "size"}``."""
+        """The JSON form of docs/howto/nvml.md: ``{"op", "profile", "start", "size"}``."""
         return {
             "op": self.op,
             "profile": self.instance.profile,

@@ -1,7 +1,7 @@
 """Placement-valid MIG partitions derived from a GPU's profile table (configurations are derived, not typed).
 
-Rules (CONTRACT §7, NVML's model): an instance of a profile occupies the memory slots ``[start, start +
-size)``
+Rules (docs/concepts/mig-model.md; NVML's model): an instance of a profile occupies the memory slots ``[start,
+start + size)``
 of one of the profile's placements; instances never overlap in memory slots; the compute slices of all
 instances sum to at most the GPU's; a profile has at most ``max_instances`` instances.
 

@@ -1,4 +1,5 @@
-"""GPU power as a function of busy compute slices, per workload curve, with a power cap (CONTRACT §4, §7).
+"""GPU power as a function of busy compute slices, per workload curve, with a power cap
+(docs/concepts/power-models.md).
 
 A :class:`PowerModel` holds one or more *curves* ``P(u)`` (watts with ``u`` busy compute slices, ``u = 0`` is
 idle) and says which curve applies to which job kind. The simulator does not read curves directly: it asks for

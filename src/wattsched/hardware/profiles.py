@@ -1,10 +1,10 @@
-"""MIG building blocks: GPU-instance profiles, placed slices and configurations (CONTRACT §7).
+"""MIG building blocks: GPU-instance profiles, placed slices and configurations (docs/howto/add-gpu.md).
 
 Placements count **memory slots** as NVML does: ``(start, size)`` with 0-based ``start``. A configuration
 lists
 its slices in placement order (ascending ``start``). Only a slice's compute size matters to a job's run time
-(P1's model, papers.md §A.2.1); its SM count and memory are facts kept for reports, power models and the NVML
-tools.
+(P1's model, docs/concepts/mig-model.md); its SM count and memory are facts kept for reports, power models and
+the NVML tools.
 """
 
 from __future__ import annotations

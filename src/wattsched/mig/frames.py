@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RECORD_COLUMNS", "idle_energy_j", "records_frame"]
 
-#: CONTRACT §5's five columns first, then the rest.
+#: The five columns every run's job table starts with (``job_id, start_s, completion_s, tardiness_s,
+#: preemptions``), then the rest.
 RECORD_COLUMNS = (
     "job_id", "start_s", "completion_s", "tardiness_s", "preemptions", "kind", "arrival_s", "deadline_s",
     "slice", "compute", "energy_j",

@@ -145,7 +145,7 @@ class FinishedJobs:
 
 @dataclass(frozen=True, slots=True)
 class SimResult:
-    """Totals of one simulation (CONTRACT §2/§4 units: s, J)."""
+    """Totals of one simulation (units: s, J)."""
 
     energy_j: float
     avg_tardiness_s: float

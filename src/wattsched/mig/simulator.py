@@ -1,4 +1,4 @@
-"""Event-driven, preemptive simulator of one MIG GPU (CONTRACT §4, §7; papers.md §A.5.1).
+"""Event-driven, preemptive simulator of one MIG GPU (docs/concepts/mig-model.md).
 
 Events: job arrival, job completion, critical-laxity timer and repartition end, kept in the domain-blind
 :class:`~wattsched.sim.EventQueue` (arrivals as its sorted stream). Events closer than :data:`EPS_S` are one
@@ -17,11 +17,11 @@ slower by the power model's shared speed factor; progress is settled at every ch
 completions re-timed. Off by default (P1's A100 curve never exceeds its cap, so results there are unchanged).
 
 Repartitioning (:meth:`MigSimulation.repartition`) preempts every running job, each counting one preemption
-(the MIG instance it ran on is destroyed). ``repartition_mode="blackout"`` (default, papers.md §A.2.4):
-no slice exists for the GPU's ``repartition_s`` seconds, the GPU draws idle power, arrivals wait, then the new
-configuration exists and the scheduler runs at once. ``"deadline_shift"`` (the SMART-MIG alternative): the
-change is instantaneous, and the deadline of every arrived, unfinished job is reduced by ``repartition_s``,
-for scheduling and for tardiness alike (later arrivals are not shifted).
+(the MIG instance it ran on is destroyed). ``repartition_mode="blackout"`` (default,
+docs/concepts/mig-model.md): no slice exists for the GPU's ``repartition_s`` seconds, the GPU draws idle
+power, arrivals wait, then the new configuration exists and the scheduler runs at once. ``"deadline_shift"``
+(the SMART-MIG alternative): the change is instantaneous, and the deadline of every arrived, unfinished job is
+reduced by ``repartition_s``, for scheduling and for tardiness alike (later arrivals are not shifted).
 
 A cluster drives one simulation per GPU (:mod:`wattsched.cluster`) through its driving API
 (:meth:`~MigSimulation.add_job`, :meth:`~MigSimulation.probe`, :meth:`~MigSimulation.step`,

@@ -6,7 +6,8 @@ so that policies run at the engine's speed — and returns an :class:`Assignment
 one). :func:`build_view` makes a view by hand, so a policy can be tested without a simulation.
 
 Jobs are indexed by *rank*: the position in the trace sorted by (arrival, row), so comparing ranks is the
-CONTRACT §4 priority tie-break. Slices are indexed in placement order of the current configuration.
+docs/concepts/mig-model.md priority tie-break. Slices are indexed in placement order of the current
+configuration.
 """
 
 from __future__ import annotations

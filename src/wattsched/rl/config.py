@@ -26,17 +26,17 @@ ConfigId = int | str
 
 @dataclass(frozen=True)
 class EnvConfig:
-    """Workload, observation, action and reward options of the environment (papers.md §A.3.1, §A.6).
+    """Workload, observation, action and reward options of the environment.
 
     Workload: P1's Fig. 5 profile; ``rate_multiplier`` 1 is the ``literal`` preset, 2.5 the ``paper`` preset
-    (CONTRACT §4). Reward (:mod:`wattsched.rl.reward`): ``et_coefficient`` is ET's ``a`` per joule (set it
-    from pilot runs at the same load), ``jobs_norm`` the lateness normaliser (``None``: the profile's expected
-    jobs per day at ``rate_multiplier``, 207 at 1 and 516 at 2.5), ``switch_penalty_s`` seconds of lateness
-    charged per repartition (0: P1's reward). Observation (:mod:`wattsched.rl.observation`): P1's state plus
-    the queue blocks ``count_bins``, ``training_bins``, ``waiting_bins``, ``slice_busy`` and the
-    ``arrival_forecast`` input (all off: exactly P1's state). Actions: the GPU's configurations
-    (``actions=None``), the listed subset, or with ``balanced_actions`` the most even configuration per
-    number of slices;
+    (docs/concepts/presets.md). Reward (:mod:`wattsched.rl.reward`): ``et_coefficient`` is ET's ``a`` per
+    joule (set it from pilot runs at the same load), ``jobs_norm`` the lateness normaliser (``None``: the
+    profile's expected jobs per day at ``rate_multiplier``, 207 at 1 and 516 at 2.5), ``switch_penalty_s``
+    seconds of lateness charged per repartition (0: P1's reward). Observation
+    (:mod:`wattsched.rl.observation`): P1's state plus the queue blocks ``count_bins``, ``training_bins``,
+    ``waiting_bins``, ``slice_busy`` and the ``arrival_forecast`` input (all off: exactly P1's state).
+    Actions: the GPU's configurations (``actions=None``), the listed subset, or with ``balanced_actions`` the
+    most even configuration per number of slices;
     ``mask_idle_slices`` masks every configuration that has more slices than there are unfinished jobs
     (never the current one), see :mod:`wattsched.rl.masking`; ``skip_forced`` lets the environment take the
     epochs where it allows a single action (:mod:`wattsched.rl.env`).

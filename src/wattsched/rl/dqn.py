@@ -1,6 +1,7 @@
-"""DQN training for the repartitioning agent with stable-baselines3 (papers.md §A.6.4).
+"""DQN training for the repartitioning agent with stable-baselines3.
 
-:class:`DQNConfig` holds the hyperparameters with the §A.6.4 defaults (paper scale, P1's state and reward).
+:class:`DQNConfig` holds the hyperparameters with defaults for the paper scale (P1 gives none; ours, P1's
+state and reward).
 :func:`quick_config` is the setting that trains within 10 minutes on this 2-core machine and that we
 recommend: on top of the speed choices below it adds the changes listed in :data:`QUICK_CHANGES` (each
 measured by the ablation of ``benchmarks/bench_dqn.py``). :func:`paper_config` is the quick setting at the
@@ -57,7 +58,8 @@ _CONFIG_SUFFIX = ".json"
 
 @dataclass(frozen=True)
 class DQNConfig:
-    """Hyperparameters (defaults: papers.md §A.6.4, all PROPOSED there) and the training length."""
+    """Hyperparameters (defaults: our proposal for P1's setting, which P1 does not publish) and the training
+    length."""
 
     net_arch: tuple[int, ...] = (128, 128)
     learning_rate: float = 1e-3
@@ -158,7 +160,7 @@ class DQNConfig:
         return cls(env=env, **data)
 
 
-#: Fields of :func:`quick_config` that differ from P1's setting (papers.md §A.6), with why; the ablation of
+#: Fields of :func:`quick_config` that differ from P1's setting, with why; the ablation of
 #: ``benchmarks/bench_dqn.py`` switches each off in turn.
 QUICK_CHANGES: dict[str, str] = {
     "count_bins": "job-count block in the state (P1's three job slots cannot tell 3 jobs from 9)",
@@ -207,8 +209,9 @@ def quick_config(**overrides: Any) -> DQNConfig:
 
 
 def paper_config(**overrides: Any) -> DQNConfig:
-    """:func:`quick_config` at the paper preset (CONTRACT §4: rate multiplier 2.5, ~516 jobs/day). Set
-    ``env.et_coefficient`` from pilot runs at that load (``pilot_et_coefficient`` with the same workload)."""
+    """:func:`quick_config` at the paper preset (docs/concepts/presets.md: rate multiplier 2.5, ~516
+    jobs/day). Set ``env.et_coefficient`` from pilot runs at that load (``pilot_et_coefficient`` with the same
+    workload)."""
     base = quick_config()
     return replace(replace(base, env=replace(base.env, rate_multiplier=2.5)), **overrides)
 

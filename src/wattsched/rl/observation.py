@@ -1,6 +1,6 @@
 """The DQN state as a pure function of a simulator snapshot: concatenated one-hots.
 
-P1's state (papers.md §A.6.1, 102 inputs on P1's GPU), always present: configuration (one per configuration of
+P1's state (102 inputs on P1's GPU), always present: configuration (one per configuration of
 the GPU: 12 on the A100-40GB) | hour of day (24) | for each of the first m = 3 unfinished jobs by deadline:
 relative deadline bin (10 + "no job") and mean remaining duration bin (10 + "no job"). Both continuous
 features are in minutes and binned with left-closed edges ``[-100, 0, 0.05, 0.2, 0.5, 1, 5, 10, 20, 30,

@@ -1,4 +1,4 @@
-"""The per-decision reward of papers.md §A.6.3 as a pure function, with an optional switching cost.
+"""The per-decision reward of the repartitioning agent as a pure function, with an optional switching cost.
 
 ``r_k = -scale·(a·E_k + (L_k + p·R_k) / 60 / N) / (a + 1)``: ``E_k`` the energy in joules consumed since the
 previous decision (blackouts included), ``L_k`` the lateness newly accrued in that interval in seconds, ``N``

@@ -151,9 +151,9 @@ def _binned_gpus_on(steps: tuple[tuple[float, int], ...], end_s: float) -> list[
 
 class ClusterStudy:
     """Options: ``gpu`` (default ``h200-141gb``), ``days`` of the synthetic run (quick 1, paper 7),
-    ``placements``, ``partitioners``, ``workloads``, ``seed`` (default 14), ``data_dir`` (the shared data
-    folder; without it the Alibaba replay is left out), ``max_duration_s`` (Alibaba pods observed longer
-    are left out; default 2 days)."""
+    ``placements``, ``partitioners``, ``workloads``, ``seed`` (default 14), ``data_dir`` (the data folder of
+    :func:`~wattsched.studies.real_workloads.find_data_dir`; without it the Alibaba replay is left out),
+    ``max_duration_s`` (Alibaba pods observed longer are left out; default 2 days)."""
 
     name = "cluster"
 

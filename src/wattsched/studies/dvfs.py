@@ -1,5 +1,5 @@
 """P2 reproduction: DVFS savings offline (vs U, per l and θ) and online (U = 1.6, per l and θ), energy split,
-pairs used, Alg. 1's theoretical bound, and the model fit on the real GPU measurements (papers.md §B.6).
+pairs used, Alg. 1's theoretical bound, and the model fit on the real GPU measurements (P2 Sec. VI).
 
 A cell is one task set and one ``l``: ``(mode, U, l, replicate)``. Its tasks come from a seed that depends
 only on (study seed, mode, U, replicate), so every ``l``, algorithm, θ and DVFS setting sees the same tasks
@@ -11,7 +11,7 @@ the turn-on cost, so each schedule is accounted several times, one row each: und
 (``constants = "paper"``: 37 W idle per pair, 90 W·slot per pair turn-on) and the authors' code's (``"code"``:
 85 W, 200 W·slot per server), with ``idle_accounting`` continuous, and for the authors' rules also whole-slot
 (their accounting). Two extra cells: ``bound`` (Alg. 1's mean single-task saving on the synthetic library)
-and ``fit`` (per-application fits of the measurements in ``../shared/data/dvfs-measurements`` when that
+and ``fit`` (per-application fits of the measurements in ``data/dvfs-measurements`` (not shipped) when that
 folder exists; no rows otherwise).
 
 Savings are fractions (0–1): ``1 − E_total(DVFS on) / E_total(same algorithm, grouping, rules, constants and
@@ -115,10 +115,17 @@ def _runs(
 
 
 def _shared_measurements() -> Path | None:
-    env = os.environ.get("WATTSCHED_DVFS_DATA")
-    candidates = [Path(env)] if env else []
-    here = Path(__file__).resolve()
-    candidates += [parent.parent / "shared" / "data" / "dvfs-measurements" for parent in here.parents[:6]]
+    """The folder of the DVFS measurements (not redistributable, so never shipped): ``$WATTSCHED_DVFS_DATA``,
+    else ``dvfs-measurements/`` in ``$WATTSCHED_DATA``, in the repository checkout's ``data/`` or in ``data/``
+    of the working directory; None when none holds ``gtx1080ti.csv``."""
+    candidates = [Path(env) for env in (os.environ.get("WATTSCHED_DVFS_DATA"),) if env]
+    data = os.environ.get("WATTSCHED_DATA")
+    if data:
+        candidates.append(Path(data) / "dvfs-measurements")
+    candidates += [
+        Path(__file__).resolve().parents[3] / "data" / "dvfs-measurements",
+        Path.cwd() / "data" / "dvfs-measurements",
+    ]
     return next((c for c in candidates if (c / "gtx1080ti.csv").is_file()), None)
 
 

@@ -20,7 +20,7 @@ def paper_findings() -> dict[str, Any]:
 
 def uniform_configurations() -> tuple[str, ...]:
     """Configurations of P1's GPU whose slices all have one compute size (there EDF-FS ≡ EDF-SS and
-    LLF ≡ LALF, papers.md §A.5.6), derived from the catalogue."""
+    LLF ≡ LALF, docs/concepts/mig-model.md), derived from the catalogue."""
     from wattsched.hardware.catalogue import load_gpu
 
     gpu = load_gpu(paper_findings()["gpu"])

@@ -2,7 +2,7 @@
 
 Drawn from the merged ``summary.json`` (``presets``, ``deadline_rules``, ``table3_sensitivity``,
 ``table2_meta``, ``table3_extra``); every number in the text is read from there, nothing is hard-coded but
-P1's published values and the definitions of CONTRACT §4.
+P1's published values and the definitions of docs/concepts/presets.md.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ class PresetsSection:
             "### Deadline rule",
             "",
             "The imported rule `p1` (d = a + U(1, 1.5)·dur_7g) makes every 1g slice infeasible, while P1 "
-            "§V-B "
+            "(Sec. V-B) "
             "describes EDF-SS taking 1g slices first; `slice-aware` draws the reference size uniformly from "
             "1, 2, 3, 4, 7 instead. Restricted EDF-SS's ET cost is ET(restricted) / ET(EDF-SS) − 1 in "
             "Table II "

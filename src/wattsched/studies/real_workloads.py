@@ -20,9 +20,12 @@ class mix and scaling. Every cell runs all policies × configurations (rows ``pa
 repartitioning methods No-MIG, Static (cfg 3) and Day-Night (rows ``part = repartition``) on one day. One
 extra cell stores the derived hourly profiles (``part = profile``) for the report.
 
-The trace files are not part of the package: ``data_dir`` (option), ``$WATTSCHED_SHARED_DATA``, or
-``shared/data`` beside the repository / the working directory. Without them the study has no cells and its
-report says so.
+The data are not part of the package. The study looks for a folder holding ``traces/philly.csv``,
+``traces/openb_pod_list_default.csv`` and ``mig-profiles/slice_speed.csv``: the ``data_dir`` option, else
+``$WATTSCHED_DATA``, else the repository's ``data/`` folder (the checkout this module runs from, or ``data/``
+in the working directory). The repository ships the Philly trace and the slice speeds; the Alibaba pod list
+may not be redistributed, so it has to be downloaded into ``data/traces/`` first (``data/traces/README.md``
+says from where). Without the three files the study has no cells and its report says so.
 """
 
 from __future__ import annotations
@@ -66,15 +69,17 @@ _FORMATS = {"philly": "philly", "alibaba": "alibaba-2023"}
 
 
 def find_data_dir(explicit: str | None = None) -> Path | None:
-    """The shared data folder holding ``traces/`` and ``mig-profiles/``, or None when there is none."""
+    """The data folder holding the study's ``traces/`` and ``mig-profiles/`` files, or None when there is
+    none: ``explicit``, else ``$WATTSCHED_DATA`` (``$WATTSCHED_SHARED_DATA``, its older name), else ``data/``
+    of the repository checkout, else ``data/`` in the working directory."""
     candidates = (
         [explicit]
         if explicit
         else [
+            os.environ.get("WATTSCHED_DATA"),
             os.environ.get("WATTSCHED_SHARED_DATA"),
-            str(Path(__file__).resolve().parents[4].parent / "shared" / "data"),
-            str(Path.cwd().parent / "shared" / "data"),
-            str(Path.cwd() / "shared" / "data"),
+            str(Path(__file__).resolve().parents[3] / "data"),
+            str(Path.cwd() / "data"),
         ]
     )
     for candidate in candidates:

@@ -1,8 +1,8 @@
 """Summary and report of the real-workloads study (rows from ``real_workloads.run_real_workload``).
 
-ET (CONTRACT §2) is pooled *within* one workload: for the in-configuration ranking over all its policies ×
-configurations × days, for repartitioning over its three methods × days. ETs of different workloads are
-therefore not comparable with each other; rankings and relative gaps are.
+ET (docs/concepts/et.md) is pooled *within* one workload: for the in-configuration ranking over all its
+policies × configurations × days, for repartitioning over its three methods × days. ETs of different workloads
+are therefore not comparable with each other; rankings and relative gaps are.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def summarize(rows: pd.DataFrame, data_dir: Path | None = None) -> dict[str, Any
         return {
             "real_workloads": {
                 "available": False,
-                "reason": "shared data (traces/, mig-profiles/) not found" if data_dir is None else "no rows",
+                "reason": "data files (traces/, mig-profiles/) not found" if data_dir is None else "no rows",
             }
         }
     in_config: dict[str, dict[str, float]] = {}
@@ -219,9 +219,10 @@ def report(
         return "\n".join(
             [
                 *lines,
-                f"Not run: {block['reason']}. Set `WATTSCHED_SHARED_DATA` to the folder "
-                "holding `traces/` and `mig-profiles/`, or pass "
-                "`--study-option real-workloads.data_dir=DIR`.",
+                f"Not run: {block['reason']}. Download the Alibaba 2023 pod list "
+                "(`openb_pod_list_default.csv`, not redistributable) into `data/traces/` (see "
+                "`data/traces/README.md`), set `WATTSCHED_DATA` to a folder holding `traces/` and "
+                "`mig-profiles/`, or pass `--study-option real-workloads.data_dir=DIR`.",
                 "",
             ]
         )

@@ -1,8 +1,9 @@
-"""P1's in-configuration study: Table II and Figs. 4, 6-10 (papers.md §A.7.1), per preset, rule and GPU.
+"""P1's in-configuration study: Table II and Figs. 4, 6-10 (P1 Sec. V-B), per preset, rule and GPU.
 
 The grid (``studies/table2.toml``: policies, conditions, iterations) runs once per :class:`Table2Variant`: a
-preset (CONTRACT §4: ``paper`` queues of 8 h, ``literal`` of 24 h at λ = 0.5/min), a deadline rule (``p1``
-or ``slice-aware``, :mod:`wattsched.workload.generators`) and a GPU (every configuration it lists).
+preset (docs/concepts/presets.md: ``paper`` queues of 8 h, ``literal`` of 24 h at λ = 0.5/min), a deadline
+rule (``p1`` or ``slice-aware``, :mod:`wattsched.workload.generators`) and a GPU (every configuration it
+lists).
 
 A cell is one (variant, condition, iteration): its job queue is generated once, from a seed that depends only
 on (study seed, condition, iteration), and every policy runs on every configuration with that same queue

@@ -1,4 +1,5 @@
-"""Table II analysis: pooled ET (CONTRACT §2), the §A.8 qualitative checks, figures and the report section."""
+"""Table II analysis: pooled ET (docs/concepts/et.md), the qualitative checks, figures and the report
+section."""
 
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ __all__ = [
     "summarize",
 ]
 
-#: P1 Table II (papers.md §A.8), ET in the paper's units; lower is better.
+#: P1 Table II, ET in the paper's units; lower is better.
 PAPER_TABLE2: dict[str, float] = {"edf-fs": 5.53, "edf-ss": 5.37, "llf": 6.32, "lalf": 6.83}
-#: The ET pool of Table II: the four algorithms of the paper (papers.md §A.4).
+#: The ET pool of Table II: the four algorithms of the paper (docs/concepts/et.md).
 PAPER_POLICIES: tuple[str, ...] = ("edf-fs", "edf-ss", "llf", "lalf")
 #: Relative ET gap within which two policies "tie" / "match", and within which "nearly ties" holds.
 TIE = 0.01
@@ -169,7 +170,7 @@ def ranking_pairs(frame: pd.DataFrame, ranking: list[str]) -> dict[str, dict[str
     return {f"{a} vs {b}": paired_differences(frame, a, b) for a, b in itertools.pairwise(ranking)}
 
 
-# -- the qualitative findings of papers.md §A.8 ----------------------------------------------------------
+# -- the qualitative findings of P1 Sec. V-B ----------------------------------------------------------
 Check = tuple[str, str, bool | None, str]
 
 

@@ -154,11 +154,11 @@ def report(rows: pd.DataFrame, config: GridConfig, figures_dir: Path) -> str:
     policies, configs = policies_of(rows, config), configs_of(rows, config)
     iterations = int(rows["iteration"].nunique()) if len(rows) else 0
     lines = [
-        "## Table II — in-configuration scheduling (P1 §V-B)",
+        "## Table II — in-configuration scheduling (P1 Sec. V-B)",
         "",
         f"{iterations} job queues per condition, {config.hours:g} h of Poisson arrivals each, "
         f"{len(configs)} fixed configurations × {len(policies)} policies on the same queue (common random "
-        f"numbers). ET (P1 §IV-A): energy in J, average tardiness in minutes, `a = t̄/(2·s̄)` pooled over "
+        f"numbers). ET (P1 Sec. IV-A): energy in J, average tardiness in minutes, `a = t̄/(2·s̄)` pooled over "
         f"{', '.join(p for p in PAPER_POLICIES if p in policies)} under the default condition, all "
         "configurations; EDF-SS-restricted is scored with the same `a`.",
         "",

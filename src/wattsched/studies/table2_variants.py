@@ -9,7 +9,7 @@ Blocks:
 * ``gpus.<gpu>.{table2, table2_detail, table2_meta}`` at the ``paper`` preset under P1's rule.
 
 ``restricted_cost`` is ET(restricted EDF-SS) / ET(EDF-SS) − 1 on the default condition: what restricting
-preemption costs in ET (CONTRACT §4's rule).
+preemption costs in ET (the rule of docs/concepts/mig-model.md).
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def report_variants(rows: pd.DataFrame, study: Table2Study, figures_dir: Path) -
             "",
             "`p1`: d = a + U(1, 1.5)·dur_7g, so no job can meet its deadline on a 1g slice; `slice-aware`: "
             "d = a + U(1, 1.5)·dur_g for a compute size g drawn uniformly from 1, 2, 3, 4, 7 (same queues "
-            "otherwise), so EDF-SS's slowest feasible slice can be a small one, as P1 §V-B describes. "
+            "otherwise), so EDF-SS's slowest feasible slice can be a small one, as P1 Sec. V-B describes. "
             "Default "
             "condition; each row pools its own a.",
             "",

@@ -1,22 +1,23 @@
-"""Table III and Fig. 11 of P1: repartitioning methods on 24 h days (papers.md §A.7.2, §A.8).
+"""Table III and Fig. 11 of P1: repartitioning methods on 24 h days (P1 Sec. V-C).
 
-The study runs one Table III per :class:`Table3Variant` — a preset (CONTRACT §4: ``paper`` at 2.5× the Fig. 5
-profile, ``literal`` at 1×), a deadline rule (``p1`` or ``slice-aware``, :mod:`wattsched.workload.generators`)
-and a GPU — on the protocol of :mod:`wattsched.experiments.protocol`. Cells (each a pure function of its
-fields):
+The study runs one Table III per :class:`Table3Variant` — a preset (docs/concepts/presets.md: ``paper`` at
+2.5× the Fig. 5 profile, ``literal`` at 1×), a deadline rule (``p1`` or ``slice-aware``,
+:mod:`wattsched.workload.generators`) and a GPU — on the protocol of :mod:`wattsched.experiments.protocol`.
+Cells (each a pure function of its fields):
 
 * ``<variant>/selection/b000``: ET of every configuration on the selection days (P1's static procedure);
 * ``<variant>/<method>/bNNN`` for no-mig, static (the GPU's static role: P1's cfg 3 on the A100-40GB),
   static-best (the selected one, reported beside it), day-night and lookahead: ``block_days`` held-out days;
 * ``<variant>/dynamic/b000``: trains the DQN deterministically from the study seed on the variant's workload
-  and GPU (:func:`wattsched.rl.dqn.quick_config`, the tuned ensemble, at both scales; P1's §A.6.4 DQN with
-  ``dqn_hyperparameters = "paper"``), then evaluates it on every held-out day, and the DQN improved by
-  rollouts (``dynamic-rollout``, ``dqn_rollout`` sampled days) on the same days;
+  and GPU (:func:`wattsched.rl.dqn.quick_config`, the tuned ensemble, at both scales; the
+  one-network DQN we propose for P1 with ``dqn_hyperparameters = "paper"``), then evaluates it on every
+  held-out day, and the DQN improved by rollouts (``dynamic-rollout``, ``dqn_rollout`` sampled days) on the
+  same days;
 * ``sens/...``: the load and deadline-slack sensitivity (:mod:`.table3_sensitivity`).
 
 Every method of a variant runs on the same held-out days (common random numbers; variants that differ only in
 the deadline rule or the GPU share arrivals and durations too). ET's ``a`` is pooled per variant over no-mig,
-static, day-night and dynamic (CONTRACT §2); static-best and lookahead are scored with the same ``a``. The
+static, day-night and dynamic; static-best and lookahead are scored with the same ``a``. The
 DQN's reward and the lookahead's cost use ``a`` from pilot runs on separate days.
 """
 
@@ -111,7 +112,7 @@ class Table3Cell:
     selection_days: int
     pilot_days: int
     dqn_timesteps: int | None = None
-    #: The DQN's hyperparameters: "quick" (:func:`~wattsched.rl.dqn.quick_config`) or "paper" (§A.6.4).
+    #: The DQN's hyperparameters: "quick" (:func:`~wattsched.rl.dqn.quick_config`) or "paper".
     dqn_hyperparameters: str | None = None
     #: Networks the DQN trains (``None``: its hyperparameters'); see ``DQNConfig.with_ensemble``.
     dqn_ensemble: int | None = None
@@ -158,11 +159,12 @@ class Table3Study:
     paper_selection_days: int = 100
     pilot_days: int = 8
     #: Training steps of every DQN; ``None``: the length of its hyperparameters (quick_config: 120k steps;
-    #: §A.6.4: 2,000 days).
+    #: paper: 2,000 days).
     dqn_timesteps: int | None = None
     #: The DQN's hyperparameters at both scales: "quick" (:func:`~wattsched.rl.dqn.quick_config`, the tuned
-    #: ensemble that meets P1's Static and No-MIG gains) or "paper" (P1's §A.6.4 DQN: one network, 2,000
-    #: days, P1's state; worse than Day-Night at the ``paper`` preset). The paper *scale* sets day counts.
+    #: ensemble that meets P1's Static and No-MIG gains) or "paper" (the DQN setting we propose for P1, which
+    #: publishes no hyperparameters: one network, 2,000 days, P1's state; worse than Day-Night at the
+    #: ``paper`` preset). The paper *scale* sets day counts.
     dqn_hyperparameters: str = "quick"
     #: Networks each DQN trains (``None``: its hyperparameters', 8 at quick keeping the best 3; fewer than
     #: the kept number act all together).

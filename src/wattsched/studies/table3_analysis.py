@@ -3,7 +3,7 @@
 Blocks (``summarize``):
 
 * ``table3``, ``table3_detail``, ``table3_extra`` — the chosen preset's A100 variant under P1's deadline rule
-  (CONTRACT §5 keys; ``table3_extra.preset`` says which preset);
+  (the keys of ``mig run --json``; ``table3_extra.preset`` says which preset);
 * ``presets.<preset>.{table3, table3_detail, table3_extra}`` — every preset under P1's deadline rule;
 * ``deadline_rules.<rule>.<preset>.{table3, table3_detail}`` — every deadline rule (A100);
 * ``gpus.<gpu>.{table3, table3_detail}`` — every GPU at :data:`GPU_PRESET` under P1's deadline rule;
@@ -32,7 +32,7 @@ __all__ = [
     "variant_block",
 ]
 
-#: P1 Table III (papers.md §A.8), ET; lower is better.
+#: P1 Table III, ET; lower is better.
 PAPER_TABLE3: dict[str, float] = {"no-mig": 8.56, "static": 3.97, "day-night": 3.68, "dynamic": 2.82}
 #: P1's claimed improvements of Dynamic over each method (abstract and conclusion).
 PAPER_CLAIMS: dict[str, float] = {"day-night": 0.26, "static": 0.31, "no-mig": 0.68}

@@ -158,7 +158,7 @@ def _rules(rules: dict[str, Any]) -> list[str]:
 
 def report(rows: pd.DataFrame, preset: str, figures_dir: Path) -> str:
     summary = summarize(rows, preset)
-    lines = ["## Table III — dynamic repartitioning (P1 §V-C)", ""]
+    lines = ["## Table III — dynamic repartitioning (P1 Sec. V-C)", ""]
     if "table3" in summary:
         extra = summary["table3_extra"]
         n_days = int(summary["table3_detail"]["static"]["days"])

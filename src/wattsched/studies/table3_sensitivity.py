@@ -1,12 +1,13 @@
 """Load and deadline sensitivity of Table III's non-learned methods (an analysis of ours, not in P1).
 
-This section is the evidence behind the ``paper`` preset's rate multiplier (CONTRACT §4): the methods no-mig,
-static (the GPU's static role: P1's cfg 3), static-best (the best configuration by ET, selected per condition
-on selection days), day-night and, where affordable, lookahead run at several multipliers of the Fig. 5
-profile (``WorkloadSpec.rate_multiplier``) and with looser deadline slacks at multiplier 1. Condition ``x1``
-is the ``literal`` preset's workload and ``x2.5`` the ``paper`` preset's, on their first days. Lookahead costs
-0.3-3 s per day (growing with load), so by default it runs at paper scale only. A slack U(2, 3) doubles every
-job's slack of the U(1, 1.5) day (the generator draws ``lo + (hi - lo)·u`` with the same ``u``).
+This section is the evidence behind the ``paper`` preset's rate multiplier (docs/concepts/presets.md): the
+methods no-mig, static (the GPU's static role: P1's cfg 3), static-best (the best configuration by ET,
+selected per condition on selection days), day-night and, where affordable, lookahead run at several
+multipliers of the Fig. 5 profile (``WorkloadSpec.rate_multiplier``) and with looser deadline slacks at
+multiplier 1. Condition ``x1`` is the ``literal`` preset's workload and ``x2.5`` the ``paper`` preset's, on
+their first days. Lookahead costs 0.3-3 s per day (growing with load), so by default it runs at paper scale
+only. A slack U(2, 3) doubles every job's slack of the U(1, 1.5) day (the generator draws ``lo + (hi - lo)·u``
+with the same ``u``).
 
 Every condition uses the same held-out day seeds (common random numbers: at a given multiplier the jobs are
 identical across methods; a looser slack keeps the arrivals and durations of the paper slack's day). ET's

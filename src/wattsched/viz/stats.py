@@ -44,11 +44,12 @@ class Metric:
     non_negative: bool = False
 
 
-#: Metrics of a MIG run table (CONTRACT §9 sweep columns, Table II/III rows). Energy in kWh, time in minutes.
+#: Metrics of a MIG run table (docs/howto/sweep.md sweep columns, Table II/III rows). Energy in kWh, time in
+#: minutes.
 METRICS: dict[str, Metric] = {
     metric.name: metric
     for metric in (
-        Metric("et", "et", "ET (P1 §IV-A, lower is better)", non_negative=True),
+        Metric("et", "et", "ET (P1 Sec. IV-A, lower is better)", non_negative=True),
         Metric("energy", "energy_j", "energy (kWh)", 1.0 / JOULES_PER_KWH, 4, non_negative=True),
         Metric(
             "tardiness",

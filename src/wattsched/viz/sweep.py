@@ -1,9 +1,9 @@
 """A sweep directory as figures read it: ``DIR/runs.parquet`` (one row per run) and ``DIR/sweep.json``.
 
-CONTRACT §9: ``runs.parquet`` has at least ``gpu, configuration, policy, seed, energy_j, avg_tardiness_s,
-late_jobs, preemptions, et``; ``partitioner``, ``workload`` and ``rate_multiplier`` may also appear.
-Figures group runs by the factor columns that vary (:data:`FACTOR_COLUMNS`, in that order of preference for
-the x axis); seeds are the replicates behind each interval.
+docs/howto/sweep.md: ``runs.parquet`` has at least ``gpu, configuration, policy, seed, energy_j,
+avg_tardiness_s, late_jobs, preemptions, et``; ``partitioner``, ``workload`` and ``rate_multiplier`` may also
+appear. Figures group runs by the factor columns that vary (:data:`FACTOR_COLUMNS`, in that order of
+preference for the x axis); seeds are the replicates behind each interval.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def read_sweep(path: str | Path) -> Sweep:
     runs = read_table(runs_path, formats=("parquet",))
     missing = [c for c in REQUIRED_COLUMNS if c not in runs.columns]
     if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)} (CONTRACT §9)", path=str(runs_path))
+        raise InputError(f"missing column(s) {', '.join(missing)} (docs/howto/sweep.md)", path=str(runs_path))
     if runs.empty:
         raise InputError("the sweep has no runs", path=str(runs_path))
     runs = runs.reset_index(drop=True).copy()

@@ -111,9 +111,9 @@ def slice_placement(configuration: Configuration, start: int) -> SlicePlacement:
 
 
 def power_table(gpu: MigGpu, per_kind: bool) -> PowerTable:
-    """The watts of each busy state (CONTRACT §4, §7): the GPU's default selection (per job kind where its
-    model declares kind curves and ``per_kind``), else its default curve; capped, not throttled. The single
-    place where figures look up board power."""
+    """The watts of each busy state (docs/concepts/mig-model.md): the GPU's default selection (per job kind
+    where its model declares kind curves and ``per_kind``), else its default curve; capped, not throttled. The
+    single place where figures look up board power."""
     return gpu.power.table(None if per_kind else gpu.power.default_curve)
 
 

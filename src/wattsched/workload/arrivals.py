@@ -1,4 +1,4 @@
-"""Job arrival processes: homogeneous Poisson and the hourly day profile of P1 Fig. 5 (papers.md §A.3.1-2).
+"""Job arrival processes: homogeneous Poisson and the hourly day profile of P1 Fig. 5.
 
 Rates are in jobs per minute (P1's unit); times are seconds. Every function takes an explicit
 ``numpy.random.Generator`` and returns a sorted float64 array of arrival times in ``[0, horizon_s)``.
@@ -73,12 +73,12 @@ PROFILES: Registry[ArrivalProfile] = Registry("arrival profile")
 
 @PROFILES.register("alibaba-day")
 def alibaba_day() -> ArrivalProfile:
-    """P1 Fig. 5: hourly rates read from the group's simulator (papers.md §A.3.1), ≈ 207 jobs/day."""
+    """P1 Fig. 5: hourly rates read from the group's simulator, ≈ 207 jobs/day."""
     return ArrivalProfile(
         "alibaba-day",
         (0.111, 0.083, 0.085, 0.100, 0.137, 0.169, 0.171, 0.169, 0.179, 0.191, 0.201, 0.188,
          0.170, 0.177, 0.168, 0.171, 0.163, 0.138, 0.120, 0.111, 0.129, 0.116, 0.106, 0.104),
-        source="P1 Fig. 5 via the 'interarrivals' table of the group's notebook (papers.md §A.3.1)",
+        source="P1 Fig. 5 via the 'interarrivals' table of the group's notebook",
     )
 
 

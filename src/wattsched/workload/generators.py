@@ -1,4 +1,4 @@
-"""Synthetic MIG job queues with P1's job mix (papers.md §A.3).
+"""Synthetic MIG job queues with P1's job mix (docs/concepts/mig-model.md).
 
 ``generate_jobs(spec, seed)`` is a pure function of ``(spec, seed)``: arrivals and job attributes come from
 two independent child streams of ``SeedSequence(seed)``, and every attribute is drawn as one vector.
@@ -6,11 +6,12 @@ two independent child streams of ``SeedSequence(seed)``, and every attribute is 
 Deadline rules (``WorkloadSpec.deadline_rule``), both soft deadlines ``d = a + s·dur_ref`` with the slack
 ``s ~ U(deadline_slack)`` (default U(1, 1.5)):
 
-* ``"p1"`` (default): ``dur_ref = dur_7g``, the rule of the P1 group's code and of SMART-MIG (papers.md
-  §A.3.6). Since ``dur_1g >= 2·dur_7g`` for every scaling family, no job can meet its deadline on a 1g slice.
+* ``"p1"`` (default): ``dur_ref = dur_7g``, the rule of the P1 group's code and of SMART-MIG
+  (docs/concepts/mig-model.md). Since ``dur_1g >= 2·dur_7g`` for every scaling family, no job can meet its
+  deadline on a 1g slice.
 * ``"slice-aware"`` (a sensitivity of ours, not in P1): ``dur_ref = dur_g`` for a compute size ``g`` drawn
   uniformly from the generated sizes (1, 2, 3, 4, 7), so about a fifth of the jobs can meet their deadline on
-  a 1g slice and EDF-SS's "slowest slice that meets the deadline" has small slices to choose, as P1 §V-B
+  a 1g slice and EDF-SS's "slowest slice that meets the deadline" has small slices to choose, as P1 Sec. V-B
   describes. The size is drawn after every other attribute, so a day under either rule has the same
   arrivals, kinds, curves, durations and slack draws (common random numbers across rules).
 """
@@ -56,7 +57,7 @@ def _finite(value: float) -> bool:
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """What to generate: one arrival source and the job-mix distribution (defaults: P1 §V-A).
+    """What to generate: one arrival source and the job-mix distribution (defaults: P1 Sec. V-A).
 
     Exactly one of ``rate_per_min`` (homogeneous Poisson) and ``profile`` (a name in ``PROFILES``) is set.
     ``scaling_weights`` weigh the types (linear, sublinear, capped). When ``curves`` is given, each job draws
@@ -199,7 +200,7 @@ def generate_jobs(
         spec: a :class:`WorkloadSpec`: one arrival source, ``rate_per_min`` (jobs/min, Poisson) or
             ``profile`` (``"alibaba-day"``, P1's Fig. 5 hourly profile), over ``hours`` (default 24 h);
             ``inference_share`` (default 0.8), ``rate_multiplier`` (default 1), ``deadline_rule``
-            (``"p1"`` default, or ``"slice-aware"``); the other fields default to P1 §V-A.
+            (``"p1"`` default, or ``"slice-aware"``); the other fields default to P1 Sec. V-A.
         seed: a whole number >= 0 (or a :class:`numpy.random.SeedSequence`); the same seed gives the same
             jobs.
 

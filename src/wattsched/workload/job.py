@@ -2,7 +2,8 @@
 
 A job gives its run time alone on slices of the compute sizes in ``sizes`` (a trace's ``dur_<g>g_s`` columns;
 P1's sizes 1, 2, 3, 4, 7 by default) and on the MIG-disabled GPU (``dur_full_s``). A GPU may need a size the
-job does not give; :meth:`Job.duration_for_size` then derives it from the job's scaling family (CONTRACT §7):
+job does not give; :meth:`Job.duration_for_size` then derives it from the job's scaling family
+(docs/concepts/mig-model.md):
 
 * between two given sizes ``a < g < b``: speed ``1/dur`` interpolated linearly in ``g``;
 * below the smallest given size ``m``: speed proportional to ``g`` (``dur_g = dur_m · m / g``), every family;
@@ -31,7 +32,7 @@ def duration_column(size: int) -> str:
     return f"dur_{size}g_s"
 
 
-#: Trace columns of P1's sizes (CONTRACT §3), in ``P1_SIZES`` order (without ``dur_full_s``).
+#: Trace columns of P1's sizes (docs/howto/import-trace.md), in ``P1_SIZES`` order (without ``dur_full_s``).
 DURATION_COLUMNS: tuple[str, ...] = tuple(duration_column(g) for g in P1_SIZES)
 
 
@@ -49,7 +50,8 @@ class Scaling(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A job of a MIG trace (CONTRACT §3, §7); see the module docstring for sizes a job does not give."""
+    """A job of a MIG trace (docs/howto/import-trace.md); see the module docstring for
+    sizes a job does not give."""
 
     job_id: str
     arrival_s: float
@@ -68,7 +70,8 @@ class Job:
 
     @staticmethod
     def default_full_duration(dur_largest_s: float, scaling: Scaling, speedup: float = 1.06) -> float:
-        """``dur_full_s`` when a trace omits it: 6 % faster than the largest slice if linear (§A.3.5)."""
+        """``dur_full_s`` when a trace omits it: 6 % faster than the largest slice if linear
+        (docs/concepts/mig-model.md)."""
         return dur_largest_s / speedup if scaling == Scaling.LINEAR else dur_largest_s
 
     def duration_for_size(self, size: int) -> float:

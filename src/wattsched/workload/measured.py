@@ -1,6 +1,6 @@
 """A measured slice-speed library: speed-up curves S(g) read at run time from a profiling CSV.
 
-The CSV has the columns of ``shared/data/mig-profiles/slice_speed.csv`` (ParvaGPU and MISO profiles on the
+The CSV has the columns of ``data/mig-profiles/slice_speed.csv`` (ParvaGPU and MISO profiles on the
 A100): ``source, model, kind, batch_size, slice_g, throughput_or_time, unit``. The package ships no data;
 the path is always an argument.
 
@@ -25,7 +25,7 @@ speed(1)``, so ``S(1) = 1`` and measured sizes are read back exactly.
 A group with fewer than two measured sizes says nothing about scaling and is left out (listed in
 ``MeasuredLibrary.dropped``). Malformed rows raise :class:`InputError` naming the file, row and column.
 
-**SM-partition measurements** (the H200's ``shared/data/hardware/h200/partitions.csv``: ``workload, sms,
+**SM-partition measurements** (the H200's ``data/hardware/h200/partitions.csv``: ``workload, sms,
 iterations_per_s, ...``, real work confined to k SMs) are read too, by :func:`load_slice_speeds` (it looks at
 the
 header) or :func:`load_partition_speeds`: a MIG compute size g is mapped to the SM count of the GPU's plain

@@ -1,9 +1,9 @@
-"""Throughput-scaling curves: how much faster a job runs on a larger MIG slice (P1 Fig. 2; papers.md §A.3.4).
+"""Throughput-scaling curves: how much faster a job runs on a larger MIG slice (P1 Fig. 2).
 
 A curve is data: a speed-up ``S(g)`` for each compute size g = 1, 2, 3, 4, 7 with ``S(1) = 1``, so that
 ``dur_g = dur_1 / S(g)``. The paper's three types are ``linear`` (S(g) = g), ``capped`` (S(g) = min(g, c)) and
-``sublinear`` (one of four PROPOSED functions). ``measured`` curves come from profiled workloads and are only
-required to be positive with ``S(1) = 1``.
+``sublinear`` (one of four functions of our choosing). ``measured`` curves come from profiled workloads and
+are only required to be positive with ``S(1) = 1``.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ __all__ = [
     "linear_curve",
 ]
 
-#: A MIG-disabled GPU runs linear jobs 6 % faster than a 7g slice (P1 citing Zeus; papers.md §A.3.5).
+#: A MIG-disabled GPU runs linear jobs 6 % faster than a 7g slice (P1 citing Zeus;
+#: docs/concepts/mig-model.md).
 DEFAULT_FULL_GPU_SPEEDUP = 1.06
-#: Caps a ``capped`` job draws from uniformly (P1 §V-A).
+#: Caps a ``capped`` job draws from uniformly (P1 Sec. V-A).
 CAPPED_LIMITS: tuple[int, ...] = (2, 3, 4)
 
 # Slack for curves computed in floating point (S(g) <= g, non-decreasing).
@@ -100,7 +101,8 @@ def _saturating_exponential(g: int) -> float:
     return (1.0 - math.exp(-g / 3.0)) / (1.0 - math.exp(-1.0 / 3.0))
 
 
-#: The four PROPOSED sublinear functions of papers.md §A.3.4 (P1 only says "exponential and logarithmic").
+#: Four sublinear functions of our choosing for P1 Fig. 2 and Table I (P1 only says "exponential and
+#: logarithmic").
 SUBLINEAR_CURVES: tuple[ScalingCurve, ...] = (
     curve_from_function(Scaling.SUBLINEAR, "sub-e1", lambda g: g**0.75),
     curve_from_function(Scaling.SUBLINEAR, "sub-e2", _saturating_exponential),
@@ -115,7 +117,7 @@ def durations_from_base(
     """``Job.durations_s`` for a job that runs ``dur_1g_s`` on a 1g slice.
 
     Index 0..4: ``dur_1g_s / S(g)`` for g = 1, 2, 3, 4, 7; index 5 (MIG disabled):
-    ``dur_7g / full_gpu_speedup`` for linear jobs, else ``dur_7g`` (papers.md §A.3.5).
+    ``dur_7g / full_gpu_speedup`` for linear jobs, else ``dur_7g`` (docs/concepts/mig-model.md).
     """
     if not (math.isfinite(dur_1g_s) and dur_1g_s > 0):
         raise ConfigError(f"dur_1g_s must be finite and > 0, got {dur_1g_s!r}")

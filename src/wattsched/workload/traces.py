@@ -1,4 +1,4 @@
-"""MIG job trace files (CONTRACT §3): CSV or Parquet by suffix, validated, written atomically.
+"""MIG job trace files (docs/howto/import-trace.md): CSV or Parquet by suffix, validated, written atomically.
 
 An optional ``gpus`` column gives the GPUs a job needs at once (a whole number >= 1; default 1, and the
 column is written only when some job needs more than one). Only the cluster engine runs such jobs: the
@@ -58,13 +58,14 @@ FULL_DURATION_COLUMN = "dur_full_s"
 GPUS_COLUMN = "gpus"
 #: The most GPUs one job may ask for (a bound against typos such as a job id in the column).
 MAX_GPUS_PER_JOB = 1_000_000
-#: The columns every trace needs, then at least one ``dur_<g>g_s`` column (CONTRACT §3, §7).
+#: The columns every trace needs, then at least one ``dur_<g>g_s`` column (docs/howto/import-trace.md;
+#: docs/concepts/mig-model.md).
 BASE_COLUMNS: tuple[str, ...] = ("job_id", "arrival_s", "deadline_s", "kind", "scaling")
 #: The columns of a trace with P1's sizes, in file order (``dur_full_s`` is optional and follows them).
 TRACE_COLUMNS: tuple[str, ...] = (*BASE_COLUMNS, *DURATION_COLUMNS)
 _DURATION = re.compile(r"^dur_([1-9][0-9]*)g_s$")
 #: The MIG-disabled GPU has this many compute slices on every catalogue GPU: its default duration derives
-#: from the job's run time on a slice of this size (CONTRACT §3).
+#: from the job's run time on a slice of this size (docs/howto/import-trace.md).
 _FULL_SIZE = 7
 _KINDS = {k.value: k for k in JobKind}
 _SCALINGS = {s.value: s for s in Scaling}
@@ -79,7 +80,8 @@ def read_trace(path: str | Path) -> list[Job]:
 
 
 def frame_to_jobs(frame: pd.DataFrame, source: str) -> list[Job]:
-    """Validate a trace table (CONTRACT §3) and build its jobs; ``source`` names the file in errors."""
+    """Validate a trace table (docs/howto/import-trace.md) and build its jobs; ``source`` names the file in
+    errors."""
     ids, numbers, labels = _validated(frame, source)
     sizes = _sizes(frame)
     gpus = _gpus(frame, source)
@@ -108,7 +110,8 @@ def frame_to_jobs(frame: pd.DataFrame, source: str) -> list[Job]:
     ]
     if not np.isnan(full).any():
         return jobs
-    # No dur_full_s and no dur_7g_s: derive the full-GPU time from the job's scaling family (CONTRACT §7).
+    # No dur_full_s and no dur_7g_s: derive the full-GPU time from the job's scaling family
+    # (docs/concepts/mig-model.md).
     out = []
     for row, job in enumerate(jobs):
         try:

@@ -38,8 +38,8 @@ A100_NAMES = {
 P1 = [layout_text(layout) for _, layout in GpuLayouts.from_catalogue(load_gpu("a100-40gb")).configurations]
 
 
-def facts_of(shared_data: Path, *, a100: bool = False) -> dict[str, Any]:
-    facts: dict[str, Any] = json.loads((shared_data / "hardware" / "h200" / "nvml_facts.json").read_text())
+def facts_of(repo_data: Path, *, a100: bool = False) -> dict[str, Any]:
+    facts: dict[str, Any] = json.loads((repo_data / "hardware" / "h200" / "nvml_facts.json").read_text())
     facts.update(mig_mode_current_pending=[1, 1], fake_root=True)
     if a100:
         facts["name"] = "NVIDIA A100-SXM4-40GB"
@@ -68,8 +68,8 @@ def gpu_with(facts: dict[str, Any], folder: Path, layout: Layout, **extra: Any) 
     return FakeBackend(path)
 
 
-def test_every_pair_of_p1_configurations_on_the_fake(shared_data: Path, tmp_path: Path) -> None:
-    facts = facts_of(shared_data, a100=True)
+def test_every_pair_of_p1_configurations_on_the_fake(repo_data: Path, tmp_path: Path) -> None:
+    facts = facts_of(repo_data, a100=True)
     geometry = geometry_of(gpu_with(facts, tmp_path, ()))
     layouts = [parse_layout(text, geometry) for text in P1]
     for source, target in itertools.product(layouts, repeat=2):
@@ -79,8 +79,8 @@ def test_every_pair_of_p1_configurations_on_the_fake(shared_data: Path, tmp_path
         assert current_layout(fake, 0)[0] == target and len(done) == len(steps)
 
 
-def test_kept_instances_keep_their_nvml_ids(shared_data: Path, tmp_path: Path) -> None:
-    facts = facts_of(shared_data)
+def test_kept_instances_keep_their_nvml_ids(repo_data: Path, tmp_path: Path) -> None:
+    facts = facts_of(repo_data)
     fake = gpu_with(facts, tmp_path, ())
     geometry = geometry_of(fake)
     source = parse_layout("4g.71gb@0,2g.35gb@4,1g.35gb@6", geometry)
@@ -93,8 +93,8 @@ def test_kept_instances_keep_their_nvml_ids(shared_data: Path, tmp_path: Path) -
         assert after[kept].instance_id == before[kept].instance_id
 
 
-def test_h200_sample_replayed_on_the_fake(shared_data: Path, tmp_path: Path) -> None:
-    facts = facts_of(shared_data)
+def test_h200_sample_replayed_on_the_fake(repo_data: Path, tmp_path: Path) -> None:
+    facts = facts_of(repo_data)
     geometry = geometry_of(gpu_with(facts, tmp_path, ()))
     layouts = geometry.layouts()
     sample = layouts[:: max(len(layouts) // 8, 1)]
@@ -116,9 +116,9 @@ def test_h200_sample_replayed_on_the_fake(shared_data: Path, tmp_path: Path) -> 
     ],
 )
 def test_guards_refuse_before_any_change(
-    shared_data: Path, tmp_path: Path, extra: dict[str, Any], piece: str
+    repo_data: Path, tmp_path: Path, extra: dict[str, Any], piece: str
 ) -> None:
-    facts = facts_of(shared_data)
+    facts = facts_of(repo_data)
     geometry = geometry_of(gpu_with(facts, tmp_path, ()))
     source = parse_layout("3g.71gb@0,3g.71gb@4", geometry)  # instance ids 1 and 2
     target = parse_layout("7g.141gb@0", geometry)
@@ -130,8 +130,8 @@ def test_guards_refuse_before_any_change(
     assert fake.gpu_instances(0) == before
 
 
-def test_a_process_on_a_kept_instance_is_fine(shared_data: Path, tmp_path: Path) -> None:
-    facts = facts_of(shared_data)
+def test_a_process_on_a_kept_instance_is_fine(repo_data: Path, tmp_path: Path) -> None:
+    facts = facts_of(repo_data)
     geometry = geometry_of(gpu_with(facts, tmp_path, ()))
     source = parse_layout("3g.71gb@0,3g.71gb@4", geometry)
     target = parse_layout("3g.71gb@0,2g.35gb@4,1g.35gb@6", geometry)
@@ -140,15 +140,15 @@ def test_a_process_on_a_kept_instance_is_fine(shared_data: Path, tmp_path: Path)
     assert current_layout(fake, 0)[0] == target
 
 
-def test_the_gpu_must_hold_the_source_layout(shared_data: Path, tmp_path: Path) -> None:
-    facts = facts_of(shared_data)
+def test_the_gpu_must_hold_the_source_layout(repo_data: Path, tmp_path: Path) -> None:
+    facts = facts_of(repo_data)
     geometry = geometry_of(gpu_with(facts, tmp_path, ()))
     fake = gpu_with(facts, tmp_path, parse_layout("7g.141gb@0", geometry))
     source = parse_layout("3g.71gb@0,3g.71gb@4", geometry)
     expected = "has 7g.141gb@0, not the plan's source 3g.71gb@0,3g.71gb@4"
     with pytest.raises(GpuError, match=re.escape(expected)):
         apply_plan(fake, 0, source, plan_repartition(geometry, source, ()))
-    a100 = geometry_of(gpu_with(facts_of(shared_data, a100=True), tmp_path, ()))
+    a100 = geometry_of(gpu_with(facts_of(repo_data, a100=True), tmp_path, ()))
     empty = gpu_with(facts, tmp_path, ())
     with pytest.raises(GpuError, match=re.escape("no MIG profile 7g.40gb")):
         apply_plan(empty, 0, (), plan_repartition(a100, (), parse_layout("7g.40gb@0", a100)))

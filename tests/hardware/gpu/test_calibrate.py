@@ -22,8 +22,8 @@ QUICK = CalibrationSettings.quick()
 
 
 @pytest.fixture
-def h200(shared_data: Path) -> Path:
-    return shared_data / "hardware" / "h200" / "nvml_facts.json"
+def h200(repo_data: Path) -> Path:
+    return repo_data / "hardware" / "h200" / "nvml_facts.json"
 
 
 def run(path: Path, settings: CalibrationSettings = QUICK) -> list:  # type: ignore[type-arg]

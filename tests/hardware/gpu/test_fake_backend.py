@@ -22,8 +22,8 @@ class Clock:
 
 
 @pytest.fixture
-def h200(shared_data: Path) -> Path:
-    return shared_data / "hardware" / "h200" / "nvml_facts.json"
+def h200(repo_data: Path) -> Path:
+    return repo_data / "hardware" / "h200" / "nvml_facts.json"
 
 
 def variant(source: Path, folder: Path, **changes: Any) -> Path:

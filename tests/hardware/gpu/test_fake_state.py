@@ -138,14 +138,14 @@ def test_refusals(a100: FakeGpuState) -> None:
     assert [i.label for i in a100.instances(0)] == ["4g.20gb@0", "3g.20gb@4"]
 
 
-def test_unreadable_files(tmp_path: Path, shared_data: Path) -> None:
+def test_unreadable_files(tmp_path: Path, repo_data: Path) -> None:
     with pytest.raises(InputError, match="cannot open"):
         FakeGpuState(tmp_path / "missing.json").gpus()
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     with pytest.raises(InputError, match="not valid JSON"):
         FakeGpuState(bad).gpus()
-    snapshot = shared_data / "hardware" / "h200" / "nvml_facts.json"
+    snapshot = repo_data / "hardware" / "h200" / "nvml_facts.json"
     assert not is_state_file(snapshot) and not is_state_file(bad)
     with pytest.raises(InputError, match="not a fake GPU state file"):
         FakeGpuState(snapshot).gpus()
@@ -273,8 +273,8 @@ def test_a_repartition_plan_applies_to_the_file(a100: FakeGpuState) -> None:
     assert [i.label for i in FakeGpuState(a100.path).instances(0)] == ["4g.20gb@0", "3g.20gb@4"]
 
 
-def test_snapshot_files_still_open_as_snapshots(shared_data: Path) -> None:
-    snapshot = shared_data / "hardware" / "h200" / "nvml_facts.json"
+def test_snapshot_files_still_open_as_snapshots(repo_data: Path) -> None:
+    snapshot = repo_data / "hardware" / "h200" / "nvml_facts.json"
     assert isinstance(FakeBackend(snapshot), FakeBackend)
     with pytest.raises(InputError):
         FakeStateBackend(snapshot)

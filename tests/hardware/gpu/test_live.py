@@ -25,9 +25,9 @@ def a100_layouts() -> GpuLayouts:
 
 
 @pytest.fixture
-def fake_a100(shared_data: Path, tmp_path: Path) -> FakeBackend:
+def fake_a100(repo_data: Path, tmp_path: Path) -> FakeBackend:
     path = tmp_path / "a100.json"
-    path.write_text(json.dumps(facts_of(shared_data, a100=True)))
+    path.write_text(json.dumps(facts_of(repo_data, a100=True)))
     return FakeBackend(path)
 
 

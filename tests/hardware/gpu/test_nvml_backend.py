@@ -21,8 +21,8 @@ from wattsched.hardware.gpu.snapshot import record_facts
 
 
 @pytest.fixture
-def h200(shared_data: Path) -> Path:
-    return shared_data / "hardware" / "h200" / "nvml_facts.json"
+def h200(repo_data: Path) -> Path:
+    return repo_data / "hardware" / "h200" / "nvml_facts.json"
 
 
 def mig_on(h200: Path, folder: Path, **extra: object) -> Path:

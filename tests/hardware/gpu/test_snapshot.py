@@ -19,8 +19,8 @@ NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture
-def h200(shared_data: Path) -> Path:
-    return shared_data / "hardware" / "h200" / "nvml_facts.json"
+def h200(repo_data: Path) -> Path:
+    return repo_data / "hardware" / "h200" / "nvml_facts.json"
 
 
 def frozen() -> float:
@@ -110,9 +110,9 @@ def test_h200_entry_without_calibration_is_linear_and_says_so(h200: Path) -> Non
     assert (clocks["power_limit_min_w"], clocks["power_limit_max_w"]) == (200.0, 700.0)
 
 
-def h200_curve_csv(shared_data: Path, folder: Path) -> Path:
+def h200_curve_csv(repo_data: Path, folder: Path) -> Path:
     """The H200 measurement (power_levels.csv) in gpu calibrate's columns: busy_sevenths -> busy_units."""
-    rows = list(csv.DictReader((shared_data / "hardware" / "h200" / "power_levels.csv").open()))
+    rows = list(csv.DictReader((repo_data / "hardware" / "h200" / "power_levels.csv").open()))
     idle = next(r for r in rows if r["level"] == "idle_start")
     path = folder / "curve.csv"
     with path.open("w", newline="") as out:
@@ -126,8 +126,8 @@ def h200_curve_csv(shared_data: Path, folder: Path) -> Path:
     return path
 
 
-def test_h200_entry_with_the_measured_curves(h200: Path, shared_data: Path, tmp_path: Path) -> None:
-    curves = curves_from_csv(h200_curve_csv(shared_data, tmp_path), units=7)
+def test_h200_entry_with_the_measured_curves(h200: Path, repo_data: Path, tmp_path: Path) -> None:
+    curves = curves_from_csv(h200_curve_csv(repo_data, tmp_path), units=7)
     entry = tomllib.loads(catalogue_toml(json.loads(h200.read_text()), where="h200", curves=curves))
     power = entry["power"]
     assert power["estimated"] is False and power["idle_w"] == 124.13 and power["default_curve"] == "compute"
@@ -150,10 +150,10 @@ def test_throttled_levels_are_left_out(h200: Path, tmp_path: Path) -> None:
 
 
 def test_curve_of_the_wrong_length_and_a_gpu_without_mig(
-    h200: Path, shared_data: Path, tmp_path: Path
+    h200: Path, repo_data: Path, tmp_path: Path
 ) -> None:
     facts = json.loads(h200.read_text())
-    curves = curves_from_csv(h200_curve_csv(shared_data, tmp_path))
+    curves = curves_from_csv(h200_curve_csv(repo_data, tmp_path))
     with pytest.raises(GpuError, match="has 7 busy levels; this GPU has 3"):
         catalogue_toml(
             {**facts, "gpu_instance_profiles": {"0": {**facts["gpu_instance_profiles"]["2"]}}},

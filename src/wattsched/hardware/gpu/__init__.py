@@ -1,4 +1,5 @@
-"""Real GPUs behind one small interface: the ``nvml`` backend and the ``fake:FILE`` replay (CONTRACT §8).
+"""Real GPUs behind one small interface: the ``nvml`` backend and the ``fake:FILE`` replay
+(docs/howto/nvml.md).
 
 ``open_backend(spec)`` takes what ``--backend`` takes: ``nvml`` or ``fake:FILE``; ``None`` reads the
 environment variable ``WATTSCHED_GPU_BACKEND`` and falls back to ``nvml``. Importing this package never

@@ -1,4 +1,4 @@
-"""Carry out a MIG repartition plan on a real GPU, behind the guards of CONTRACT §8.
+"""Carry out a MIG repartition plan on a real GPU, behind the guards of docs/howto/nvml.md.
 
 Nothing changes unless every guard holds, checked before the first step: the backend may change the GPU
 (root for NVML), MIG mode is on (wattsched never switches it), the GPU's instances are exactly the plan's

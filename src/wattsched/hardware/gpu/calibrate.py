@@ -1,6 +1,6 @@
 """``gpu calibrate``: whole-card power against the fraction of busy SMs (read-only; P1 Fig. 3 analogue).
 
-The experiment of ``shared/data/hardware/h200/README.md``: for u = 0..U busy compute slices (U = the GPU's
+The experiment of ``data/hardware/h200/README.md``: for u = 0..U busy compute slices (U = the GPU's
 MIG compute slices, 7 on A100/H100/H200), ``round(u · SMs / U)`` SMs run a compute-bound kernel, then a
 memory-bound one; each level settles, then is measured: power = energy-counter difference / wall time (the
 sampled power integrated where the GPU has no counter). Nothing of the card is changed: clocks, power limit

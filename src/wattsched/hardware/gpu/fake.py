@@ -1,6 +1,6 @@
-"""``fake:FILE``: a GPU backend that replays a recorded NVML snapshot (CONTRACT §8).
+"""``fake:FILE``: a GPU backend that replays a recorded NVML snapshot (docs/howto/nvml.md).
 
-FILE is what ``wattsched gpu record`` writes, or ``shared/data/hardware/h200/nvml_facts.json`` as it is: one
+FILE is what ``wattsched gpu record`` writes, or ``data/hardware/h200/nvml_facts.json`` as it is: one
 device's read-outs as a JSON object, or ``{"devices": [object, ...]}`` for several GPUs. Keys the fake reads
 (NVML's units: mW, mJ, MHz, bytes): ``name``, ``driver``, ``memory_total_bytes``, ``power_usage_idle_mw``,
 ``power_limit_constraints_mw``, ``power_limit_enforced_mw``, ``power_limit_default_mw``,

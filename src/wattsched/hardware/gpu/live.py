@@ -1,10 +1,10 @@
 """Drive a real MIG GPU from a repartitioning policy: the day runner's ``--live`` mode.
 
 :class:`LiveRepartitioner` wraps any repartitioning policy (``wattsched.mig.partition``). The simulator still
-runs the day (jobs, tardiness, energy, the 4 s blackout of CONTRACT §4); each time the policy changes the
-configuration, the wrapper turns the change into a plan (``mig_plan.plan_repartition``) and hands it to an
-executor: :class:`DryRun` logs it (the default), :class:`ApplyOnGpu` carries it out on a GPU through the
-guarded :func:`~wattsched.hardware.gpu.apply.apply_plan`. With ``speed_x`` set, decisions wait for
+runs the day (jobs, tardiness, energy, the 4 s blackout of docs/concepts/mig-model.md); each time the policy
+changes the configuration, the wrapper turns the change into a plan (``mig_plan.plan_repartition``) and hands
+it to an executor: :class:`DryRun` logs it (the default), :class:`ApplyOnGpu` carries it out on a GPU through
+the guarded :func:`~wattsched.hardware.gpu.apply.apply_plan`. With ``speed_x`` set, decisions wait for
 the wall clock (simulated seconds per real second), so the GPU is repartitioned at the pace of the day.
 A change to ``no-mig`` (MIG disabled) is a MIG-mode change, which wattsched never makes: it is logged as
 skipped and the GPU keeps its instances.

@@ -1,10 +1,10 @@
 """Snapshots of a GPU: NVML read-outs as JSON (``gpu record``), a catalogue entry as TOML (``gpu snapshot``).
 
-:func:`record_facts` writes the keys of ``shared/data/hardware/h200/nvml_facts.json`` (NVML's own units: mW,
+:func:`record_facts` writes the keys of ``data/hardware/h200/nvml_facts.json`` (NVML's own units: mW,
 mJ, MHz, bytes), so a recording replays through ``--backend fake:FILE``. :func:`catalogue_toml` turns one
-recording into a catalogue entry of schema 1 (CONTRACT §7): the MIG profiles and placements as NVML reports
-them, the clocks and power limits, and a power model that is either *estimated* (linear from the idle power
-to the enforced power limit, said in the entry) or read from a ``gpu calibrate`` CSV.
+recording into a catalogue entry of schema 1 (docs/howto/add-gpu.md): the MIG profiles and placements as NVML
+reports them, the clocks and power limits, and a power model that is either *estimated* (linear from the idle
+power to the enforced power limit, said in the entry) or read from a ``gpu calibrate`` CSV.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from wattsched.hardware.gpu.fake import parse_profiles
 
 __all__ = ["MeasuredCurve", "catalogue_id", "catalogue_toml", "record_facts", "record_machine"]
 
-#: Seconds a repartition takes, the value P1 uses (CONTRACT §4); NVML gives no figure for it.
+#: Seconds a repartition takes, the value P1 uses (docs/concepts/mig-model.md); NVML gives no figure for it.
 REPARTITION_S = 4.0
 
 

@@ -1,12 +1,13 @@
 """The repartitioning-policy protocol and its registry.
 
 A repartitioning policy picks the MIG configuration at every decision epoch of the simulator (each job arrival
-and completion outside a repartition blackout, papers.md §A.6.2). It is told the GPU at ``reset`` (its
+and completion outside a repartition blackout). It is told the GPU at ``reset`` (its
 configurations are the ids it may choose; configurations it names by role — "static", "day", "night",
 "initial" — come from the GPU's catalogue entry), reads a typed read-only
 :class:`~wattsched.mig.SimSnapshot` at each epoch and returns a configuration id; the runner
-(:mod:`wattsched.mig.partition.runner`) applies it through the simulator's ``repartition`` (CONTRACT §4: 4 s
-blackout at idle power, every running job preempted; the current one is a no-op).
+(:mod:`wattsched.mig.partition.runner`) applies it through the simulator's ``repartition``
+(docs/concepts/mig-model.md: 4 s blackout at idle power, every running job preempted; the current one is a
+no-op).
 :func:`wattsched.mig.checks.check_partitioner` checks a partitioner against these rules.
 Jobs inside a configuration are scheduled by the policy's ``scheduler`` (``edf-ss-restricted`` for every MIG
 method; preemptive EDF on the single full-GPU slice for no-mig).

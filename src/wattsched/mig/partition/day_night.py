@@ -1,4 +1,4 @@
-"""Day-Night MIG: one configuration by day, another by night, switched at decision epochs (P1 §V-C)."""
+"""Day-Night MIG: one configuration by day, another by night, switched at decision epochs (P1 Sec. V-C)."""
 
 from __future__ import annotations
 

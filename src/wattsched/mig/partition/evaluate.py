@@ -286,7 +286,8 @@ def evaluate_policy(
 def et_by_method(
     rows: Sequence[dict[str, Any] | DayResult], pool: Sequence[str], a: float | None = None
 ) -> tuple[dict[str, float], float]:
-    """Mean ET per method with ``a`` pooled over the methods in ``pool`` (CONTRACT §2) unless given."""
+    """Mean ET per method with ``a`` pooled over the methods in ``pool`` (docs/concepts/et.md) unless
+    given."""
     from wattsched.metrics import et_coefficient, et_values, require_finished
 
     def get(row: dict[str, Any] | DayResult, key: str) -> Any:

@@ -1,4 +1,4 @@
-"""Repartitioning baselines that never change configuration: no-mig and static (papers.md §A.7.2)."""
+"""Repartitioning baselines that never change configuration: no-mig and static (P1 Sec. V-C)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class StaticPartitioner:
 class NoMigPartitioner(StaticPartitioner):
     """The MIG-disabled GPU (6 % faster than 7g for linear jobs) under preemptive EDF.
 
-    On a single slice EDF-FS and EDF-SS coincide and both are fully preemptive EDF (papers.md §A.7.2).
+    On a single slice EDF-FS and EDF-SS coincide and both are fully preemptive EDF (P1 Sec. V-C).
     """
 
     configuration: ConfigId | None = NO_MIG

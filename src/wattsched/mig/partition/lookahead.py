@@ -5,7 +5,7 @@ with the
 same simulator and in-configuration scheduler as the real run, and picks the candidate with the lowest
 ET-style
 cost ``a·E_dyn + L / N`` (``E_dyn`` energy above idle in joules, ``L`` total tardiness in minutes, ``N`` the
-expected jobs per day; the same scalarisation as the DQN reward, papers.md §A.6.3). A candidate other than the
+expected jobs per day; the same scalarisation as the DQN reward). A candidate other than the
 current configuration starts after the 4 s repartition blackout, so the penalty is counted where it bites: the
 delay of every job. Idle power is left out because over a common window it is the same for every candidate.
 

@@ -10,7 +10,7 @@ minutes, ``N`` the expected jobs per day: the DQN reward's and the lookahead's s
 base policy's preference. The sampled days are drawn from the workload spec at ``reset(gpu, seed)`` (the
 same profile and load the day's jobs come from), so the plan never sees the day's real future arrivals.
 
-This is policy improvement by rollout (Bertsekas & Tsitsiklis, *Neuro-Dynamic Programming*, 1996, §6.1;
+This is policy improvement by rollout (Bertsekas & Tsitsiklis, *Neuro-Dynamic Programming*, 1996, Sec. 6.1;
 Tesauro & Galperin, NIPS 1996): with exact costs, the rollout policy is never worse than its base; here the
 costs are estimates from few sampled futures over a finite window, so the gain is measured, not guaranteed
 (``benchmarks/bench_dqn.py``). With a base that ranks its actions (``ranked(snapshot)``, as the trained

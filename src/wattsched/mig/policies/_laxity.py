@@ -37,7 +37,7 @@ def _round_micro(x: float) -> float:
 
 
 class LaxityPolicy:
-    """Least laxity first with critical-laxity events (papers.md §A.5.4, CONTRACT §4).
+    """Least laxity first with critical-laxity events (docs/concepts/mig-model.md).
 
     Laxity of job ``j`` at time ``t``: ``d_j - t - fraction_j * ref_j`` where ``ref_j`` is the job's duration
     on a reference slice of the configuration (subclasses: fastest slice, or mean over slices). Ranking by
@@ -62,7 +62,7 @@ class LaxityPolicy:
 
     def rank(self, view: SchedulerView, job: int) -> float:
         # Rounded to the microsecond so that laxities equal up to float noise tie exactly and fall to the
-        # CONTRACT tie-break (earlier arrival, then row). This matters: a job preempted by a critical-laxity
+        # priority tie-break (earlier arrival, then row). This matters: a job preempted by a critical-laxity
         # event reaches the threshold exactly when its preemptor, running on its reference slice, sits there.
         return _round_micro(view.deadline_s[job] - view.remaining[job] * view.job_reference_s[job])
 

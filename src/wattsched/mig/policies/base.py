@@ -52,7 +52,7 @@ class StarvedJobsError(PolicyError, WattschedError):
 
 @runtime_checkable
 class SchedulingPolicy(Protocol):
-    """An in-configuration scheduler (CONTRACT §4, papers.md §A.5)."""
+    """An in-configuration scheduler (docs/concepts/mig-model.md)."""
 
     #: Registry name, e.g. ``"edf-ss"``.
     name: str
@@ -127,7 +127,8 @@ def edf_ss_slice(
 def reevaluate_all(
     view: SchedulerView, running: list[tuple[float, int]], slowest_feasible: bool
 ) -> Assignment | None:
-    """Full re-evaluation (papers.md §A.5.1): rank all unfinished jobs, place them in order on free slices.
+    """Full re-evaluation (docs/concepts/mig-model.md): rank all unfinished jobs, place them in order on free
+    slices.
 
     Only the best ``n_slices`` jobs can get a slice, so the candidates are the running jobs, given keyed as
     ``running`` (a fresh list of ``(key, job)``; it is extended in place), and the first ``n_slices`` waiting

@@ -1,4 +1,4 @@
-"""EDF-FS: earliest deadline first, fastest free slice, full re-evaluation (papers.md §A.5.2)."""
+"""EDF-FS: earliest deadline first, fastest free slice, full re-evaluation (docs/concepts/mig-model.md)."""
 
 from __future__ import annotations
 

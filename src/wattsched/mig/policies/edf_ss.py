@@ -1,4 +1,5 @@
-"""EDF-SS: earliest deadline first, slowest slice that meets the deadline, full re-evaluation (§A.5.3)."""
+"""EDF-SS: earliest deadline first, slowest slice that meets the deadline, full re-evaluation
+(docs/concepts/mig-model.md)."""
 
 from __future__ import annotations
 

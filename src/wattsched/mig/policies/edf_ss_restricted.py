@@ -1,4 +1,5 @@
-"""Restricted EDF-SS: EDF-SS that preempts only to save a deadline (CONTRACT §4, replacing papers.md §A.5.3).
+"""Restricted EDF-SS: EDF-SS that preempts only to save a deadline (docs/concepts/mig-model.md), the
+in-configuration scheduler of P1's repartitioning agent.
 
 Running jobs keep their slices. At each arrival or completion the waiting jobs are taken in deadline order
 and placed on *free* slices by the EDF-SS slice rule. A waiting job ``w`` that gets no slice, or only a slice

@@ -1,4 +1,5 @@
-"""LALF: least *average* laxity first — laxity against the mean over the configuration's slices (§A.5.5)."""
+"""LALF: least *average* laxity first — laxity against the mean over the configuration's slices
+(docs/concepts/mig-model.md)."""
 
 from __future__ import annotations
 

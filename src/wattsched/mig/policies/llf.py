@@ -1,4 +1,4 @@
-"""LLF: least laxity first against the fastest slice of the configuration (papers.md §A.5.4)."""
+"""LLF: least laxity first against the fastest slice of the configuration (docs/concepts/mig-model.md)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Source: GitHub ``alibaba/clusterdata``, ``cluster-trace-gpu-v2023/csv/`` (FGD paper, Weng et al., USENIX ATC
 '23; research/study use only, no licence file). The package ships no copy; pass the file's path.
 
-Column mapping (CONTRACT §3 ← pod list):
+Column mapping (docs/howto/import-trace.md ← pod list):
 
 * ``job_id`` ← ``name``: the pod name (duplicates after the first are skipped).
 * ``arrival_s`` ← ``creation_time`` (s, trace-relative) minus the window start; day N is

@@ -27,7 +27,7 @@ counted in the :class:`ImportReport`:
    without a hint take the ``duration`` rule), ``duration`` calls a job inference when
    its *observed* run time is at most ``inference_max_s`` (600 s: P1's training jobs take at least 10 min),
    ``share`` draws inference with probability ``inference_share``.
-6. **Deadline** by P1's rule (papers.md §A.3.6): ``d = a + U(lo, hi) · dur_7g`` with
+6. **Deadline** by P1's rule (docs/concepts/mig-model.md): ``d = a + U(lo, hi) · dur_7g`` with
    ``deadline_slack = (lo, hi)``, unless the row gives its own (``deadline_offset_s``: ``d = a + offset``).
 
 **Multi-GPU jobs** (``multi_gpu``): a job that ran on g > 1 GPUs at once is ``fold``-ed (its GPU work,

@@ -3,7 +3,7 @@
 Source: GitHub ``petuum/adaptdl``, branch ``osdi21-artifact`` (Apache-2.0), rows from Microsoft's Philly
 trace (Jeon et al., ATC '19). The package ships no copy; pass the file's path.
 
-Column mapping (CONTRACT §3 ← Philly):
+Column mapping (docs/howto/import-trace.md ← Philly):
 
 * ``job_id`` ← the row: ``philly-<1-based data row, 6 digits>``.
 * ``arrival_s`` ← ``timestamp``: seconds since midnight of the earliest timestamp's date (day 0), minus the
