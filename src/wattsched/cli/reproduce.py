@@ -11,6 +11,11 @@ from wattsched.cli._parsing import add_executor_options, int_at_least
 
 __all__ = ["add_parser"]
 
+#: Wall time of a whole run by scale in minutes, as ``make reproduce`` measured it into an empty folder (its
+#: ``timings.json``) on a 2-core x86 VM with Python 3.11 on 2026-12-01; printed at the start as a rough guide,
+#: since a run's time depends on the machine and the workers.
+MEASURED_MIN = {"quick": 13, "paper": 33}
+
 #: Studies that take the ``preset`` option (the preset of their top-level summary keys).
 PRESET_STUDIES: tuple[str, ...] = ("table2", "table3")
 
@@ -77,6 +82,13 @@ def _run(args: argparse.Namespace) -> int:
     for text in args.study_option:
         study, key, value = _parse_option(text)
         options.setdefault(study, {})[key] = value
+    names = only or STUDIES.available()
+    print(
+        f"reproducing {len(names)} studies ({', '.join(names)}) at {args.scale} scale into {args.out}; "
+        f"the whole run took about {MEASURED_MIN[args.scale]} min on a 2-core machine (finished cells in "
+        f"{args.out} are reused)",
+        file=sys.stderr,
+    )
     result = reproduce(
         args.out,
         args.scale,
