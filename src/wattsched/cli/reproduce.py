@@ -83,8 +83,9 @@ def _run(args: argparse.Namespace) -> int:
         study, key, value = _parse_option(text)
         options.setdefault(study, {})[key] = value
     names = only or STUDIES.available()
+    studies = f"{len(names)} {'study' if len(names) == 1 else 'studies'}"
     print(
-        f"reproducing {len(names)} studies ({', '.join(names)}) at {args.scale} scale into {args.out}; "
+        f"reproducing {studies} ({', '.join(names)}) at {args.scale} scale into {args.out}; "
         f"the whole run took about {MEASURED_MIN[args.scale]} min on a 2-core machine (finished cells in "
         f"{args.out} are reused)",
         file=sys.stderr,
