@@ -83,21 +83,24 @@ class MaskedDQN(DQN):
     """SB3's DQN with masked exploration and an optional double-DQN target (``double_q``).
 
     A training is a function of its seed alone, and leaves numpy's global generator as it found it: the ε
-    draw of exploration comes from a :class:`numpy.random.Generator` seeded with ``seed`` (created once, with
-    the model), and SB3's replay buffers, which draw their batches from numpy's global generator, run on a
-    state of their own (seeded with ``seed`` too) that is swapped in for each batch of gradient steps and
-    the caller's put back afterwards. torch's generator is still seeded as SB3 does (it initialises the
-    networks).
+    draw of exploration comes from a :class:`numpy.random.Generator` seeded with ``seed`` (created with the
+    model, and again where SB3 reseeds, on loading a saved model; never saved), and SB3's replay buffers,
+    which draw their batches from numpy's global generator, run on a state of their own (seeded with
+    ``seed`` too) that is swapped in for each batch of gradient steps and the caller's put back afterwards.
+    torch's generator is still seeded as SB3 does (it initialises the networks).
     """
 
     policy_aliases = {"MlpPolicy": MaskedDQNPolicy}  # noqa: RUF012 (SB3 convention)
 
     def __init__(self, *args: Any, double_q: bool = False, **kwargs: Any) -> None:
         self.double_q = double_q
-        seed = kwargs.get("seed")
+        self._seed_streams(kwargs.get("seed"))
+        super().__init__(*args, **kwargs)
+
+    def _seed_streams(self, seed: int | None) -> None:
+        """The exploration generator and the replay buffer's numpy state, both from ``seed``."""
         self.exploration_rng = np.random.default_rng(seed)
         self._buffer_state = np.random.RandomState(seed).get_state()
-        super().__init__(*args, **kwargs)
 
     def set_random_seed(self, seed: int | None = None) -> None:
         """SB3's seeding (torch, the action space, the environments) without seeding numpy's or Python's
@@ -108,6 +111,11 @@ class MaskedDQN(DQN):
         self.action_space.seed(seed)
         if self.env is not None:
             self.env.seed(seed)
+        self._seed_streams(seed)
+
+    def _excluded_save_params(self) -> list[str]:
+        names: list[str] = super()._excluded_save_params()
+        return [*names, "exploration_rng", "_buffer_state"]
 
     @contextmanager
     def _own_buffer_stream(self) -> Iterator[None]:
