@@ -223,7 +223,7 @@ class ClusterSimulation:
             if gpu.load < load and gpu.load:
                 gpu.load = load  # more work on a busy GPU: nothing else to note
             else:
-                self._set_load(gpu, load, sim.now_s)
+                self._set_load(gpu, load)
         if free and (pending or held or gpu.gang is not None
                      or self._servers.servers[gpu.server].state == OFF):
             free = 0  # cannot start a job now (or one is already on its way, or a gang holds it)
@@ -239,11 +239,12 @@ class ClusterSimulation:
         if gpu.gang is not None:
             self._gang_changed(gpu)
 
-    def _set_load(self, gpu: _Gpu, load: int, now_s: float) -> None:
+    def _set_load(self, gpu: _Gpu, load: int, now_s: float | None = None) -> None:
+        """``now_s``: the time of the change (default the GPU's clock, read only when it goes idle)."""
         if gpu.load == 0 and load > 0:
             self._servers.gpu_busy(gpu.server)
         elif gpu.load > 0 and load == 0:
-            self._servers.gpu_idle(gpu.server, now_s)
+            self._servers.gpu_idle(gpu.server, gpu.sim.now_s if now_s is None else now_s)
         if load < gpu.load and self._load_heap is not None:
             # The least-loaded heap (kept from the first fallback on) learns of decreases now, of increases
             # when it looks.

@@ -74,9 +74,6 @@ class ServerStates:
         if server.busy == 0 and self.power.enabled and server.state == ON:
             self._push(now_s + server.idle_slots * self.power.slot_s, TURN_OFF, s, server.version)
 
-    def next_time(self) -> float:
-        return self.events[0][0] if self.events else math.inf
-
     def pop(self) -> tuple[float, int, int] | None:
         """Apply the next event; ``(time, kind, server)`` when it changed a server, else ``None`` (a void
         turn-off). After a ``BOOT_DONE`` the caller gives the server's held jobs to its GPUs."""

@@ -159,11 +159,3 @@ class ClusterOptions:
             raise ConfigError(f"compact_every must be >= 0, got {self.compact_every}")
         if self.seed < 0:
             raise ConfigError(f"seed must be >= 0, got {self.seed}")
-
-
-def starting_configuration(gpu: MigGpu, options: ClusterOptions, partitioner_initial: int | str) -> int | str:
-    """The configuration a GPU starts in (see :class:`ClusterOptions`)."""
-    if options.configuration is not None:
-        return gpu.configuration(options.configuration).ident
-    return partitioner_initial
-

@@ -34,9 +34,6 @@ class InstanceProfile:
     #: ``+me`` profiles (media extensions): same compute as the plain profile; left out of derived sets.
     media: bool = False
 
-    def starts(self) -> tuple[int, ...]:
-        return tuple(start for start, _ in self.placements)
-
 
 @dataclass(frozen=True)
 class Slice:

@@ -27,7 +27,7 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from wattsched.mig.view import JobState
@@ -143,11 +143,14 @@ class JobTable:
             else:
                 setattr(self, name, [start() for _ in range(n)] if per_job_object else [start] * n)
 
-    def append(self, **given: Any) -> None:
-        """One more job: the columns it gives (every column declared without a starting value), the starting
-        value in the others."""
-        # Appends by C-level map (a cluster appends once per job placed: benchmarks/bench_cluster.py --cost).
-        _consume(map(list.append, _given_columns(self), _given_values(given)))
+    def append(self, jobs: Job | None, rows: int, deadline_s: float, durations_s: tuple[float, ...],
+               is_inference: int, weight: int) -> None:
+        """One more job: the columns it gives (every column declared without a starting value, in declaration
+        order: the parameters), the starting value in the others."""
+        # Appends by C-level map, the given values as a tuple rather than keywords (a cluster appends once per
+        # job placed: benchmarks/bench_cluster.py --cost).
+        given = (jobs, rows, deadline_s, durations_s, is_inference, weight)
+        _consume(map(list.append, _given_columns(self), given))
         _consume(map(list.append, _started_columns(self), _STARTS))
         for name, factory in _PER_JOB_OBJECTS:
             column = getattr(self, name)
@@ -186,7 +189,9 @@ _GIVEN_NAMES = tuple(name for name, start, _ in _COLUMNS if start is _GIVEN)
 _STARTED = tuple((name, start) for name, start, per_job_object in _COLUMNS if start is not _GIVEN
                  and not per_job_object)
 _given_columns = attrgetter(*_GIVEN_NAMES)
-_given_values = itemgetter(*_GIVEN_NAMES)
+_APPEND_PARAMETERS = JobTable.append.__code__.co_varnames[1 : 1 + len(_GIVEN_NAMES)]
+if _APPEND_PARAMETERS != _GIVEN_NAMES:  # pragma: no cover - a column added without its parameter
+    raise AssertionError("JobTable.append's parameters must be the given columns, in declaration order")
 _started_columns = attrgetter(*(name for name, _ in _STARTED))
 _STARTS = tuple(start for _, start in _STARTED)
 _PER_JOB_OBJECTS = tuple((name, start) for name, start, per_job_object in _COLUMNS if per_job_object)

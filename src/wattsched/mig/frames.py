@@ -108,7 +108,8 @@ def _stretch_energy_j(timeline: pd.DataFrame, runs: pd.DataFrame, gpu: MigGpu | 
     integral = np.concatenate(([0.0], np.cumsum(per_unit_w[:-1] * np.diff(times))))
     first = np.searchsorted(times, runs["start_s"].to_numpy(dtype=float))
     last = np.searchsorted(times, runs["end_s"].to_numpy(dtype=float))
-    return runs["compute"].to_numpy(dtype=float) * (integral[last] - integral[first])
+    stretch_j: np.ndarray = runs["compute"].to_numpy(dtype=float) * (integral[last] - integral[first])
+    return stretch_j
 
 
 def idle_energy_j(result: SimResult, gpu: MigGpu | None = None) -> float:

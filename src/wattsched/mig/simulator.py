@@ -560,14 +560,8 @@ class MigSimulation:
             raise AssertionError("the arrival stream and the job table disagree")  # an engine bug
         self._queue.append_stream(float(arrival_s))  # raises (and adds nothing) when out of order
         kind = job.kind
-        st.append(
-            jobs=job,
-            rows=j + self._dropped,
-            deadline_s=job.deadline_s,
-            durations_s=durations,
-            is_inference=int(kind is JobKind.INFERENCE),
-            weight=self._kind_weight[kind],
-        )
+        st.append(job, j + self._dropped, job.deadline_s, durations, int(kind is JobKind.INFERENCE),
+                  self._kind_weight[kind])
         reference = st.job_reference_s
         if self._reference and len(reference) == j:  # values of the configuration in force: extend them
             value = self._policy.on_configuration(OneJobView(st, job.deadline_s, durations))

@@ -10,11 +10,14 @@ Import this module only to train or load a model: it imports torch and stable-ba
 * **Double DQN** (van Hasselt et al., 2016): the online network picks the next action and the target network
   values it, which removes the max operator's upward bias on noisy rewards.
 
-Without a mask and with ``double_q=False`` the algorithm is SB3's DQN unchanged.
+Without a mask and with ``double_q=False`` the algorithm is SB3's DQN, with one difference in where its random
+numbers come from: numpy's global generator is neither seeded nor drawn from (see :class:`MaskedDQN`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -77,13 +80,53 @@ class MaskedDQNPolicy(DQNPolicy):
 
 
 class MaskedDQN(DQN):
-    """SB3's DQN with masked exploration and an optional double-DQN target (``double_q``)."""
+    """SB3's DQN with masked exploration and an optional double-DQN target (``double_q``).
+
+    A training is a function of its seed alone, and leaves numpy's global generator as it found it: the ε
+    draw of exploration comes from a :class:`numpy.random.Generator` seeded with ``seed`` (created with the
+    model, and again where SB3 reseeds, on loading a saved model; never saved), and SB3's replay buffers,
+    which draw their batches from numpy's global generator, run on a state of their own (seeded with
+    ``seed`` too) that is swapped in for each batch of gradient steps and the caller's put back afterwards.
+    torch's generator is still seeded as SB3 does (it initialises the networks).
+    """
 
     policy_aliases = {"MlpPolicy": MaskedDQNPolicy}  # noqa: RUF012 (SB3 convention)
 
     def __init__(self, *args: Any, double_q: bool = False, **kwargs: Any) -> None:
         self.double_q = double_q
+        self._seed_streams(kwargs.get("seed"))
         super().__init__(*args, **kwargs)
+
+    def _seed_streams(self, seed: int | None) -> None:
+        """The exploration generator and the replay buffer's numpy state, both from ``seed``."""
+        self.exploration_rng = np.random.default_rng(seed)
+        self._buffer_state = np.random.RandomState(seed).get_state()
+
+    def set_random_seed(self, seed: int | None = None) -> None:
+        """SB3's seeding (torch, the action space, the environments) without seeding numpy's or Python's
+        global generators."""
+        if seed is None:
+            return
+        torch.manual_seed(seed)
+        self.action_space.seed(seed)
+        if self.env is not None:
+            self.env.seed(seed)
+        self._seed_streams(seed)
+
+    def _excluded_save_params(self) -> list[str]:
+        names: list[str] = super()._excluded_save_params()
+        return [*names, "exploration_rng", "_buffer_state"]
+
+    @contextmanager
+    def _own_buffer_stream(self) -> Iterator[None]:
+        """Run the block on the replay buffer's own numpy state; the caller's global state is put back."""
+        saved = np.random.get_state()
+        np.random.set_state(self._buffer_state)
+        try:
+            yield
+        finally:
+            self._buffer_state = np.random.get_state()
+            np.random.set_state(saved)
 
     @property
     def action_mask(self) -> ActionMask | None:
@@ -105,9 +148,7 @@ class MaskedDQN(DQN):
         episode_start: np.ndarray | None = None,
         deterministic: bool = False,
     ) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None]:
-        if self.action_mask is None or deterministic or np.random.rand() >= self.exploration_rate:
-            if self.action_mask is None:
-                return super().predict(observation, state, episode_start, deterministic)
+        if deterministic or self.exploration_rng.random() >= self.exploration_rate:
             return self.policy.predict(observation, state, episode_start, deterministic)
         assert isinstance(observation, np.ndarray)
         batch = observation
@@ -125,9 +166,13 @@ class MaskedDQN(DQN):
         return action, action
 
     def train(self, gradient_steps: int, batch_size: int = 100) -> None:
-        if not self.double_q:
-            super().train(gradient_steps, batch_size)
-            return
+        with self._own_buffer_stream():
+            if self.double_q:
+                self._train_double_q(gradient_steps, batch_size)
+            else:
+                super().train(gradient_steps, batch_size)
+
+    def _train_double_q(self, gradient_steps: int, batch_size: int) -> None:
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
         assert self.replay_buffer is not None
@@ -144,7 +189,7 @@ class MaskedDQN(DQN):
             loss = functional.smooth_l1_loss(values, targets)
             losses.append(loss.item())
             self.policy.optimizer.zero_grad()
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is unannotated
             torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
             self.policy.optimizer.step()
         self._n_updates += gradient_steps

@@ -376,7 +376,7 @@ def validation_cost(config: DQNConfig, policy: Any, first_day: int, days: int) -
         power_cap=env.power_cap,
     )
     a = env.reward_spec().et_coefficient
-    return sum(a * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / len(rows)
+    return float(sum(a * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / len(rows))
 
 
 def _keep_best(config: DQNConfig, paths: list[Path]) -> dict[str, Any]:

@@ -68,7 +68,7 @@ class ActionMask:
         (c0, cn), (n0, nn) = self.config_block, self.count_block
         config = batch[:, c0 : c0 + cn].argmax(axis=1)
         count = batch[:, n0 : n0 + nn].argmax(axis=1)
-        mask = self.allowed[config, count]
+        mask: np.ndarray = self.allowed[config, count]
         return mask[0] if single else mask
 
 

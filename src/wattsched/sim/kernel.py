@@ -53,7 +53,7 @@ class Instant(NamedTuple):
 class EventQueue:
     """A clock, a priority queue of future events and an optional sorted stream (see the module docstring)."""
 
-    __slots__ = ("_heap", "_next", "_seq", "_stream", "_stream_priority", "now", "peeked_live")
+    __slots__ = ("_heap", "_seq", "_stream", "_stream_priority", "now", "peeked_live", "stream_position")
 
     def __init__(self, start: float = 0.0, stream: Sequence[float] = (), stream_priority: int = 0) -> None:
         """``stream`` is kept by reference (not copied): the caller may read it, and
@@ -65,7 +65,9 @@ class EventQueue:
         self._seq = 0
         self._stream = stream
         self._stream_priority = stream_priority
-        self._next = 0
+        #: Index of the next stream entry not yet popped (read it; the queue moves it). An attribute, not a
+        #: property: a cluster reads it after every instant of every GPU.
+        self.stream_position = 0
         #: Whether the last :meth:`peek_live_time` returned the time of a live event or stream entry.
         self.peeked_live = True
 
@@ -79,7 +81,7 @@ class EventQueue:
     def peek_time(self) -> float:
         """Time of the next event or stream entry, or ``inf`` when none is left."""
         head = self._heap[0][0] if self._heap else math.inf
-        stream = self._stream[self._next] if self._next < len(self._stream) else math.inf
+        stream = self._stream[self.stream_position] if self.stream_position < len(self._stream) else math.inf
         return min(head, stream)
 
     def pop(self) -> Event:
@@ -87,11 +89,6 @@ class EventQueue:
         event = _heappop(self._heap)
         self.now = event[0]
         return event
-
-    @property
-    def stream_position(self) -> int:
-        """Index of the next stream entry not yet popped."""
-        return self._next
 
     def pop_instant(self, window: float, is_live: Callable[[Event], bool]) -> Instant | None:
         """Pop the next instant (module docstring); ``None`` when nothing is left.
@@ -111,7 +108,7 @@ class EventQueue:
         (the fields of :class:`Instant`), or ``None`` when nothing is left: one step of :meth:`drain`."""
         heap = self._heap
         stream = self._stream
-        first = self._next
+        first = self.stream_position
         arrival = stream[first] if first < len(stream) else math.inf
         stream_priority = self._stream_priority
         while heap:
@@ -132,7 +129,7 @@ class EventQueue:
         count = len(stream)
         while stop < count and stream[stop] <= limit:
             stop += 1
-        self._next = stop
+        self.stream_position = stop
         time = batch[-1][0] if batch else -math.inf
         if stop > first and stream[stop - 1] > time:
             time = stream[stop - 1]
@@ -154,7 +151,7 @@ class EventQueue:
         while True:
             heap = self._heap
             stream = self._stream
-            first = self._next
+            first = self.stream_position
             count = len(stream)
             arrival = stream[first] if first < count else inf
             while heap:
@@ -174,7 +171,7 @@ class EventQueue:
             stop = first
             while stop < count and stream[stop] <= limit:
                 stop += 1
-            self._next = stop
+            self.stream_position = stop
             time = batch[-1][0] if batch else -inf
             if stop > first and stream[stop - 1] > time:
                 time = stream[stop - 1]
@@ -190,7 +187,7 @@ class EventQueue:
         :attr:`peeked_live` is false: peek again with a later ``limit`` to see past it."""
         heap = self._heap
         stream = self._stream
-        arrival = stream[self._next] if self._next < len(stream) else math.inf
+        arrival = stream[self.stream_position] if self.stream_position < len(stream) else math.inf
         bound = arrival if arrival < limit else limit
         stream_priority = self._stream_priority
         while heap:
@@ -223,8 +220,9 @@ class EventQueue:
 
     def truncate_stream(self, count: int) -> None:
         """Drop the stream entries from index ``count`` on (none of them popped yet)."""
-        if not self._next <= count <= len(self._stream):
-            raise ValueError(f"cannot truncate the stream to {count} entries: {self._next} already popped")
+        if not self.stream_position <= count <= len(self._stream):
+            popped = self.stream_position
+            raise ValueError(f"cannot truncate the stream to {count} entries: {popped} already popped")
         stream = self._stream
         if not isinstance(stream, list):
             raise TypeError("truncate_stream needs a queue built with a list as its stream")
@@ -246,7 +244,7 @@ class EventQueue:
         heapq.heapify(events)
         self._heap = events
         self._stream = stream
-        self._next = position
+        self.stream_position = position
 
     def advance_to(self, time: float) -> None:
         """Move the clock forward without an event (e.g. to a horizon after the last event)."""
@@ -264,15 +262,15 @@ class EventQueue:
         other._seq = self._seq
         other._stream = self._stream if stream is None else stream
         other._stream_priority = self._stream_priority
-        other._next = self._next
+        other.stream_position = self.stream_position
         other.peeked_live = self.peeked_live
         return other
 
     def __len__(self) -> int:
-        return len(self._heap) + len(self._stream) - self._next
+        return len(self._heap) + len(self._stream) - self.stream_position
 
     def __bool__(self) -> bool:
-        return bool(self._heap) or self._next < len(self._stream)
+        return bool(self._heap) or self.stream_position < len(self._stream)
 
 
 def _instant(events: list[Event], first: int, stop: int, time: float) -> Instant:
