@@ -15,8 +15,16 @@ overdue_s = 10                     # a job past its predicted end is expected th
 name = "gpu01"
 gpus = ["h100-80gb", "h100-80gb"]  # catalogue names or files, one per GPU, in NVML index order
 configuration = 3                  # every GPU's configuration
-partitioner = "static"             # the controller keeps each GPU's layout
+partitioner = "static"             # or any registry partitioner (wattsched mig partitioners): the
+                                   # controller then repartitions the node's GPUs live (docs/slurm.md)
+partitioner_options = {}           # keyword arguments of the partitioner (day-night: day_configuration...)
 backend = "nvml"                   # or fake:FILE (a fake GPU state file)
+[repartition]                      # optional: how a live repartition is carried out
+requeue = true                     # preemptible jobs on destroyed slices are requeued (else waited for)
+max_wait_s = 600                   # give up (and reopen the drained slices) after waiting this long
+max_attempts = 5                   # tries of the MIG change before giving up (rolled back)
+reload_command = ["/usr/local/sbin/mig-gres-reload", "{node}"]  # brings Slurm's GRES to the new slices
+reload_timeout_s = 120
 [power]                            # optional: node power states (wattsched slurm power-settings)
 suspend_command = ["ipmitool", "-H", "{node}-bmc", "chassis", "power", "soft"]  # {node}: each node
 resume_command = ["ipmitool", "-H", "{node}-bmc", "chassis", "power", "on"]
@@ -42,17 +50,35 @@ from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.mig.policies import POLICIES
 
-__all__ = ["ControllerConfig", "NodeConfig", "PowerConfig", "load_config"]
+__all__ = [
+    "STATIC_PARTITIONERS",
+    "ControllerConfig",
+    "NodeConfig",
+    "PowerConfig",
+    "RepartitionConfig",
+    "load_config",
+]
+
+#: Partitioners that never change a GPU's configuration (the controller then never repartitions).
+STATIC_PARTITIONERS = frozenset({"static", "no-mig"})
 
 _SECTIONS = {
     "slurm": {"partition", "state", "poll_s", "slurm_conf"},
     "scheduling": {"policy", "preemption", "signal", "grace_s", "overdue_s"},
     "power": {
-        "suspend_command", "resume_command", "command_timeout_s", "slot_s", "idle_slots", "turn_on_j_per_gpu",
-        "turn_on_s", "shutdown_s", "host_idle_w",
+        "suspend_command",
+        "resume_command",
+        "command_timeout_s",
+        "slot_s",
+        "idle_slots",
+        "turn_on_j_per_gpu",
+        "turn_on_s",
+        "shutdown_s",
+        "host_idle_w",
     },
+    "repartition": {"requeue", "max_wait_s", "max_attempts", "reload_command", "reload_timeout_s"},
 }
-_NODE_KEYS = {"name", "gpus", "configuration", "partitioner", "backend"}
+_NODE_KEYS = {"name", "gpus", "configuration", "partitioner", "partitioner_options", "backend"}
 
 
 @dataclass(frozen=True)
@@ -64,6 +90,27 @@ class NodeConfig:
     configurations: tuple[Configuration, ...]
     partitioner: str
     backend: str
+    #: Keyword arguments of the partitioner's factory.
+    partitioner_options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether the node's partitioner may change its GPUs' configuration."""
+        return self.partitioner not in STATIC_PARTITIONERS
+
+
+@dataclass(frozen=True)
+class RepartitionConfig:
+    """How a live repartition is carried out (docs/slurm.md, "Dynamic MIG"): whether preemptible jobs on
+    the slices it destroys are requeued (else waited for), how long to wait for them at most, how many tries
+    of the MIG change before it is rolled back, and the command (``{node}`` replaced) that makes Slurm see
+    the node's new GRES (empty: none is run; a sandbox's config names its own)."""
+
+    requeue: bool = True
+    max_wait_s: float = 600.0
+    max_attempts: int = 5
+    reload_command: tuple[str, ...] = ()
+    reload_timeout_s: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -97,6 +144,7 @@ class ControllerConfig:
     slurm_conf: str | None = None
     source: Path | None = None
     power: PowerConfig = PowerConfig()
+    repartition: RepartitionConfig = RepartitionConfig()
 
 
 def load_config(path: str | Path) -> ControllerConfig:
@@ -159,6 +207,28 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
         slurm_conf=slurm.get("slurm_conf"),
         source=Path(where),
         power=_power(raw.get("power", {}), where),
+        repartition=_repartition(raw.get("repartition", {}), where),
+    )
+
+
+def _repartition(table: dict[str, Any], where: str) -> RepartitionConfig:
+    requeue = table.get("requeue", True)
+    if not isinstance(requeue, bool):
+        raise ConfigError(f"{where}: repartition.requeue must be true or false, got {requeue!r}")
+    attempts = table.get("max_attempts", 5)
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ConfigError(f"{where}: repartition.max_attempts must be an integer >= 1, got {attempts!r}")
+    command = table.get("reload_command", [])
+    if not isinstance(command, list) or not all(isinstance(part, str) and part for part in command):
+        raise ConfigError(
+            f"{where}: repartition.reload_command must be a list of non-empty strings (a command's words)"
+        )
+    return RepartitionConfig(
+        requeue=requeue,
+        max_wait_s=_number(table, "max_wait_s", where, "repartition", default=600.0, low=0.0),
+        max_attempts=attempts,
+        reload_command=tuple(command),
+        reload_timeout_s=_number(table, "reload_timeout_s", where, "repartition", default=120.0, low=0.1),
     )
 
 
@@ -212,18 +282,35 @@ def _node(raw: object, index: int, base: Path, where: str) -> NodeConfig:
     except (ConfigError, KeyError, ValueError) as exc:
         raise ConfigError(f"{at}: configuration {configuration!r}: {exc}") from None
     partitioner = _text(raw, "partitioner", at, default="static")
-    if partitioner != "static":
+    from wattsched.mig.partition import PARTITIONERS  # registers the built-in partitioners
+
+    if partitioner not in PARTITIONERS:
+        valid = PARTITIONERS.available()
         raise ConfigError(
-            f"{at}: partitioner '{partitioner}': the controller keeps each GPU's configuration "
-            "(live repartitioning is not supported yet); use 'static'"
+            f"{at}: unknown partitioner '{partitioner}'{did_you_mean(partitioner, valid)}; "
+            f"valid: {', '.join(sorted(valid))}"
         )
+    options = raw.get("partitioner_options", {})
+    if not isinstance(options, dict):
+        raise ConfigError(f"{at}: partitioner_options must be a table of the partitioner's arguments")
+    if partitioner not in STATIC_PARTITIONERS:
+        if any(not c.mig_enabled for c in configurations):
+            raise ConfigError(
+                f"{at}: partitioner '{partitioner}' repartitions MIG GPUs; configuration "
+                f"{configuration!r} has MIG off (wattsched never changes MIG mode)"
+            )
+        for gpu in gpus:
+            try:
+                PARTITIONERS.make(partitioner, **options).reset(gpu, 0)
+            except (ConfigError, TypeError, ValueError) as exc:
+                raise ConfigError(f"{at}: partitioner '{partitioner}' on {gpu.name}: {exc}") from None
     backend = _text(raw, "backend", at, default="nvml")
     if backend.startswith("fake:"):
         file = Path(backend.removeprefix("fake:"))
         backend = f"fake:{file if file.is_absolute() else base / file}"
     elif backend != "nvml":
         raise ConfigError(f"{at}: backend must be 'nvml' or 'fake:FILE', got '{backend}'")
-    return NodeConfig(name, gpus, configurations, partitioner, backend)
+    return NodeConfig(name, gpus, configurations, partitioner, backend, tuple(sorted(options.items())))
 
 
 def _text(

@@ -20,6 +20,10 @@ Each pass (every ``poll_s`` seconds):
    has ended, so the comment it keeps is the last one written, at most one pass before the end); the exact
    total is in the state file (``wattsched slurm jobs``).
 
+5. **Repartition** (a node whose partitioner is not static): each GPU's partitioner is asked for a
+   configuration at the GPU's decision epochs, and a change is carried out live in phases (drain, wait,
+   apply, gres, resume; :mod:`wattsched.slurm.repartition`), each journaled in the state file.
+
 Every action is journaled in the state file before it is sent (:mod:`wattsched.slurm.state`); on start the
 pending ones are reconciled with Slurm, and the models are rebuilt from the state file. ``dry_run`` logs each
 decision and sends nothing.
@@ -34,16 +38,20 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Protocol
 
-from wattsched.errors import WattschedError
+from wattsched.errors import ConfigError, WattschedError
+from wattsched.hardware.gpu.backend import GpuBackend, GpuError
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type, is_state_file
 from wattsched.hardware.mig import Configuration, MigGpu
+from wattsched.mig.partition import PARTITIONERS, RepartitionPolicy
 from wattsched.mig.simulator import MigSimulation
 from wattsched.slurm.annotations import AnnotationError, parse_annotation
 from wattsched.slurm.client import JobState, SlurmApi, SlurmJob
 from wattsched.slurm.config import ControllerConfig, NodeConfig
 from wattsched.slurm.energy import BusySlice, split_energy
+from wattsched.slurm.gres_update import device_uuids
 from wattsched.slurm.jobs import engine_job
-from wattsched.slurm.state import ACTIVE, ON_SLICE, JobRow, Reading, StateStore
+from wattsched.slurm.repartition import ReloadError, carry_out, destroyed_slices, open_gpu_backend, run_reload
+from wattsched.slurm.state import ACTIVE, ON_SLICE, JobRow, Reading, Repartition, StateStore
 from wattsched.workload.job import JobKind, Scaling
 
 __all__ = ["ACTIVE", "ON_SLICE", "Controller", "EnergyMeter", "GpuModel", "PassReport", "open_meter"]
@@ -67,6 +75,11 @@ class GpuModel:
     #: Slurm job id -> rank in ``sim``, and back.
     ranks: dict[int, int] = field(default_factory=dict)
     job_of: dict[int, int] = field(default_factory=dict)
+    #: The GPU's partitioner (``None``: its configuration never changes).
+    partitioner: RepartitionPolicy | None = None
+    #: The repartition under way and the slices it destroys (no job is given one).
+    repartition: Repartition | None = None
+    draining: frozenset[int] = frozenset()
 
     @property
     def labels(self) -> list[str]:
@@ -92,6 +105,8 @@ class PassReport:
     released: list[int] = field(default_factory=list)
     preempted: list[int] = field(default_factory=list)
     requeued: list[int] = field(default_factory=list)
+    #: Repartitions that moved to another phase in this pass: ``(node/gpu, phase)``.
+    repartitions: list[tuple[str, str]] = field(default_factory=list)
 
 
 def open_meter(backend: str) -> EnergyMeter:
@@ -122,7 +137,11 @@ class Controller:
         dry_run: bool = False,
         clock: Callable[[], float] = time.time,
         meters: dict[str, EnergyMeter] | None = None,
+        partitioners: dict[str, RepartitionPolicy] | None = None,
+        backends: dict[str, GpuBackend] | None = None,
     ) -> None:
+        """``partitioners``: per GPU (``node/index``) a partitioner instead of the node's configured one;
+        ``backends``: per node the GPU backend repartitions change (default: its ``backend`` setting)."""
         self.config = config
         self.slurm = slurm
         self.store = store
@@ -130,11 +149,19 @@ class Controller:
         self.clock = clock
         self.origin_s = store.origin_s(clock())
         self.meters = meters if meters is not None else {n.name: open_meter(n.backend) for n in config.nodes}
-        self.gpus: list[GpuModel] = [
-            GpuModel(node.name, i, gpu, node.configurations[i], self._new_sim(node, i))
-            for node in config.nodes
-            for i, gpu in enumerate(node.gpus)
-        ]
+        self._backends: dict[str, GpuBackend] = dict(backends or {})
+        self.gpus: list[GpuModel] = []
+        for node in config.nodes:
+            for i, gpu in enumerate(node.gpus):
+                configuration, open_entry = self._configuration_in_force(node, i, gpu)
+                model = GpuModel(node.name, i, gpu, configuration, self._new_sim(node, i, configuration))
+                model.partitioner = self._partitioner(node, i, gpu, partitioners)
+                if open_entry is not None:
+                    model.repartition = open_entry
+                    model.draining = frozenset(
+                        destroyed_slices(configuration, gpu.configuration(_ident(open_entry.to_config)))
+                    )
+                self.gpus.append(model)
         self._by_name = {g.name: g for g in self.gpus}
         self._recovered = False
         rows = store.jobs()
@@ -179,11 +206,21 @@ class Controller:
                     self._arrive(job, now, report)
             elif job.job_id in self._rejected:
                 self._reread(job, now, report)
+        epochs = set()
+        for job_id in (*report.arrived, *report.finished):
+            seen_row = self._rows.get(job_id) or self.store.job(job_id)
+            if seen_row is not None:
+                epochs.add(f"{seen_row.node}/{seen_row.gpu}")
         active = self._active()
         for model in self.gpus:
+            if model.repartition is not None and not self.dry_run:
+                self._step_repartition(model, now, report)
+                active = self._active()
             mine = {r.job_id: r for r in active if r.node == model.node and r.gpu == model.index}
             self._decide(model, mine, now, report)
-        self._store_readings(active)
+            if model.partitioner is not None and model.repartition is None and model.name in epochs:
+                self._ask_partitioner(model, now, report)
+        self._store_readings(self._active())
         return report
 
     def _active(self) -> list[JobRow]:
@@ -408,8 +445,8 @@ class Controller:
                 break
         for job_id, slice_index in placed.items():
             waiting = rows.get(job_id)
-            if waiting is None or waiting.phase != "queued":
-                continue
+            if waiting is None or waiting.phase != "queued" or slice_index in model.draining:
+                continue  # a slice a repartition destroys takes no job
             row = waiting
             gres = model.gres(slice_index)
             if self._act(
@@ -425,7 +462,7 @@ class Controller:
                 self._log(now, f"job {job_id} released on {model.name} slice {row.slice} ({gres})")
                 report.released.append(job_id)
         for job_id, row in rows.items():  # released but moved off its slice before Slurm started it
-            if row.phase == "released" and job_id not in placed:
+            if row.phase == "released" and (job_id not in placed or row.slice_index in model.draining):
                 self._act(job_id, "hold", {}, now, row, phase="queued")
 
     # ------------------------------------------------------------------ energy
@@ -605,15 +642,268 @@ class Controller:
     def _rel(self, epoch_s: float) -> float:
         return epoch_s - self.origin_s
 
-    def _new_sim(self, node: NodeConfig, index: int) -> MigSimulation:
-        sim = MigSimulation([], node.configurations[index], self.config.policy, gpu=node.gpus[index])
+    def _new_sim(
+        self, node: NodeConfig, index: int, configuration: Configuration | None = None
+    ) -> MigSimulation:
+        chosen = configuration if configuration is not None else node.configurations[index]
+        sim = MigSimulation([], chosen, self.config.policy, gpu=node.gpus[index])
         sim.overdue_s = self.config.overdue_s
         return sim
+
+    # ------------------------------------------------------------------ live repartitioning
+    def _configuration_in_force(
+        self, node: NodeConfig, index: int, gpu: MigGpu
+    ) -> tuple[Configuration, Repartition | None]:
+        """The configuration the GPU's jobs refer to (the config file's, or the last repartition's) and the
+        repartition still under way, if any."""
+        last = self.store.last_repartition(node.name, index)
+        if last is None:
+            return node.configurations[index], None
+        if last.phase in ("done", "failed"):
+            return gpu.configuration(_ident(last.to_config)), None
+        return gpu.configuration(_ident(last.from_config)), (last if last.open else None)
+
+    def _partitioner(
+        self, node: NodeConfig, index: int, gpu: MigGpu, given: dict[str, RepartitionPolicy] | None
+    ) -> RepartitionPolicy | None:
+        name = f"{node.name}/{index}"
+        if given is not None and name in given:
+            chosen = given[name]
+        elif node.dynamic:
+            chosen = PARTITIONERS.make(node.partitioner, **dict(node.partitioner_options))
+        else:
+            return None
+        chosen.reset(gpu, index)
+        return chosen
+
+    def _ask_partitioner(self, model: GpuModel, now: float, report: PassReport) -> None:
+        """At a decision epoch of the GPU: its partitioner's configuration, a repartition when it differs."""
+        assert model.partitioner is not None
+        choice = model.partitioner.decide(model.sim.snapshot())
+        try:
+            target = model.gpu.configuration(choice)
+        except ConfigError as exc:
+            log.warning(
+                "%s: partitioner %s chose %r: %s; kept", model.name, model.partitioner.name, choice, exc
+            )
+            return
+        if target == model.configuration:
+            return
+        if not target.mig_enabled:
+            log.warning("%s: partitioner chose no-mig; wattsched never changes MIG mode; kept", model.name)
+            return
+        if self.dry_run:
+            self._log(now, f"{model.name}: would repartition {model.configuration.ident} -> {target.ident}")
+            return
+        entry = self.store.add_repartition(
+            model.node,
+            model.index,
+            (str(model.configuration.ident), str(target.ident)),
+            (_layout(model.configuration), _layout(target)),
+            now,
+        )
+        model.repartition = entry
+        model.draining = frozenset(destroyed_slices(model.configuration, target))
+        self._log(
+            now,
+            f"repartition {entry.id} of {model.name}: configuration {entry.from_config} -> {entry.to_config} "
+            f"({entry.from_layout} -> {entry.to_layout}); draining "
+            f"{', '.join(model.labels[s] for s in sorted(model.draining)) or 'nothing'}",
+        )
+        report.repartitions.append((model.name, "drain"))
+
+    def _enter(self, model: GpuModel, entry: Repartition, phase: str, now: float, report: PassReport) -> None:
+        """Close ``entry``'s phase (its seconds recorded) and write the next one before its work is done."""
+        entry.phase_s[entry.phase] = round(
+            entry.phase_s.get(entry.phase, 0.0) + now - entry.phase_started_s, 6
+        )
+        entry.phase, entry.phase_started_s = phase, now
+        if phase not in ("drain", "wait", "apply", "gres", "resume"):
+            entry.finished_s = now
+        self.store.put_repartition(entry)
+        report.repartitions.append((model.name, phase))
+
+    def _step_repartition(self, model: GpuModel, now: float, report: PassReport) -> None:
+        """Carry the GPU's repartition on as far as it can go in this pass."""
+        entry = model.repartition
+        assert entry is not None
+        target = model.gpu.configuration(_ident(entry.to_config))
+        settings = self.config.repartition
+        if entry.phase == "drain":
+            self._enter(model, entry, "wait", now, report)
+        if entry.phase == "wait":
+            on = [
+                row
+                for row in self._rows.values()
+                if row.node == model.node
+                and row.gpu == model.index
+                and row.slice_index in model.draining
+                and row.phase in (*ON_SLICE, "released")
+            ]
+            for row in on:
+                if row.job_id not in entry.waited:
+                    entry.waited.append(row.job_id)
+                if (
+                    settings.requeue
+                    and self.config.preemption
+                    and row.preemptible
+                    and row.phase == "running"
+                    and self._act(
+                        row.job_id,
+                        "signal",
+                        {"signal": self.config.signal},
+                        now,
+                        row,
+                        phase="signalled",
+                        signalled_s=now,
+                    )
+                ):
+                    entry.requeued.append(row.job_id)
+                    self._log(
+                        now,
+                        f"job {row.job_id} preempted on {model.name} for repartition {entry.id}: signal "
+                        f"{self.config.signal}, requeue in {self.config.grace_s:g} s",
+                    )
+                    report.preempted.append(row.job_id)
+            self.store.put_repartition(entry)
+            if on:
+                if now - entry.phase_started_s > settings.max_wait_s:
+                    jobs = ", ".join(str(r.job_id) for r in on)
+                    entry.detail = f"jobs {jobs} still on the slices after {settings.max_wait_s:g} s"
+                    self._close(model, entry, "rolled_back", now, report)
+                return
+            self._enter(model, entry, "apply", now, report)
+        if entry.phase == "apply":
+            try:
+                before, after = carry_out(self._backend(model.node), model.index, model.gpu, target)
+            except (GpuError, ConfigError) as exc:
+                entry.attempts += 1
+                entry.detail = " ".join(str(exc).split())
+                self.store.put_repartition(entry)
+                log.warning(
+                    "repartition %d of %s: MIG change refused (try %d of %d): %s",
+                    entry.id,
+                    model.name,
+                    entry.attempts,
+                    settings.max_attempts,
+                    entry.detail,
+                )
+                if entry.attempts >= settings.max_attempts:
+                    self._roll_back(model, entry, now, report)
+                return
+            log.info("repartition %d of %s: GPU %s -> %s", entry.id, model.name, before, after)
+            self._enter(model, entry, "gres", now, report)
+        if entry.phase == "gres":
+            if settings.reload_command:
+                try:
+                    run_reload(settings.reload_command, model.node, settings.reload_timeout_s)
+                except ReloadError as exc:
+                    entry.attempts += 1
+                    entry.detail = str(exc)
+                    self.store.put_repartition(entry)
+                    log.warning(
+                        "repartition %d of %s: %s (try %d)", entry.id, model.name, exc, entry.attempts
+                    )
+                    if entry.attempts >= settings.max_attempts + 5:
+                        self._close(model, entry, "failed", now, report)
+                    return
+            self._refresh_uuids(model.node)
+            self._enter(model, entry, "resume", now, report)
+        if entry.phase == "resume":
+            self._resume(model, entry, target, now, report)
+
+    def _resume(
+        self, model: GpuModel, entry: Repartition, target: Configuration, now: float, report: PassReport
+    ) -> None:
+        """The GPU's model on the new configuration: its active jobs renumbered onto the new slices (a running
+        job keeps its slice, which the plan kept), in one transaction with the repartition's end."""
+        labels = [s.label for s in target.slices]
+        rows = [r for r in self._rows.values() if r.node == model.node and r.gpu == model.index]
+        with self.store.transaction():
+            for row in rows:
+                if row.slice is not None and row.slice in labels:
+                    row.slice_index = labels.index(row.slice)
+                elif row.phase == "released" or row.phase in ON_SLICE:
+                    row.slice_index = None  # cannot happen once drained; the pass re-reads it
+                self.store.put_job(row)
+            self._enter(model, entry, "done", now, report)
+        self._install(model, target, now)
+        spent = ", ".join(f"{phase} {seconds:.2f} s" for phase, seconds in entry.phase_s.items())
+        self._log(
+            now,
+            f"repartition {entry.id} of {model.name} done in {now - entry.started_s:.2f} s ({spent}); "
+            f"waited for jobs {entry.waited or '-'}, requeued {entry.requeued or '-'}",
+        )
+
+    def _install(self, model: GpuModel, configuration: Configuration, now: float) -> None:
+        """A fresh model of the GPU in ``configuration`` with its active jobs (as a restart builds it)."""
+        node = next(n for n in self.config.nodes if n.name == model.node)
+        model.configuration = configuration
+        model.sim = self._new_sim(node, model.index, configuration)
+        model.ranks, model.job_of = {}, {}
+        model.repartition, model.draining = None, frozenset()
+        rows = sorted(
+            (r for r in self._rows.values() if r.node == model.node and r.gpu == model.index),
+            key=lambda r: (r.submit_s or 0.0, r.job_id),
+        )
+        for row in rows:
+            self._add_to_model(model, row, now)
+        model.sim.decide(self._rel(now))
+        for row in rows:
+            if row.phase in ON_SLICE and row.slice_index is not None:
+                model.sim.observe_start(
+                    model.ranks[row.job_id],
+                    row.slice_index,
+                    self._rel(now),
+                    remaining=self._remaining_at(model, row, now),
+                )
+
+    def _roll_back(self, model: GpuModel, entry: Repartition, now: float, report: PassReport) -> None:
+        """Give the repartition up: the GPU back to the old layout (the instances the tries destroyed made
+        again), the drained slices open again."""
+        old = model.configuration
+        try:
+            carry_out(self._backend(model.node), model.index, model.gpu, old)
+        except (GpuError, ConfigError) as exc:
+            entry.detail += f"; roll back failed: {' '.join(str(exc).split())}"
+            self._close(model, entry, "failed", now, report)
+            log.error("repartition %d of %s: %s", entry.id, model.name, entry.detail)
+            return
+        self._close(model, entry, "rolled_back", now, report)
+
+    def _close(self, model: GpuModel, entry: Repartition, phase: str, now: float, report: PassReport) -> None:
+        self._enter(model, entry, phase, now, report)
+        model.repartition, model.draining = None, frozenset()
+        if phase == "failed" and entry.phase_s.get("apply") is not None:
+            self._install(model, model.gpu.configuration(_ident(entry.to_config)), now)
+        self._log(now, f"repartition {entry.id} of {model.name} {phase.replace('_', ' ')}: {entry.detail}")
+
+    def _backend(self, node: str) -> GpuBackend:
+        if node not in self._backends:
+            spec = next(n.backend for n in self.config.nodes if n.name == node)
+            self._backends[node] = open_gpu_backend(spec)
+        return self._backends[node]
+
+    def _refresh_uuids(self, node: str) -> None:
+        """A client that maps device indices to UUIDs learns the node's new devices."""
+        known = getattr(self.slurm, "gpu_uuids", None)
+        uuids = device_uuids(self.config.slurm_conf)
+        if isinstance(known, dict) and uuids is not None:
+            known[node] = tuple(uuids)
 
     def _log(self, now: float, text: str) -> None:
         log.info("%s", text)
         if not self.dry_run:
             self.store.log_decision(now, text)
+
+
+def _ident(text: str) -> int | str:
+    """A configuration id as the state file writes it (``"3"``, ``"no-mig"``)."""
+    return int(text) if text.isdigit() else text
+
+
+def _layout(configuration: Configuration) -> str:
+    return ",".join(s.label for s in sorted(configuration.slices, key=lambda s: s.start)) or "empty"
 
 
 def _event_time(row: JobRow, job: SlurmJob | None, now: float) -> float:

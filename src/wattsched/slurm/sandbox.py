@@ -23,6 +23,8 @@ unique ids, flag ``nvidia_gpu_env``) and ``SLURM_JOB_GPUS=<indices>``; the defau
 ``wattsched slurm prolog|epilog --state DIR/fake_gpu.json``, which mark those instances busy (with the job's
 kind from its annotation) and idle. :func:`stop` cancels the jobs, ends only the daemons
 :func:`start` recorded in ``DIR/run``, removes devices it made outside ``DIR``, and may be called twice.
+After a repartition of the fake GPUs, :func:`reload_gres` (``reload DIR``) brings slurm.conf's node line,
+fake_gpus.conf and the daemons to the new instances.
 ``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` / ``stop DIR``.
 """
 
@@ -37,7 +39,6 @@ import shlex
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import time
@@ -48,14 +49,14 @@ from importlib import resources
 from pathlib import Path
 
 import wattsched
-from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.slurm.client import SlurmClient, SlurmError
+from wattsched.slurm.gres_update import fake_devices, fake_gpus_conf, gres_spec, spare_count, write_fake_gres
 
-__all__ = ["DAEMONS", "Sandbox", "main", "start", "stop", "write_controller_config"]
+__all__ = ["DAEMONS", "Sandbox", "main", "reload_gres", "start", "stop", "write_controller_config"]
 
 #: The daemons a sandbox runs, in start order (stopped in reverse).
 DAEMONS = ("munged", "slurmctld", "slurmd")
-_NVIDIA_MAJOR = 195
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,15 @@ def start(
     cred_expire_s: int = 10,
     timeout_s: float = 30.0,
     seed: int = 0,
+    spare_devices: bool = False,
 ) -> Sandbox:
     """Start munged, slurmctld and slurmd in ``directory`` (created; a sandbox already running there is
     stopped first) and wait until the node takes jobs; :class:`SlurmError` with the daemons' last log lines
     when it does not within ``timeout_s``.
+
+    ``spare_devices``: the node is given as many GPU devices as its GPUs have compute slices, the ones with
+    no MIG instance behind them of GRES type ``spare`` — a node to be repartitioned live keeps its device
+    count (Slurm 22.05 kills the jobs of a node whose count changed; see :mod:`wattsched.slurm.gres_update`).
 
     ``prolog`` / ``epilog``: shell command lines run (in order, with Slurm's Prolog environment) instead of
     the default ones that mark the job's MIG instances busy / idle; a failing one fails the Prolog, which in
@@ -113,18 +119,12 @@ def start(
     paths = _layout(top)
     node = socket.gethostname().split(".")[0]
     state = FakeGpuState.create(paths["state_file"], list(gpus), seed=seed)
-    devices = _devices(state, top)
+    devices = fake_devices(state, top, spare_count(state) if spare_devices else None)
     uuids = tuple(uuid for uuid, _, _ in devices)
     types = tuple(kind for _, kind, _ in devices)
     ports = (_free_port(), _free_port())
     cpus = os.cpu_count() or 1
-    _write_text(
-        paths["fake_gpus"],
-        "".join(
-            f"{kind}|{cpus}|0-{cpus - 1}|(null)|{device}|{uuid}|nvidia_gpu_env\n"
-            for uuid, kind, device in devices
-        ),
-    )
+    _write_text(paths["fake_gpus"], fake_gpus_conf(devices, cpus))
     state_file = shlex.quote(str(paths["state_file"]))
     hook = f"{shlex.quote(sys.executable)} -m wattsched slurm"
     default_prolog = [f"{hook} prolog --state {state_file} || true"]
@@ -136,7 +136,7 @@ def start(
         paths["epilog"], epilog if epilog is not None else default_epilog, paths["log"] / "epilog.log"
     )
     _write_text(paths["lua"], _lua(partition))
-    gres = ",".join(f"gpu:{kind}:{types.count(kind)}" for kind in dict.fromkeys(types))
+    gres = gres_spec(devices)
     _write_text(
         paths["conf"],
         _slurm_conf(
@@ -203,11 +203,108 @@ def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
     return was_running
 
 
+#: What :func:`reload_gres` does to make Slurm take a node's new GRES: ``restart`` (drain the node, restart
+#: slurmctld, ``scontrol reconfigure``, resume: what Slurm 22.05 accepts) or ``reconfigure`` (``scontrol
+#: reconfigure`` and a slurmd restart, kept to compare).
+RELOAD_ACTIONS = ("restart", "reconfigure")
+
+
+def reload_gres(
+    directory: str | Path, *, action: str = "restart", timeout_s: float = 30.0
+) -> dict[str, float]:
+    """Bring the sandbox's Slurm to the MIG instances ``DIR/fake_gpu.json`` holds now (after a
+    repartition): rewrite ``fake_gpus.conf`` and the node line's ``Gres=``, then make the daemons take them
+    (:data:`RELOAD_ACTIONS`) and wait until the node offers the new GRES and takes jobs. Returns the seconds
+    of each step; :class:`SlurmError` when the node does not come back within ``timeout_s``. Jobs running on
+    the node keep running (slurmstepd outlives the daemons)."""
+    if action not in RELOAD_ACTIONS:
+        raise SlurmError(f"unknown reload action '{action}'; valid: {', '.join(RELOAD_ACTIONS)}")
+    top = Path(directory).resolve()
+    paths = _layout(top)
+    conf = paths["conf"]
+    node = _conf_node(conf)
+    env = dict(os.environ, SLURM_CONF=str(conf))
+    client = SlurmClient(conf, timeout_s=10.0)
+    times: dict[str, float] = {}
+    began = time.monotonic()
+    if action == "restart":
+        client.run("scontrol", "update", f"nodename={node}", "state=drain", "reason=wattsched_repartition")
+        times["drain_s"] = time.monotonic() - began
+    mark = time.monotonic()
+    spec = write_fake_gres(top, conf, node, FakeGpuState(paths["state_file"]))
+    times["files_s"] = time.monotonic() - mark
+    mark = time.monotonic()
+    if action == "restart":
+        _restart("slurmctld", ["slurmctld"], env, paths, top)
+        _wait_ping(client, timeout_s)
+        client.run("scontrol", "reconfigure")
+        client.run("scontrol", "update", f"nodename={node}", "state=resume")
+    else:
+        client.run("scontrol", "reconfigure")
+        _restart("slurmd", ["slurmd"], env, paths, top)
+    times["daemons_s"] = time.monotonic() - mark
+    mark = time.monotonic()
+    _wait_gres(client, node, spec, timeout_s, top)
+    times["node_back_s"] = time.monotonic() - mark
+    times["total_s"] = time.monotonic() - began
+    return times
+
+
+def _conf_node(conf: Path) -> str:
+    for line in conf.read_text(encoding="utf-8").splitlines():
+        if line.startswith("NodeName="):
+            return line.split()[0].removeprefix("NodeName=")
+    raise SlurmError(f"{conf}: no NodeName= line")
+
+
+def _restart(name: str, args: list[str], env: dict[str, str], paths: dict[str, Path], top: Path) -> None:
+    pid = _recorded_pid(paths["run"] / f"{name}.pid", name, top)
+    if pid is not None:
+        _end(pid, 15.0)
+    (paths["run"] / f"{name}.pid").unlink(missing_ok=True)
+    _start_daemon(name, args, paths["run"] / f"{name}.pid", env, paths)
+
+
+def _wait_ping(client: SlurmClient, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not client.ping():
+        if time.monotonic() > deadline:
+            raise SlurmError(f"slurmctld did not answer within {timeout_s:g} s of its restart")
+        time.sleep(0.05)
+
+
+def _wait_gres(client: SlurmClient, node: str, spec: str, timeout_s: float, top: Path) -> None:
+    deadline = time.monotonic() + timeout_s
+    wanted = sorted(spec.split(","))
+    last = "no answer"
+    while time.monotonic() < deadline:
+        try:
+            found = {n.name: n for n in client.nodes()}.get(node)
+            if found is not None:
+                have = sorted(str(entry) for entry in found.gres)
+                if found.available and have == wanted:
+                    return
+                last = f"{found.state}+{'+'.join(found.state_flags)} with {','.join(have)}"
+        except SlurmError as exc:
+            last = str(exc)
+        time.sleep(0.05)
+    logs = "".join(_tail(top / "log" / f"{name}.log") for name in ("slurmctld", "slurmd"))
+    raise SlurmError(f"node {node} did not come back with Gres={spec} within {timeout_s:g} s ({last}){logs}")
+
+
 def write_controller_config(
-    sandbox: Sandbox, path: str | Path, scheduling: dict[str, object] | None = None
+    sandbox: Sandbox,
+    path: str | Path,
+    scheduling: dict[str, object] | None = None,
+    *,
+    partitioner: str = "static",
+    partitioner_options: dict[str, object] | None = None,
+    repartition: dict[str, object] | None = None,
 ) -> Path:
     """Write the controller's config for this sandbox (partition, state ``DIR/state.db``, its node, GPUs and
-    configuration, backend ``fake:DIR/fake_gpu.json``); ``scheduling`` becomes the ``[scheduling]`` table."""
+    configuration, backend ``fake:DIR/fake_gpu.json``); ``scheduling`` becomes the ``[scheduling]`` table.
+    With a partitioner other than static, ``[repartition]`` gets ``repartition`` and, unless it gives one,
+    the sandbox's own ``reload_command`` (``python -m wattsched.slurm.sandbox reload DIR``)."""
     idents = {ident for _, ident in sandbox.gpus}
     if len(idents) != 1:
         raise SlurmError(
@@ -229,7 +326,24 @@ def write_controller_config(
         f"gpus = [{', '.join(_toml(name) for name, _ in sandbox.gpus)}]",
         f"configuration = {_toml(idents.pop())}",
         f"backend = {_toml('fake:' + str(sandbox.fake_gpu_state))}",
+        f"partitioner = {_toml(partitioner)}",
     ]
+    if partitioner_options:
+        inner = ", ".join(f"{key} = {_toml(value)}" for key, value in partitioner_options.items())
+        lines.append(f"partitioner_options = {{ {inner} }}")
+    if partitioner != "static" or repartition:
+        table = {
+            "reload_command": [
+                sys.executable,
+                "-m",
+                "wattsched.slurm.sandbox",
+                "reload",
+                str(sandbox.directory),
+            ],
+            **(repartition or {}),
+        }
+        lines.append("[repartition]")
+        lines += [f"{key} = {_toml(value)}" for key, value in table.items()]
     target = Path(path)
     target.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return target
@@ -256,34 +370,6 @@ def _layout(top: Path) -> dict[str, Path]:
     if len(str(paths["socket"])) > 100:
         raise SlurmError(f"sandbox directory path too long for a unix socket: {paths['socket']}")
     return paths
-
-
-def _devices(state: FakeGpuState, top: Path) -> list[tuple[str, str, str]]:
-    """(UUID, GRES type, device file) of every MIG instance, grouped by GRES type in first-seen order (the
-    node line's order), so Slurm's device index order is the same whether it sorts by type or by file."""
-    found = []
-    for index, gpu in enumerate(state.gpus()):
-        for instance in state.instances(index):
-            found.append((instance.uuid, gres_type(gpu.catalogue, instance.profile)))
-    order = {kind: n for n, kind in enumerate(dict.fromkeys(kind for _, kind in found))}
-    found.sort(key=lambda item: order[item[1]])  # stable: GPU then placement order within a type
-    outside = []
-    devices = []
-    for number, (uuid, kind) in enumerate(found):
-        path = top / "dev" / f"fakegpu{number}"
-        try:
-            path.unlink(missing_ok=True)
-            os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(_NVIDIA_MAJOR, number))
-        except OSError:  # a folder on a nodev mount, or no CAP_MKNOD: /dev then
-            tag = hashlib.sha256(str(top).encode()).hexdigest()[:8]
-            path = Path(f"/dev/wattsched-{tag}-fakegpu{number}")
-            path.unlink(missing_ok=True)
-            os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(_NVIDIA_MAJOR, number))
-            outside.append(str(path))
-        devices.append((uuid, kind, str(path)))
-    if outside:
-        _write_text(top / "run" / "devices.txt", "\n".join(outside) + "\n")
-    return devices
 
 
 def _lua(partition: str) -> str:
@@ -375,6 +461,8 @@ def _slurm_conf(
 
 
 def _toml(value: object) -> str:
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -581,7 +669,7 @@ def _from_config(path: Path) -> tuple[str, list[tuple[str, int | str]], dict[str
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` prints ``export SLURM_CONF=...``;
-    ``stop DIR``."""
+    ``stop DIR``; ``reload DIR [NODE] [--action restart|reconfigure]`` after a repartition."""
     parser = argparse.ArgumentParser(prog="python -m wattsched.slurm.sandbox", description=main.__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     begin = commands.add_parser("start")
@@ -590,8 +678,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     begin.add_argument("--gpu", type=_gpu_spec, action="append", help="NAME:CONFIGURATION, repeatable")
     begin.add_argument("--timeout", type=float, default=30.0)
     commands.add_parser("stop").add_argument("directory")
+    again = commands.add_parser("reload", help="bring Slurm to the MIG instances the fake GPUs hold now")
+    again.add_argument("directory")
+    again.add_argument("node", nargs="?", help="ignored (the sandbox has one node)")
+    again.add_argument("--action", choices=RELOAD_ACTIONS, default="restart")
+    again.add_argument("--timeout", type=float, default=30.0)
     args = parser.parse_args(argv)
     try:
+        if args.command == "reload":
+            times = reload_gres(args.directory, action=args.action, timeout_s=args.timeout)
+            sys.stdout.write(" ".join(f"{key}={value:.3f}" for key, value in times.items()) + "\n")
+            return 0
         if args.command == "stop":
             stopped = stop(args.directory)
             sys.stdout.write(f"sandbox in {args.directory} {'stopped' if stopped else 'was not running'}\n")

@@ -15,6 +15,11 @@ Tables:
 * ``power``: every call of ``wattsched slurm suspend|resume`` (Slurm's SuspendProgram / ResumeProgram): the
   node, the action, the command run, its status (``pending`` while it runs, then ``done``, ``failed`` or
   ``recorded`` when no command is configured) and its last output line.
+* ``repartitions``: every live repartition of a GPU (docs/slurm.md, "Dynamic MIG"): node, GPU, the
+  configuration it leaves and the one it makes (ids and ``PROFILE@START`` layouts), its phase (``drain``,
+  ``wait``, ``apply``, ``gres``, ``resume``; ``done``, ``rolled_back`` or ``failed`` once over), when it
+  started, the seconds spent in each phase, the jobs it waited for and those it requeued, the tries of the MIG
+  change and the last error. The phase is written before its work is done, so a restart resumes it.
 * ``meta``: the time origin of the GPU models (seconds since the epoch).
 """
 
@@ -25,13 +30,13 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from wattsched.errors import InputError
 
-__all__ = ["ACTIVE", "ON_SLICE", "Action", "JobRow", "Reading", "StateStore"]
+__all__ = ["ACTIVE", "ON_SLICE", "OPEN_PHASES", "Action", "JobRow", "Reading", "Repartition", "StateStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -56,12 +61,21 @@ CREATE TABLE IF NOT EXISTS power (
     id INTEGER PRIMARY KEY AUTOINCREMENT, time_s REAL NOT NULL, node TEXT NOT NULL, action TEXT NOT NULL,
     command TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL DEFAULT ''
 );
+CREATE TABLE IF NOT EXISTS repartitions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, node TEXT NOT NULL, gpu INTEGER NOT NULL,
+    from_config TEXT NOT NULL, to_config TEXT NOT NULL, from_layout TEXT NOT NULL, to_layout TEXT NOT NULL,
+    phase TEXT NOT NULL, started_s REAL NOT NULL, phase_started_s REAL NOT NULL, finished_s REAL,
+    phase_s TEXT NOT NULL DEFAULT '{}', waited TEXT NOT NULL DEFAULT '[]',
+    requeued TEXT NOT NULL DEFAULT '[]', attempts INTEGER NOT NULL DEFAULT 0, detail TEXT NOT NULL DEFAULT ''
+);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _KEEP_DECISIONS = 500
 #: Phases of a job the controller still manages, and those in which it holds a slice.
 ACTIVE = ("queued", "released", "running", "signalled")
 ON_SLICE = ("running", "signalled")
+#: Phases of a repartition still under way, in order.
+OPEN_PHASES = ("drain", "wait", "apply", "gres", "resume")
 
 
 @dataclass
@@ -111,6 +125,37 @@ class Reading:
     busy: list[tuple[int, int, str]]
     idle_mj: int
     first_mj: int
+
+
+@dataclass
+class Repartition:
+    """A live repartition of one GPU as the state file keeps it (see the module docstring); configurations
+    as text (``3``, ``no-mig``), layouts as ``PROFILE@START,...``; ``phase_s`` the seconds of every phase
+    done."""
+
+    id: int
+    node: str
+    gpu: int
+    from_config: str
+    to_config: str
+    from_layout: str
+    to_layout: str
+    phase: str
+    started_s: float
+    phase_started_s: float
+    finished_s: float | None = None
+    phase_s: dict[str, float] = field(default_factory=dict)
+    waited: list[int] = field(default_factory=list)
+    requeued: list[int] = field(default_factory=list)
+    attempts: int = 0
+    detail: str = ""
+
+    @property
+    def open(self) -> bool:
+        return self.phase in OPEN_PHASES
+
+    def as_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -237,6 +282,62 @@ class StateStore:
         """The last ``limit`` suspend and resume calls, oldest first."""
         rows = self._db.execute("SELECT * FROM power ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
         return [dict(row, command=json.loads(row["command"])) for row in rows][::-1]
+
+    # ------------------------------------------------------------------ repartitions
+    def add_repartition(
+        self, node: str, gpu: int, configs: tuple[str, str], layouts: tuple[str, str], now_s: float
+    ) -> Repartition:
+        """Record a repartition of GPU ``gpu`` of ``node`` from ``configs[0]`` to ``configs[1]``, in its
+        first phase (drain)."""
+        cursor = self._db.execute(
+            "INSERT INTO repartitions (node, gpu, from_config, to_config, from_layout, to_layout, phase, "
+            "started_s, phase_started_s) VALUES (?, ?, ?, ?, ?, ?, 'drain', ?, ?)",
+            (node, gpu, *configs, *layouts, now_s, now_s),
+        )
+        assert cursor.lastrowid is not None
+        found = self.repartition(cursor.lastrowid)
+        assert found is not None
+        return found
+
+    def put_repartition(self, entry: Repartition) -> None:
+        self._db.execute(
+            "UPDATE repartitions SET phase = ?, phase_started_s = ?, finished_s = ?, phase_s = ?, "
+            "waited = ?, requeued = ?, attempts = ?, detail = ? WHERE id = ?",
+            (
+                entry.phase,
+                entry.phase_started_s,
+                entry.finished_s,
+                json.dumps(entry.phase_s),
+                json.dumps(entry.waited),
+                json.dumps(entry.requeued),
+                entry.attempts,
+                entry.detail,
+                entry.id,
+            ),
+        )
+
+    def repartition(self, entry: int) -> Repartition | None:
+        row = self._db.execute("SELECT * FROM repartitions WHERE id = ?", (entry,)).fetchone()
+        return None if row is None else self._repartition(row)
+
+    def repartitions(self, limit: int = 100) -> list[Repartition]:
+        """The last ``limit`` repartitions, oldest first."""
+        rows = self._db.execute("SELECT * FROM repartitions ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [self._repartition(row) for row in rows][::-1]
+
+    def last_repartition(self, node: str, gpu: int) -> Repartition | None:
+        """The latest repartition of one GPU (open or over)."""
+        row = self._db.execute(
+            "SELECT * FROM repartitions WHERE node = ? AND gpu = ? ORDER BY id DESC LIMIT 1", (node, gpu)
+        ).fetchone()
+        return None if row is None else self._repartition(row)
+
+    @staticmethod
+    def _repartition(row: sqlite3.Row) -> Repartition:
+        values = dict(row)
+        for key in ("phase_s", "waited", "requeued"):
+            values[key] = json.loads(values[key])
+        return Repartition(**values)
 
     # ------------------------------------------------------------------ decisions and readings
     def log_decision(self, now_s: float, text: str) -> None:

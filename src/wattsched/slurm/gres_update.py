@@ -1,0 +1,151 @@
+"""Bring a node's GRES files to the MIG instances its GPUs hold now: the one rule for numbering the devices
+of a node with fake GPUs, shared by the sandbox (at start and after a repartition) and the controller.
+
+A fake GPU node (the sandbox) lists its devices in ``fake_gpus.conf`` beside ``slurm.conf``, one line per MIG
+instance, and names them by type on the node line's ``Gres=``. Devices are numbered grouped by GRES type in
+first-seen order (GPU, then placement), the node line's order, so that Slurm's device index order is the same
+whether it sorts by type or by device file; a device ``N`` is the character device file ``DIR/dev/fakegpuN``
+(or ``/dev/wattsched-<tag>-fakegpuN`` where ``DIR`` cannot hold device files). A real node's ``gres.conf``
+lines come from :func:`wattsched.slurm.gres.node_gres`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from pathlib import Path
+
+from wattsched.errors import InputError
+from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+
+__all__ = [
+    "SPARE_TYPE",
+    "FakeDevice",
+    "device_uuids",
+    "fake_devices",
+    "gres_spec",
+    "rewrite_node_gres",
+    "spare_count",
+    "write_fake_gres",
+]
+
+_NVIDIA_MAJOR = 195
+#: The GRES type of a spare device (no MIG instance behind it; the controller never asks for it).
+SPARE_TYPE = "spare"
+#: A fake device line: ``(MIG UUID, GRES type, device file)``.
+FakeDevice = tuple[str, str, str]
+
+
+def _ordered(state: FakeGpuState) -> list[tuple[str, str]]:
+    found = []
+    for index, gpu in enumerate(state.gpus()):
+        for instance in state.instances(index):
+            found.append((instance.uuid, gres_type(gpu.catalogue, instance.profile)))
+    order = {kind: n for n, kind in enumerate(dict.fromkeys(kind for _, kind in found))}
+    found.sort(key=lambda item: order[item[1]])  # stable: GPU then placement order within a type
+    return found
+
+
+def spare_count(state: FakeGpuState) -> int:
+    """The device count a node keeps through every repartition: each GPU's compute slices (no layout has
+    more instances than that)."""
+    return sum(state.gpu(index).compute_slices for index in range(len(state.gpus())))
+
+
+def fake_devices(state: FakeGpuState, top: Path, total: int | None = None) -> list[FakeDevice]:
+    """(UUID, GRES type, device file) of every MIG instance in the numbering order (module docstring),
+    then, up to ``total`` devices, spare ones of type :data:`SPARE_TYPE` (UUID ``SPARE-<n>``): Slurm 22.05
+    kills the jobs running on a node whose GPU count changed at a slurmctld restart, so a node that is
+    repartitioned keeps its count. The device files are made (again) as character devices; those made
+    outside ``top`` are listed in ``top/run/devices.txt`` for the sandbox's stop to remove."""
+    outside = []
+    devices = []
+    found = _ordered(state)
+    if total is not None and total > len(found):
+        found += [(f"SPARE-{n}", SPARE_TYPE) for n in range(total - len(found))]
+    for number, (uuid, kind) in enumerate(found):
+        path = top / "dev" / f"fakegpu{number}"
+        try:
+            path.unlink(missing_ok=True)
+            os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(_NVIDIA_MAJOR, number))
+        except OSError:  # a folder on a nodev mount, or no CAP_MKNOD: /dev then
+            tag = hashlib.sha256(str(top).encode()).hexdigest()[:8]
+            path = Path(f"/dev/wattsched-{tag}-fakegpu{number}")
+            path.unlink(missing_ok=True)
+            os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(_NVIDIA_MAJOR, number))
+            outside.append(str(path))
+        devices.append((uuid, kind, str(path)))
+    if outside:
+        made = top / "run" / "devices.txt"
+        known = made.read_text(encoding="utf-8").split() if made.exists() else []
+        made.write_text("\n".join(dict.fromkeys(known + outside)) + "\n", encoding="utf-8")
+    return devices
+
+
+def gres_spec(devices: list[FakeDevice]) -> str:
+    """The node line's ``Gres=`` value: ``gpu:TYPE:COUNT`` per type, in the devices' order."""
+    types = [kind for _, kind, _ in devices]
+    return ",".join(f"gpu:{kind}:{types.count(kind)}" for kind in dict.fromkeys(types))
+
+
+def fake_gpus_conf(devices: list[FakeDevice], cpus: int) -> str:
+    return "".join(
+        f"{kind}|{cpus}|0-{cpus - 1}|(null)|{device}|{uuid}|nvidia_gpu_env\n"
+        for uuid, kind, device in devices
+    )
+
+
+def rewrite_node_gres(conf: Path, node: str, spec: str) -> bool:
+    """Set ``Gres=`` on ``node``'s line of ``conf`` (written whole by a rename); whether it changed."""
+    text = conf.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    changed = False
+    for number, line in enumerate(lines):
+        words = line.split()
+        if words and words[0] == f"NodeName={node}":
+            updated = (
+                re.sub(r"\bGres=\S+", f"Gres={spec}", line) if "Gres=" in line else f"{line} Gres={spec}"
+            )
+            changed = updated != line
+            lines[number] = updated
+            break
+    else:
+        raise InputError(f"no NodeName={node} line", path=str(conf))
+    if changed:
+        temporary = conf.with_name(f".{conf.name}.tmp")
+        temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        os.replace(temporary, conf)
+    return changed
+
+
+def write_fake_gres(top: Path, conf: Path, node: str, state: FakeGpuState) -> str:
+    """Rewrite ``fake_gpus.conf`` beside ``conf`` and ``node``'s ``Gres=`` from the instances ``state``
+    holds now (device files made again), keeping the device count the file had (spare devices); returns
+    the ``Gres=`` value."""
+    before = device_uuids(conf)
+    devices = fake_devices(state, top, len(before) if before else None)
+    cpus = os.cpu_count() or 1
+    target = conf.parent / "fake_gpus.conf"
+    temporary = target.with_name(".fake_gpus.conf.tmp")
+    temporary.write_text(fake_gpus_conf(devices, cpus), encoding="utf-8")
+    os.replace(temporary, target)
+    spec = gres_spec(devices)
+    rewrite_node_gres(conf, node, spec)
+    return spec
+
+
+def device_uuids(conf: str | Path | None) -> list[str] | None:
+    """The GPU device UUIDs in Slurm's index order where a ``fake_gpus.conf`` beside ``conf`` lists them (a
+    sandbox), else ``None`` (jobs are then placed by the GRES type the controller gave them)."""
+    if not conf:
+        return None
+    fake = Path(conf).parent / "fake_gpus.conf"
+    if not fake.is_file():
+        return None
+    return [
+        line.split("|")[5]
+        for line in fake.read_text(encoding="utf-8").splitlines()
+        if line.count("|") >= 5 and not line.startswith("#")
+    ]

@@ -1,0 +1,93 @@
+"""Live repartitioning of a Slurm node's MIG GPUs: the pieces the controller's phases use.
+
+A GPU's partitioner (any of ``wattsched mig partitioners`` but static and no-mig) is asked for a
+configuration at the GPU's decision epochs, as in the simulator (a pass in which a job arrived on the GPU or
+ended there). When it names another configuration, the controller carries the change out in phases, each
+written to the state file (table ``repartitions``) before its work is done, so that a restart resumes it:
+
+1. **drain** — no job is given a slice the plan destroys any more (a job released on one and not started yet
+   is held back); slices the plan keeps go on running and taking jobs;
+2. **wait** — the jobs on the destroyed slices finish, or, with ``repartition.requeue`` and a preemptible
+   job, get the checkpoint signal and are requeued (the controller's preemption path); after
+   ``repartition.max_wait_s`` the repartition is given up (rolled back) and the slices reopen;
+3. **apply** — the plan (:func:`wattsched.hardware.mig_plan.plan_repartition` from what the GPU holds now
+   to the target: kept instances are never touched, destroys before creates) is carried out behind the
+   guards of :func:`wattsched.hardware.gpu.apply.apply_plan`; a refusal (an instance still in use, a
+   placement taken) is logged in one line, changes nothing and is tried again at the next pass, up to
+   ``repartition.max_attempts`` tries, then the GPU is brought back to the old layout (``rolled_back``);
+   since the plan is always computed from the GPU's present layout, a restart half-way goes on from there;
+4. **gres** — ``repartition.reload_command`` (``{node}`` replaced) makes Slurm see the node's new GRES;
+5. **resume** — the GPU's model is rebuilt on the new configuration (its running jobs on their slices,
+   renumbered), and new jobs land on the new slices.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+
+from wattsched.errors import WattschedError
+from wattsched.hardware.gpu.apply import apply_plan, current_layout
+from wattsched.hardware.gpu.backend import GpuBackend
+from wattsched.hardware.mig import Configuration, MigGpu
+from wattsched.hardware.mig_plan import GpuLayouts, Layout, MigInstance, layout_text, plan_repartition
+
+__all__ = [
+    "ReloadError",
+    "carry_out",
+    "configuration_layout",
+    "destroyed_slices",
+    "open_gpu_backend",
+    "run_reload",
+]
+
+
+class ReloadError(WattschedError):
+    """The command that brings Slurm's GRES to the new slices failed."""
+
+
+def configuration_layout(configuration: Configuration) -> Layout:
+    """A configuration's slices as a MIG layout."""
+    return tuple(sorted(MigInstance(s.start, s.size, s.profile) for s in configuration.slices))
+
+
+def destroyed_slices(old: Configuration, new: Configuration) -> list[int]:
+    """Indices of ``old``'s slices that ``new`` does not keep (same profile at the same placement)."""
+    kept = {s.label for s in new.slices}
+    return [index for index, s in enumerate(old.slices) if s.label not in kept]
+
+
+def carry_out(backend: GpuBackend, index: int, gpu: MigGpu, target: Configuration) -> tuple[str, str]:
+    """Bring GPU ``index`` of ``backend`` from the layout it holds now to ``target``'s (nothing when it
+    already holds it); returns the layouts before and after as text. :class:`GpuError` from the guards or a
+    step leaves what the steps done so far made (a valid layout: destroys come first)."""
+    geometry = GpuLayouts.from_catalogue(gpu).geometry
+    present, _ = current_layout(backend, index)
+    goal = configuration_layout(target)
+    steps = plan_repartition(geometry, present, goal)
+    if steps:
+        apply_plan(backend, index, present, steps)
+    return layout_text(present), layout_text(goal)
+
+
+def open_gpu_backend(spec: str) -> GpuBackend:
+    """The GPU backend of a node's ``backend`` setting (``fake:FILE`` or ``nvml``)."""
+    from wattsched.hardware.gpu import open_backend
+
+    return open_backend(spec)
+
+
+def run_reload(command: Sequence[str], node: str, timeout_s: float) -> str:
+    """Run the reload command (``{node}`` replaced); its last output line, or :class:`ReloadError`."""
+    words = [part.replace("{node}", node) for part in command]
+    try:
+        done = subprocess.run(words, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except FileNotFoundError:
+        raise ReloadError(f"reload command not found: '{words[0]}'") from None
+    except subprocess.TimeoutExpired:
+        raise ReloadError(f"reload command timed out after {timeout_s:g} s") from None
+    lines = [line.strip() for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    if done.returncode != 0:
+        raise ReloadError(f"reload command failed (exit status {done.returncode}): {last[-300:]}")
+    return last
