@@ -90,8 +90,9 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     gres.add_argument("--config", metavar="FILE.toml", help="read the node's backend from this config")
     gres.add_argument("--backend", metavar="nvml|fake:FILE", help="the GPUs to read (default: the config's)")
     gres.add_argument(
-        "--mig-minors", metavar="FILE", help="the driver's MIG capability list "
-        "(default /proc/driver/nvidia-caps/mig-minors)",
+        "--mig-minors",
+        metavar="FILE",
+        help="the driver's MIG capability list (default /proc/driver/nvidia-caps/mig-minors)",
     )
     gres.add_argument("-o", "--output", metavar="FILE", help="write gres.conf here instead of printing it")
     gres.add_argument("--json", action="store_true", help="print JSON")
@@ -141,6 +142,7 @@ def _controller(args: argparse.Namespace) -> int:
 
         raise SlurmError("slurm is not running: 'scontrol ping' found no slurmctld (is SLURM_CONF right?)")
     _check_nodes(config, slurm)
+    _check_mig_mode(config)
     logging.getLogger("wattsched.slurm").setLevel(logging.INFO)
     store = StateStore(":memory:" if args.dry_run else config.state_path)
     controller = Controller(config, slurm, store, dry_run=args.dry_run)
@@ -190,16 +192,32 @@ def _job_kind(job_id: str) -> str:
 def _device_uuids(config: Any) -> dict[str, list[str]]:
     """Each node's GPU device UUIDs in Slurm's index order, where a ``fake_gpus.conf`` beside ``slurm.conf``
     lists them (a sandbox); elsewhere jobs are placed by the GRES type the controller gave them."""
-    conf = config.slurm_conf or os.environ.get("SLURM_CONF")
-    fake = Path(conf).parent / "fake_gpus.conf" if conf else None
-    if fake is None or not fake.is_file():
+    from wattsched.slurm.gres_update import device_uuids
+
+    uuids = device_uuids(config.slurm_conf or os.environ.get("SLURM_CONF"))
+    if uuids is None:
         return {}
-    uuids = [
-        line.split("|")[5]
-        for line in fake.read_text(encoding="utf-8").splitlines()
-        if line.count("|") >= 5 and not line.startswith("#")
-    ]
     return {node.name: uuids for node in config.nodes}
+
+
+def _check_mig_mode(config: Any) -> None:
+    """A node whose partitioner repartitions needs its GPUs in MIG mode (wattsched never changes it)."""
+    from wattsched.hardware.gpu import open_backend
+
+    for node in config.nodes:
+        if not node.dynamic:
+            continue
+        backend = open_backend(node.backend)
+        try:
+            for index in range(len(node.gpus)):
+                if not backend.mig_mode(index)[0]:
+                    raise ConfigError(
+                        f"{config.source}: node '{node.name}' GPU {index} is not in MIG mode; partitioner "
+                        f"'{node.partitioner}' repartitions MIG GPUs and wattsched never changes MIG mode "
+                        "(enable it, or use partitioner 'static')"
+                    )
+        finally:
+            backend.close()
 
 
 def _check_nodes(config: Any, slurm: Any) -> None:
@@ -301,9 +319,19 @@ def _status(args: argparse.Namespace) -> int:
     rows = store.jobs()
     by_slice = {(r.node, r.gpu, r.slice_index): r.job_id for r in rows if r.phase in ON_SLICE}
     nodes = []
+    repartitions = store.repartitions(20)
     for node in config.nodes:
         gpus = []
         for index, (gpu, configuration) in enumerate(zip(node.gpus, node.configurations, strict=True)):
+            last = store.last_repartition(node.name, index)
+            if last is not None and last.phase in ("done", "failed"):
+                configuration = gpu.configuration(
+                    int(last.to_config) if last.to_config.isdigit() else last.to_config
+                )
+            elif last is not None:
+                configuration = gpu.configuration(
+                    int(last.from_config) if last.from_config.isdigit() else last.from_config
+                )
             gpus.append(
                 {
                     "index": index,
@@ -342,6 +370,7 @@ def _status(args: argparse.Namespace) -> int:
             }
             for r in queue
         ],
+        "repartitions": [entry.as_json() for entry in repartitions],
         "decisions": [{"time_s": t, "text": text} for t, text in store.decisions(20)],
     }
     if args.json:
@@ -363,6 +392,13 @@ def _status(args: argparse.Namespace) -> int:
         + (" ".join(f"{r.job_id}{'->' + r.slice if r.slice else ''}" for r in queue) or "empty")
         + "\n"
     )
+    for entry in repartitions[-5:]:
+        spent = ", ".join(f"{phase} {seconds:.2f} s" for phase, seconds in entry.phase_s.items()) or "-"
+        out.write(
+            f"repartition {entry.id} {entry.node}/{entry.gpu}: {entry.from_config} -> {entry.to_config} "
+            f"{entry.phase} ({spent}); waited {entry.waited or '-'}, requeued {entry.requeued or '-'}"
+            f"{'; ' + entry.detail if entry.detail else ''}\n"
+        )
     for t, text in store.decisions(10):
         out.write(f"  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t))}  {text}\n")
     return 0
@@ -432,7 +468,7 @@ def _power_settings(args: argparse.Namespace) -> int:
                 f"{action.capitalize()}Program, written by `wattsched slurm power-settings`\n"
                 f"export PYTHONPATH={shlex_quote(str(package_root))}${{PYTHONPATH:+:$PYTHONPATH}}\n"
                 f"exec {shlex_quote(sys.executable)} -m wattsched slurm {action} "
-                f"--config {shlex_quote(str(source))} \"$@\"\n",
+                f'--config {shlex_quote(str(source))} "$@"\n',
             )
             script.chmod(0o755)
             programs[action] = str(script.resolve())

@@ -1,0 +1,347 @@
+"""Live repartitioning in the controller on an in-memory Slurm and a fake GPU: the phases, the jobs waited
+for and requeued, the fake GPU refusing a change, a restart in the middle, and the config's checks."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from wattsched.errors import ConfigError
+from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.hardware.mig import MigGpu
+from wattsched.mig.results import SimSnapshot
+from wattsched.slurm.client import FakeSlurmClient, JobState
+from wattsched.slurm.config import load_config
+from wattsched.slurm.controller import Controller
+from wattsched.slurm.state import StateStore
+
+# a100-40gb configuration 3: 4g.20gb@0 + 2g.10gb@4 + 1g.10gb@6; configuration 4: 4g.20gb@0 + 1g.5gb@4 +
+# 1g.5gb@5 + 1g.10gb@6. Going 3 -> 4 keeps 4g@0 and 1g.10gb@6, destroys 2g@4, creates the two 1g.5gb.
+KEPT, DESTROYED = "4g.20gb@0", "2g.10gb@4"
+
+
+class Clock:
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Switch:
+    """A partitioner that keeps configuration 3 until ``target`` is set."""
+
+    target: int = 3
+    name: str = "switch"
+    scheduler: str = "edf-ss-restricted"
+
+    def reset(self, gpu: MigGpu, seed: int | None = None) -> None:
+        del gpu, seed
+
+    def initial_configuration(self) -> int:
+        return 3
+
+    def decide(self, snapshot: SimSnapshot) -> int:
+        del snapshot
+        return self.target
+
+
+def _config(tmp_path: Path, gpu_file: Path, repartition: str = "", partitioner: str = "day-night") -> Path:
+    path = tmp_path / "wattsched.toml"
+    path.write_text(f"""
+[slurm]
+partition = "mig"
+state = "state.db"
+[scheduling]
+grace_s = 5
+[[nodes]]
+name = "node0"
+gpus = ["a100-40gb"]
+configuration = 3
+partitioner = "{partitioner}"
+partitioner_options = {{ day_configuration = 3, night_configuration = 4 }}
+backend = "fake:{gpu_file}"
+[repartition]
+{repartition}
+""")
+    return path
+
+
+def _setup(
+    tmp_path: Path, repartition: str = "requeue = false"
+) -> tuple[Controller, FakeSlurmClient, FakeGpuState, Clock, Switch]:
+    clock = Clock()
+    gpu_file = tmp_path / "gpu.json"
+    fake = FakeGpuState.create(gpu_file, [("a100-40gb", 3)], clock=clock)
+    config = load_config(_config(tmp_path, gpu_file, repartition))
+    slurm = FakeSlurmClient({"node0": []}, clock=clock)
+    _sync_devices(slurm, fake)
+    switch = Switch()
+    controller = Controller(
+        config,
+        slurm,
+        StateStore(config.state_path),
+        clock=clock,
+        meters={"node0": fake},
+        partitioners={"node0/0": switch},
+    )
+    return controller, slurm, fake, clock, switch
+
+
+def _sync_devices(slurm: FakeSlurmClient, fake: FakeGpuState) -> None:
+    """What the GRES phase does to a real Slurm: the node's devices are the GPU's instances now."""
+    instances = fake.instances(0)
+    slurm.devices["node0"] = tuple(gres_type(fake.gpu(0), i.profile) for i in instances)
+    slurm.uuids["node0"] = tuple(i.uuid for i in instances)
+
+
+def _mark(slurm: FakeSlurmClient, fake: FakeGpuState) -> None:
+    busy = {uuid for job in slurm.jobs() if job.state is JobState.RUNNING for uuid in job.gpu_uuids}
+    for instance in fake.instances(0):
+        fake.set_busy(instance.uuid, "training" if instance.uuid in busy else None)
+
+
+def _labels(fake: FakeGpuState) -> list[str]:
+    return [i.label for i in fake.instances(0)]
+
+
+def _slice_of(slurm: FakeSlurmClient, fake: FakeGpuState, job_id: int) -> str:
+    job = slurm.job(job_id)
+    assert job is not None and job.gpu_uuids
+    return {i.uuid: i.label for i in fake.instances(0)}[job.gpu_uuids[0]]
+
+
+def _two_running(
+    controller: Controller, slurm: FakeSlurmClient, fake: FakeGpuState, clock: Clock, preemptible: str = "no"
+) -> tuple[int, int]:
+    """A long job on the 4g (kept) and a shorter one on the 2g (destroyed); a third on the 1g.10gb (kept)
+    ends at once."""
+    long = slurm.submit(comment="wattsched: work=400s deadline=+500s")
+    short = slurm.submit(comment=f"wattsched: work=60s deadline=+700s preemptible={preemptible}")
+    tiny = slurm.submit(comment="wattsched: work=5s deadline=+600s")
+    controller.run_once()
+    clock.now += 1.0
+    slurm.schedule()
+    _mark(slurm, fake)
+    controller.run_once()
+    assert _slice_of(slurm, fake, long) == KEPT and _slice_of(slurm, fake, short) == DESTROYED
+    slurm.finish(tiny)
+    _mark(slurm, fake)
+    return long, short
+
+
+def test_a_repartition_drains_waits_applies_and_new_jobs_land_on_the_new_slices(tmp_path: Path) -> None:
+    controller, slurm, fake, clock, switch = _setup(tmp_path)
+    long, short = _two_running(controller, slurm, fake, clock)
+    switch.target = 4
+    clock.now += 1.0
+    waiting = slurm.submit(comment="wattsched: work=30s deadline=+2000s")  # an arrival: a decision epoch
+    report = controller.run_once()
+    assert ("node0/0", "drain") in report.repartitions
+    entry = controller.store.repartitions()[-1]
+    assert (entry.from_config, entry.to_config, entry.phase) == ("3", "4", "drain")
+    assert entry.to_layout == "4g.20gb@0,1g.5gb@4,1g.5gb@5,1g.10gb@6"
+    clock.now += 1.0
+    report = controller.run_once()  # wait: the 2g still runs its job
+    assert controller.store.repartitions()[-1].phase == "wait"
+    assert _labels(fake) == [KEPT, DESTROYED, "1g.10gb@6"]
+    clock.now += 60.0
+    slurm.finish(short)
+    _mark(slurm, fake)
+    report = controller.run_once()  # the 2g is free: apply, gres (no command), resume
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "done" and entry.waited == [short] and entry.requeued == []
+    assert list(entry.phase_s) == ["drain", "wait", "apply", "gres", "resume"]
+    assert entry.phase_s["drain"] == pytest.approx(1.0) and entry.phase_s["wait"] == pytest.approx(60.0)
+    assert _labels(fake) == [KEPT, "1g.5gb@4", "1g.5gb@5", "1g.10gb@6"]
+    model = controller.gpus[0]
+    assert model.configuration.ident == 4 and model.labels == _labels(fake)
+    # The kept job was never touched and its row points at the same slice in the new numbering.
+    row = controller.store.job(long)
+    assert row is not None and row.phase == "running" and row.slice == KEPT and row.slice_index == 0
+    assert row.preemptions == 0 and not slurm.signals
+    assert slurm.job(long).state is JobState.RUNNING  # type: ignore[union-attr]
+    _sync_devices(slurm, fake)
+    clock.now += 1.0
+    controller.run_once()
+    released = slurm.job(waiting)
+    assert released is not None and not released.held
+    assert released.gres.split(":")[1] in {"a100_1g.5gb", "a100_1g.10gb"}
+    slurm.schedule()
+    assert _slice_of(slurm, fake, waiting) in {"1g.5gb@4", "1g.5gb@5", "1g.10gb@6"}
+    decisions = [text for _, text in controller.store.decisions(50)]
+    assert any(
+        f"repartition {entry.id} of node0/0 done" in text and f"[{short}]" in text for text in decisions
+    )
+
+
+def test_with_requeue_a_preemptible_job_on_a_destroyed_slice_is_signalled_and_requeued(
+    tmp_path: Path,
+) -> None:
+    controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = true")
+    long, short = _two_running(controller, slurm, fake, clock, preemptible="yes")
+    switch.target = 4
+    clock.now += 1.0
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    clock.now += 1.0
+    controller.run_once()
+    assert [s[0] for s in slurm.signals] == [short]  # the kept job is never signalled
+    clock.now += 6.0  # past grace_s: requeued (held)
+    controller.run_once()
+    _mark(slurm, fake)
+    clock.now += 1.0
+    controller.run_once()
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "done" and entry.requeued == [short] and entry.waited == [short]
+    row = controller.store.job(short)
+    assert row is not None and row.phase in ("queued", "released") and row.preemptions == 1
+    assert controller.store.job(long).phase == "running"  # type: ignore[union-attr]
+
+
+def test_a_refused_destroy_is_logged_once_per_try_changes_nothing_and_is_retried(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = false\nmax_attempts = 3")
+    _, short = _two_running(controller, slurm, fake, clock)
+    switch.target = 4
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    slurm.finish(short)  # Slurm says it ended, but the GPU still has a process on the 2g
+    with caplog.at_level(logging.WARNING, logger="wattsched.slurm.controller"):
+        clock.now += 1.0
+        controller.run_once()
+    refused = [r.getMessage() for r in caplog.records if "MIG change refused" in r.getMessage()]
+    assert len(refused) == 1 and "try 1 of 3" in refused[0] and "2g.10gb@4" in refused[0]
+    assert _labels(fake) == [KEPT, DESTROYED, "1g.10gb@6"]  # nothing changed: a valid layout
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "apply" and entry.attempts == 1 and "nothing changed" in entry.detail
+    _mark(slurm, fake)  # the process is gone
+    clock.now += 1.0
+    controller.run_once()
+    assert controller.store.repartitions()[-1].phase == "done"
+    assert _labels(fake) == [KEPT, "1g.5gb@4", "1g.5gb@5", "1g.10gb@6"]
+
+
+def test_after_max_attempts_the_repartition_is_rolled_back_and_the_slices_reopen(tmp_path: Path) -> None:
+    controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = false\nmax_attempts = 2")
+    _, short = _two_running(controller, slurm, fake, clock)
+    switch.target = 4
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    slurm.finish(short)
+    for _ in range(2):
+        clock.now += 1.0
+        controller.run_once()
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "rolled_back" and entry.attempts == 2 and entry.finished_s == clock.now
+    assert _labels(fake) == [KEPT, DESTROYED, "1g.10gb@6"]
+    assert controller.gpus[0].draining == frozenset() and controller.gpus[0].configuration.ident == 3
+
+
+def test_a_restart_in_the_middle_of_apply_finishes_the_repartition_without_a_half_made_layout(
+    tmp_path: Path,
+) -> None:
+    controller, slurm, fake, clock, switch = _setup(tmp_path)
+    long, short = _two_running(controller, slurm, fake, clock)
+    switch.target = 4
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    slurm.finish(short)
+    _mark(slurm, fake)
+    # The controller died half-way through the apply: the 2g destroyed, one of the two 1g.5gb made.
+    entry = controller.store.repartitions()[-1]
+    entry.phase = "apply"
+    controller.store.put_repartition(entry)
+    fake.destroy_instance(0, next(i.uuid for i in fake.instances(0) if i.label == DESTROYED))
+    fake.create_instance(0, "1g.5gb", 4)
+    controller.store.close()
+    config = load_config(tmp_path / "wattsched.toml")
+    again = Controller(
+        config,
+        slurm,
+        StateStore(config.state_path),
+        clock=clock,
+        meters={"node0": fake},
+        partitioners={"node0/0": switch},
+    )
+    assert again.gpus[0].configuration.ident == 3 and again.gpus[0].repartition is not None
+    clock.now += 1.0
+    again.run_once()
+    entry = again.store.repartitions()[-1]
+    assert entry.phase == "done"
+    assert _labels(fake) == [KEPT, "1g.5gb@4", "1g.5gb@5", "1g.10gb@6"]
+    assert again.store.job(long).slice_index == 0  # type: ignore[union-attr]
+    # A second restart sees the new configuration in force.
+    third = Controller(
+        config,
+        slurm,
+        StateStore(config.state_path),
+        clock=clock,
+        meters={"node0": fake},
+        partitioners={"node0/0": switch},
+    )
+    assert third.gpus[0].configuration.ident == 4 and third.gpus[0].repartition is None
+
+
+def test_a_failing_reload_command_is_retried_and_a_restart_goes_on_from_the_gres_phase(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "reload-ok"
+    command = f'reload_command = ["sh", "-c", "test -e {marker}"]'
+    controller, slurm, fake, clock, switch = _setup(tmp_path, f"requeue = false\n{command}")
+    _, short = _two_running(controller, slurm, fake, clock)
+    switch.target = 4
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    slurm.finish(short)
+    _mark(slurm, fake)
+    clock.now += 1.0
+    controller.run_once()
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "gres" and entry.attempts == 1 and "exit status 1" in entry.detail
+    assert _labels(fake) == [KEPT, "1g.5gb@4", "1g.5gb@5", "1g.10gb@6"]  # the GPU changed already
+    marker.touch()
+    controller.store.close()
+    config = load_config(tmp_path / "wattsched.toml")
+    again = Controller(
+        config,
+        slurm,
+        StateStore(config.state_path),
+        clock=clock,
+        meters={"node0": fake},
+        partitioners={"node0/0": switch},
+    )
+    clock.now += 1.0
+    again.run_once()
+    assert again.store.repartitions()[-1].phase == "done"
+    assert again.gpus[0].configuration.ident == 4
+
+
+def test_the_config_takes_registry_partitioners_and_repartition_settings(tmp_path: Path) -> None:
+    gpu_file = tmp_path / "gpu.json"
+    FakeGpuState.create(gpu_file, [("a100-40gb", 3)])
+    config = load_config(_config(tmp_path, gpu_file, "requeue = false\nmax_wait_s = 30"))
+    node = config.nodes[0]
+    assert node.partitioner == "day-night" and node.dynamic
+    assert dict(node.partitioner_options) == {"day_configuration": 3, "night_configuration": 4}
+    assert config.repartition.requeue is False and config.repartition.max_wait_s == 30.0
+    with pytest.raises(ConfigError, match=r"unknown partitioner 'day-nite' \(did you mean 'day-night'\?\)"):
+        load_config(_config(tmp_path, gpu_file, partitioner="day-nite"))
+    with pytest.raises(ConfigError, match=r"repartition\.requeue must be true or false"):
+        load_config(_config(tmp_path, gpu_file, "requeue = 1"))
+    with pytest.raises(ConfigError, match=r"unknown key repartition\.max_wait"):
+        load_config(_config(tmp_path, gpu_file, "max_wait = 1"))
+    text = _config(tmp_path, gpu_file).read_text().replace("configuration = 3", 'configuration = "no-mig"')
+    (tmp_path / "nomig.toml").write_text(text)
+    with pytest.raises(ConfigError, match="has MIG off"):
+        load_config(tmp_path / "nomig.toml")
+    static = text.replace('partitioner = "day-night"', 'partitioner = "static"').replace(
+        "partitioner_options = { day_configuration = 3, night_configuration = 4 }\n", ""
+    )
+    (tmp_path / "static.toml").write_text(static)
+    assert not load_config(tmp_path / "static.toml").nodes[0].dynamic
