@@ -237,6 +237,8 @@ def _check_nodes(config: Any, slurm: Any) -> None:
                 f"{config.source}: node '{node.name}' is not a node of this Slurm "
                 f"(it has: {', '.join(sorted(nodes)) or 'none'})"
             )
+        if node.dynamic:
+            continue  # its GRES follow its repartitions (the state file has the configuration in force)
         offered = {entry.type for entry in nodes[node.name].gres}
         for gpu, configuration in zip(node.gpus, node.configurations, strict=True):
             for slice_ in configuration.slices:

@@ -22,7 +22,7 @@ backend = "nvml"                   # or fake:FILE (a fake GPU state file)
 [repartition]                      # optional: how a live repartition is carried out
 requeue = true                     # preemptible jobs on destroyed slices are requeued (else waited for)
 max_wait_s = 600                   # give up (and reopen the drained slices) after waiting this long
-max_attempts = 5                   # tries of the MIG change before giving up (rolled back)
+max_attempts = 10                  # tries of the MIG change before giving up (rolled back)
 reload_command = ["/usr/local/sbin/mig-gres-reload", "{node}"]  # brings Slurm's GRES to the new slices
 reload_timeout_s = 120
 [power]                            # optional: node power states (wattsched slurm power-settings)
@@ -108,7 +108,7 @@ class RepartitionConfig:
 
     requeue: bool = True
     max_wait_s: float = 600.0
-    max_attempts: int = 5
+    max_attempts: int = 10
     reload_command: tuple[str, ...] = ()
     reload_timeout_s: float = 120.0
 
@@ -215,7 +215,7 @@ def _repartition(table: dict[str, Any], where: str) -> RepartitionConfig:
     requeue = table.get("requeue", True)
     if not isinstance(requeue, bool):
         raise ConfigError(f"{where}: repartition.requeue must be true or false, got {requeue!r}")
-    attempts = table.get("max_attempts", 5)
+    attempts = table.get("max_attempts", 10)
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise ConfigError(f"{where}: repartition.max_attempts must be an integer >= 1, got {attempts!r}")
     command = table.get("reload_command", [])

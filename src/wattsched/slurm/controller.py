@@ -51,7 +51,7 @@ from wattsched.slurm.energy import BusySlice, split_energy
 from wattsched.slurm.gres_update import device_uuids
 from wattsched.slurm.jobs import engine_job
 from wattsched.slurm.repartition import ReloadError, carry_out, destroyed_slices, open_gpu_backend, run_reload
-from wattsched.slurm.state import ACTIVE, ON_SLICE, JobRow, Reading, Repartition, StateStore
+from wattsched.slurm.state import ACTIVE, ON_SLICE, OPEN_PHASES, JobRow, Reading, Repartition, StateStore
 from wattsched.workload.job import JobKind, Scaling
 
 __all__ = ["ACTIVE", "ON_SLICE", "Controller", "EnergyMeter", "GpuModel", "PassReport", "open_meter"]
@@ -713,13 +713,15 @@ class Controller:
         report.repartitions.append((model.name, "drain"))
 
     def _enter(self, model: GpuModel, entry: Repartition, phase: str, now: float, report: PassReport) -> None:
-        """Close ``entry``'s phase (its seconds recorded) and write the next one before its work is done."""
+        """Close ``entry``'s phase (its seconds recorded, by the clock now: phases of one pass take their own
+        time) and write the next one before its work is done."""
+        at = max(now, self.clock())
         entry.phase_s[entry.phase] = round(
-            entry.phase_s.get(entry.phase, 0.0) + now - entry.phase_started_s, 6
+            entry.phase_s.get(entry.phase, 0.0) + at - entry.phase_started_s, 6
         )
-        entry.phase, entry.phase_started_s = phase, now
-        if phase not in ("drain", "wait", "apply", "gres", "resume"):
-            entry.finished_s = now
+        entry.phase, entry.phase_started_s = phase, at
+        if phase not in OPEN_PHASES:
+            entry.finished_s = at
         self.store.put_repartition(entry)
         report.repartitions.append((model.name, phase))
 
@@ -831,7 +833,8 @@ class Controller:
         spent = ", ".join(f"{phase} {seconds:.2f} s" for phase, seconds in entry.phase_s.items())
         self._log(
             now,
-            f"repartition {entry.id} of {model.name} done in {now - entry.started_s:.2f} s ({spent}); "
+            f"repartition {entry.id} of {model.name} done in {entry.phase_started_s - entry.started_s:.2f} s "
+            f"({spent}); "
             f"waited for jobs {entry.waited or '-'}, requeued {entry.requeued or '-'}",
         )
 

@@ -1,0 +1,274 @@
+"""Live repartitioning on a real Slurm (the sandbox: munge, slurmctld and slurmd on this host, fake MIG GPUs):
+the controller, run as ``wattsched slurm controller``, changes a GPU from configuration 3 (4g.20gb@0 +
+2g.10gb@4 + 1g.10gb@6) to 4 (4g.20gb@0 + 1g.5gb@4 + 1g.5gb@5 + 1g.10gb@6) while jobs run on the kept 4g and
+on the destroyed 2g; then a controller killed between the MIG change and the GRES reload is restarted."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from wattsched.hardware.gpu.fake_state import FakeGpuState
+from wattsched.slurm import sandbox as sandbox_module
+from wattsched.slurm.client import JobState
+
+from .conftest import require_slurm, sandbox_directory
+
+TARGET = ["4g.20gb@0", "1g.5gb@4", "1g.5gb@5", "1g.10gb@6"]
+#: Configuration 3 by "day", 4 by "night": the day of the controller's clock ends this many seconds after
+#: its first start, so the first decision epoch after that repartitions.
+SWITCH_S = 3.0
+
+
+@pytest.fixture
+def box() -> Iterator[sandbox_module.Sandbox]:
+    require_slurm()
+    directory = sandbox_directory("wattsched-repart-")
+    started = sandbox_module.start(directory, gpus=[("a100-40gb", 3)], spare_devices=True)
+    try:
+        yield started
+    finally:
+        sandbox_module.stop(directory)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _config(box: sandbox_module.Sandbox, path: Path, repartition: dict[str, object]) -> Path:
+    config = sandbox_module.write_controller_config(
+        box,
+        path,
+        {"grace_s": 1},
+        partitioner="day-night",
+        partitioner_options={
+            "day_configuration": 3,
+            "night_configuration": 4,
+            "day_start_h": 0.0,
+            "day_end_h": SWITCH_S / 3600.0,
+        },
+        repartition={"max_attempts": 20, **repartition},
+    )
+    config.write_text(config.read_text().replace("[slurm]\n", "[slurm]\npoll_s = 0.5\n"))
+    return config
+
+
+def _env(box: sandbox_module.Sandbox) -> dict[str, str]:
+    return dict(os.environ, **box.env)
+
+
+def _controller(box: sandbox_module.Sandbox, config: Path) -> subprocess.Popen[bytes]:
+    log = open(box.directory / "controller.log", "ab")  # noqa: SIM115 - the child keeps it
+    return subprocess.Popen(
+        [sys.executable, "-m", "wattsched", "slurm", "controller", "--config", str(config)],
+        stdout=log,
+        stderr=log,
+        env=_env(box),
+    )
+
+
+def _sbatch(box: sandbox_module.Sandbox, script: Path, comment: str) -> int:
+    out = subprocess.run(
+        [
+            "sbatch",
+            "--parsable",
+            "--open-mode=append",
+            f"--comment={comment}",
+            "-o",
+            f"{script}.%j.out",
+            str(script),
+        ],
+        env=_env(box),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return int(out.strip().split(";")[0])
+
+
+def _script(tmp_path: Path, name: str, seconds: float) -> Path:
+    path = tmp_path / f"{name}.sh"
+    path.write_text(
+        f'#!/bin/sh\necho "start $CUDA_VISIBLE_DEVICES $SLURM_RESTART_COUNT"\nsleep {seconds}\necho done\n'
+    )
+    path.chmod(0o755)
+    return path
+
+
+def _status(box: sandbox_module.Sandbox, config: Path) -> dict[str, object]:
+    out = subprocess.run(
+        [sys.executable, "-m", "wattsched", "slurm", "status", "--json", "--config", str(config)],
+        env=_env(box),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return dict(json.loads(out))
+
+
+def _rows(box: sandbox_module.Sandbox, config: Path) -> dict[int, dict[str, object]]:
+    out = subprocess.run(
+        [sys.executable, "-m", "wattsched", "slurm", "jobs", "--json", "--config", str(config)],
+        env=_env(box),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return {row["job_id"]: row for row in json.loads(out)}
+
+
+def _wait(predicate: Callable[[], object], timeout_s: float, what: str, box: sandbox_module.Sandbox) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.25)
+    log = (box.directory / "controller.log").read_text(errors="replace")[-3000:]
+    raise AssertionError(f"timed out waiting for {what}; controller log:\n{log}")
+
+
+def _repartition(box: sandbox_module.Sandbox, config: Path) -> dict[str, object] | None:
+    entries = _status(box, config)["repartitions"]
+    assert isinstance(entries, list)
+    return entries[-1] if entries else None
+
+
+def _layout(box: sandbox_module.Sandbox) -> list[str]:
+    return [i.label for i in FakeGpuState(box.fake_gpu_state).instances(0)]
+
+
+def _node_gres(box: sandbox_module.Sandbox) -> str:
+    out = subprocess.run(
+        ["scontrol", "show", "node", box.node], env=_env(box), check=True, capture_output=True, text=True
+    ).stdout
+    return next(word for word in out.split() if word.startswith("Gres="))
+
+
+def _start_jobs(box: sandbox_module.Sandbox, tmp_path: Path) -> tuple[int, int, Path, Path]:
+    """A long job on the 4g (kept), a shorter one on the 2g (destroyed), a tiny one on the 1g.10gb."""
+    long_script, short_script = _script(tmp_path, "long", 22), _script(tmp_path, "short", 9)
+    long = _sbatch(box, long_script, "wattsched: work=40s deadline=+50s")
+    short = _sbatch(box, short_script, "wattsched: work=6s deadline=+70s")
+    _sbatch(box, _script(tmp_path, "tiny", 0.5), "wattsched: work=0.5s deadline=+60s")
+    return long, short, long_script, short_script
+
+
+def test_a_live_repartition_keeps_the_kept_slice_running_and_new_jobs_use_the_new_slices(
+    box: sandbox_module.Sandbox, tmp_path: Path
+) -> None:
+    config = _config(box, tmp_path / "wattsched.toml", {"requeue": False})
+    client = box.client()
+    long, short, long_script, _ = _start_jobs(box, tmp_path)
+    controller = _controller(box, config)
+    began = time.monotonic()
+    try:
+        _wait(lambda: client.job(short).state is JobState.RUNNING, 30, "the first jobs to run", box)  # type: ignore[union-attr]
+        rows = _rows(box, config)
+        assert rows[long]["slice"] == "4g.20gb@0" and rows[short]["slice"] == "2g.10gb@4"
+        time.sleep(max(0.0, began + SWITCH_S + 1.5 - time.monotonic()))
+        trigger = _sbatch(box, _script(tmp_path, "after", 1), "wattsched: work=1s deadline=+300s")  # an epoch
+        _wait(lambda: _repartition(box, config) is not None, 20, "the repartition to start", box)
+        # While the 2g runs its job, the GPU is not changed and the kept 4g keeps its job.
+        time.sleep(1.0)
+        entry = _repartition(box, config)
+        assert (
+            entry is not None
+            and entry["phase"] == "wait"
+            and _layout(box) == ["4g.20gb@0", "2g.10gb@4", "1g.10gb@6"]
+        )
+        _wait(
+            lambda: (_repartition(box, config) or {}).get("phase") == "done",
+            40,
+            "the repartition to end",
+            box,
+        )
+        assert client.job(long).state is JobState.RUNNING  # type: ignore[union-attr]
+        assert _layout(box) == TARGET
+        gres = _node_gres(box)
+        assert "a100_1g.5gb:2" in gres and "a100_2g.10gb" not in gres and "a100_4g.20gb:1" in gres
+        # New jobs land on the new slices.
+        new = [
+            _sbatch(box, _script(tmp_path, f"new{n}", 2), "wattsched: work=2s deadline=+200s")
+            for n in range(3)
+        ]
+        _wait(
+            lambda: all(client.job(i).state is JobState.COMPLETED for i in (long, trigger, *new)),  # type: ignore[union-attr]
+            60,
+            "every job to end",
+            box,
+        )
+        _wait(
+            lambda: all(r["state"] == "done" for r in _rows(box, config).values()), 20, "the rows to end", box
+        )
+    finally:
+        controller.send_signal(signal.SIGTERM)
+        controller.wait(20)
+    entry = _repartition(box, config)
+    assert entry is not None and entry["waited"] == [short] and entry["requeued"] == []
+    phases = entry["phase_s"]
+    assert isinstance(phases, dict) and set(phases) == {"drain", "wait", "apply", "gres", "resume"}
+    assert phases["wait"] > 1.0 and 0.0 < phases["apply"] < 2.0 and 0.1 < phases["gres"] < 10.0
+    rows = _rows(box, config)
+    assert rows[long]["preemptions"] == 0 and rows[long]["slice"] == "4g.20gb@0"
+    out = Path(f"{long_script}.{long}.out").read_text().splitlines()
+    assert [line for line in out if line.startswith("start")] == [out[0]] and out[
+        -1
+    ] == "done"  # ran once, whole
+    assert client.job(long).restart_count == 0  # type: ignore[union-attr]
+    landed = {rows[i]["slice"] for i in new}
+    assert landed & {"1g.5gb@4", "1g.5gb@5"}, landed  # at least one on a slice the repartition made
+    assert all(rows[i]["slice"] in TARGET for i in (trigger, *new))
+    text = subprocess.run(
+        [sys.executable, "-m", "wattsched", "slurm", "status", "--config", str(config)],
+        env=_env(box),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert f"repartition {entry['id']} {box.node}/0: 3 -> 4 done" in text
+
+
+def test_a_controller_killed_between_the_mig_change_and_the_gres_reload_finishes_on_restart(
+    box: sandbox_module.Sandbox, tmp_path: Path
+) -> None:
+    """The reload command kills the controller the first time it runs (after the GPU was changed)."""
+    marker = tmp_path / "killed-once"
+    reload = tmp_path / "reload.sh"
+    own = " ".join([sys.executable, "-m", "wattsched.slurm.sandbox", "reload", str(box.directory)])
+    reload.write_text(
+        f"#!/bin/sh\nif [ ! -e {marker} ]; then touch {marker}; kill -9 $PPID; exit 1; fi\nexec {own}\n"
+    )
+    reload.chmod(0o755)
+    config = _config(box, tmp_path / "wattsched.toml", {"requeue": True, "reload_command": [str(reload)]})
+    client = box.client()
+    long, short, _, _ = _start_jobs(box, tmp_path)
+    controller = _controller(box, config)
+    began = time.monotonic()
+    try:
+        _wait(lambda: client.job(short).state is JobState.RUNNING, 30, "the first jobs to run", box)  # type: ignore[union-attr]
+        time.sleep(max(0.0, began + SWITCH_S + 1.5 - time.monotonic()))
+        _sbatch(box, _script(tmp_path, "after", 1), "wattsched: work=1s deadline=+300s")
+        controller.wait(60)  # killed by its reload command
+        assert controller.returncode == -signal.SIGKILL
+        entry = _repartition(box, config)
+        assert entry is not None and entry["phase"] == "gres"
+        assert _layout(box) == TARGET  # the MIG change is whole: no half-made instance
+        assert "a100_2g.10gb" in _node_gres(box)  # Slurm not told yet
+        controller = _controller(box, config)
+        _wait(
+            lambda: (_repartition(box, config) or {}).get("phase") == "done",
+            30,
+            "the repartition to end",
+            box,
+        )
+        assert "a100_1g.5gb:2" in _node_gres(box) and _layout(box) == TARGET
+        assert client.job(long).state is JobState.RUNNING  # type: ignore[union-attr]
+    finally:
+        controller.send_signal(signal.SIGTERM)
+        controller.wait(20)
