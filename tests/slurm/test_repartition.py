@@ -16,11 +16,13 @@ from wattsched.mig.results import SimSnapshot
 from wattsched.slurm.client import FakeSlurmClient, JobState
 from wattsched.slurm.config import load_config
 from wattsched.slurm.controller import Controller
+from wattsched.slurm.gres_update import device_order
 from wattsched.slurm.state import StateStore
 
 # a100-40gb configuration 3: 4g.20gb@0 + 2g.10gb@4 + 1g.10gb@6; configuration 4: 4g.20gb@0 + 1g.5gb@4 +
 # 1g.5gb@5 + 1g.10gb@6. Going 3 -> 4 keeps 4g@0 and 1g.10gb@6, destroys 2g@4, creates the two 1g.5gb.
 KEPT, DESTROYED = "4g.20gb@0", "2g.10gb@4"
+TARGET = [KEPT, "1g.5gb@4", "1g.5gb@5", "1g.10gb@6"]
 
 
 class Clock:
@@ -116,7 +118,12 @@ def _slice_of(slurm: FakeSlurmClient, fake: FakeGpuState, job_id: int) -> str:
 
 
 def _two_running(
-    controller: Controller, slurm: FakeSlurmClient, fake: FakeGpuState, clock: Clock, preemptible: str = "no"
+    controller: Controller,
+    slurm: FakeSlurmClient,
+    fake: FakeGpuState,
+    clock: Clock,
+    preemptible: str = "no",
+    tiny_out: list[int] | None = None,
 ) -> tuple[int, int]:
     """A long job on the 4g (kept) and a shorter one on the 2g (destroyed); a third on the 1g.10gb (kept)
     ends at once."""
@@ -129,6 +136,9 @@ def _two_running(
     _mark(slurm, fake)
     controller.run_once()
     assert _slice_of(slurm, fake, long) == KEPT and _slice_of(slurm, fake, short) == DESTROYED
+    if tiny_out is not None:
+        tiny_out.append(tiny)  # left running on the 1g.10gb
+        return long, short
     slurm.finish(tiny)
     _mark(slurm, fake)
     return long, short
@@ -177,6 +187,51 @@ def test_a_repartition_drains_waits_applies_and_new_jobs_land_on_the_new_slices(
     assert any(
         f"repartition {entry.id} of node0/0 done" in text and f"[{short}]" in text for text in decisions
     )
+
+
+def test_a_kept_slice_whose_slurm_device_index_moves_is_waited_for_too(tmp_path: Path) -> None:
+    """Slurm numbers a node's devices type by type: going 3 -> 4 puts two 1g.5gb before the 1g.10gb, whose
+    index goes from 2 to 3 (the 4g keeps index 0). A job running there must end before Slurm renumbers."""
+    assert device_order([("a100-40gb", ["4g.20gb@0", "2g.10gb@4", "1g.10gb@6"])]) == [
+        (0, "4g.20gb@0"),
+        (0, "2g.10gb@4"),
+        (0, "1g.10gb@6"),
+    ]
+    two = device_order([("a100-40gb", TARGET), ("a100-40gb", ["4g.20gb@0", "2g.10gb@4", "1g.10gb@6"])])
+    assert two == [
+        (0, "4g.20gb@0"),
+        (1, "4g.20gb@0"),
+        (0, "1g.5gb@4"),
+        (0, "1g.5gb@5"),
+        (0, "1g.10gb@6"),
+        (1, "1g.10gb@6"),
+        (1, "2g.10gb@4"),
+    ]
+    controller, slurm, fake, clock, switch = _setup(tmp_path)
+    tiny: list[int] = []
+    long, short = _two_running(controller, slurm, fake, clock, tiny_out=tiny)
+    switch.target = 4
+    clock.now += 1.0
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    assert controller.gpus[0].draining == frozenset({1, 2})  # the 2g (destroyed) and the 1g.10gb (moved)
+    clock.now += 1.0
+    controller.run_once()
+    assert controller.store.repartitions()[-1].waited == [short, tiny[0]]
+    clock.now += 10.0
+    slurm.finish(short)
+    _mark(slurm, fake)
+    controller.run_once()
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "wait"
+    assert _labels(fake) == [KEPT, DESTROYED, "1g.10gb@6"]
+    clock.now += 10.0
+    slurm.finish(tiny[0])
+    _mark(slurm, fake)
+    controller.run_once()
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "done" and long not in entry.waited
+    assert controller.gpus[0].draining == frozenset()
 
 
 def test_with_requeue_a_preemptible_job_on_a_destroyed_slice_is_signalled_and_requeued(

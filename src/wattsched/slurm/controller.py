@@ -48,7 +48,7 @@ from wattsched.slurm.annotations import AnnotationError, parse_annotation
 from wattsched.slurm.client import JobState, SlurmApi, SlurmJob
 from wattsched.slurm.config import ControllerConfig, NodeConfig
 from wattsched.slurm.energy import BusySlice, split_energy
-from wattsched.slurm.gres_update import device_uuids
+from wattsched.slurm.gres_update import device_order, device_uuids
 from wattsched.slurm.jobs import engine_job
 from wattsched.slurm.repartition import ReloadError, carry_out, destroyed_slices, open_gpu_backend, run_reload
 from wattsched.slurm.state import ACTIVE, ON_SLICE, OPEN_PHASES, JobRow, Reading, Repartition, StateStore
@@ -77,9 +77,12 @@ class GpuModel:
     job_of: dict[int, int] = field(default_factory=dict)
     #: The GPU's partitioner (``None``: its configuration never changes).
     partitioner: RepartitionPolicy | None = None
-    #: The repartition under way and the slices it destroys (no job is given one).
+    #: The repartition under way on this GPU, and the slices of this GPU that take no job while one of its
+    #: node's GPUs is repartitioned (those it destroys, and kept ones whose Slurm device index moves).
     repartition: Repartition | None = None
     draining: frozenset[int] = frozenset()
+    #: While this GPU is repartitioned: every GPU's (index) slices held, this one's and its node peers'.
+    held: dict[int, frozenset[int]] = field(default_factory=dict)
 
     @property
     def labels(self) -> list[str]:
@@ -156,13 +159,12 @@ class Controller:
                 configuration, open_entry = self._configuration_in_force(node, i, gpu)
                 model = GpuModel(node.name, i, gpu, configuration, self._new_sim(node, i, configuration))
                 model.partitioner = self._partitioner(node, i, gpu, partitioners)
-                if open_entry is not None:
-                    model.repartition = open_entry
-                    model.draining = frozenset(
-                        destroyed_slices(configuration, gpu.configuration(_ident(open_entry.to_config)))
-                    )
+                model.repartition = open_entry
                 self.gpus.append(model)
         self._by_name = {g.name: g for g in self.gpus}
+        for model in self.gpus:  # a repartition under way at the last stop goes on
+            if model.repartition is not None:
+                self._hold(model, model.gpu.configuration(_ident(model.repartition.to_config)))
         self._recovered = False
         rows = store.jobs()
         #: Every job id the state file has (new ones arrive), and the comments of those held for them.
@@ -689,6 +691,8 @@ class Controller:
             return
         if target == model.configuration:
             return
+        if any(g.repartition is not None for g in self.gpus if g.node == model.node):
+            return  # one repartition of a node at a time (device indices are numbered node-wide)
         if not target.mig_enabled:
             log.warning("%s: partitioner chose no-mig; wattsched never changes MIG mode; kept", model.name)
             return
@@ -703,14 +707,45 @@ class Controller:
             now,
         )
         model.repartition = entry
-        model.draining = frozenset(destroyed_slices(model.configuration, target))
+        self._hold(model, target)
+        held = [
+            f"{peer.name} {peer.labels[s]}"
+            for peer in self.gpus
+            if peer.node == model.node
+            for s in sorted(model.held.get(peer.index, ()))
+        ]
         self._log(
             now,
             f"repartition {entry.id} of {model.name}: configuration {entry.from_config} -> {entry.to_config} "
-            f"({entry.from_layout} -> {entry.to_layout}); draining "
-            f"{', '.join(model.labels[s] for s in sorted(model.draining)) or 'nothing'}",
+            f"({entry.from_layout} -> {entry.to_layout}); draining {', '.join(held) or 'nothing'}",
         )
         report.repartitions.append((model.name, "drain"))
+
+    def _hold(self, model: GpuModel, target: Configuration) -> None:
+        """The slices that take no job while ``model`` goes to ``target``: those the plan destroys, and, on
+        every GPU of the node, kept ones whose Slurm device index the change moves (Slurm numbers
+        a node's devices type by type: :func:`~wattsched.slurm.gres_update.device_order`) — a running job's
+        allocation names its device by index, so it must end before Slurm sees the new numbering."""
+        peers = sorted((g for g in self.gpus if g.node == model.node), key=lambda g: g.index)
+        new_labels = [s.label for s in target.slices]
+        old = device_order([(g.gpu, g.labels) for g in peers])
+        new = device_order([(g.gpu, new_labels if g is model else g.labels) for g in peers])
+        new_at = {key: n for n, key in enumerate(new)}
+        held: dict[int, set[int]] = {g.index: set() for g in peers}
+        held[model.index].update(destroyed_slices(model.configuration, target))
+        for n, key in enumerate(old):
+            if key in new_at and new_at[key] != n:
+                peer = next(g for g in peers if g.index == key[0])
+                held[key[0]].add(peer.labels.index(key[1]))
+        model.held = {index: frozenset(found) for index, found in held.items() if found}
+        for peer in peers:
+            peer.draining = model.held.get(peer.index, frozenset())
+
+    def _release_hold(self, model: GpuModel) -> None:
+        for peer in self.gpus:
+            if peer.node == model.node:
+                peer.draining = frozenset()
+        model.held = {}
 
     def _enter(self, model: GpuModel, entry: Repartition, phase: str, now: float, report: PassReport) -> None:
         """Close ``entry``'s phase (its seconds recorded, by the clock now: phases of one pass take their own
@@ -734,19 +769,25 @@ class Controller:
         if entry.phase == "drain":
             self._enter(model, entry, "wait", now, report)
         if entry.phase == "wait":
-            on = [
+            destroyed = set(destroyed_slices(model.configuration, target))
+            held_rows = [
                 row
                 for row in self._rows.values()
                 if row.node == model.node
-                and row.gpu == model.index
-                and row.slice_index in model.draining
-                and row.phase in (*ON_SLICE, "released")
+                and row.gpu is not None
+                and row.slice_index in model.held.get(row.gpu, ())
             ]
+            for row in held_rows:  # released there but not started yet: held back, it waits for a slice
+                if row.phase == "released":
+                    self._act(row.job_id, "hold", {}, now, row, phase="queued")
+            on = [row for row in held_rows if row.phase in ON_SLICE]
             for row in on:
                 if row.job_id not in entry.waited:
                     entry.waited.append(row.job_id)
                 if (
-                    settings.requeue
+                    row.gpu == model.index
+                    and row.slice_index in destroyed
+                    and settings.requeue
                     and self.config.preemption
                     and row.preemptible
                     and row.phase == "running"
@@ -844,7 +885,8 @@ class Controller:
         model.configuration = configuration
         model.sim = self._new_sim(node, model.index, configuration)
         model.ranks, model.job_of = {}, {}
-        model.repartition, model.draining = None, frozenset()
+        model.repartition = None
+        self._release_hold(model)
         rows = sorted(
             (r for r in self._rows.values() if r.node == model.node and r.gpu == model.index),
             key=lambda r: (r.submit_s or 0.0, r.job_id),
@@ -876,7 +918,8 @@ class Controller:
 
     def _close(self, model: GpuModel, entry: Repartition, phase: str, now: float, report: PassReport) -> None:
         self._enter(model, entry, phase, now, report)
-        model.repartition, model.draining = None, frozenset()
+        model.repartition = None
+        self._release_hold(model)
         if phase == "failed" and entry.phase_s.get("apply") is not None:
             self._install(model, model.gpu.configuration(_ident(entry.to_config)), now)
         self._log(now, f"repartition {entry.id} of {model.name} {phase.replace('_', ' ')}: {entry.detail}")

@@ -15,14 +15,17 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from wattsched.errors import InputError
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.hardware.mig import MigGpu
 
 __all__ = [
     "SPARE_TYPE",
     "FakeDevice",
+    "device_order",
     "device_uuids",
     "fake_devices",
     "gres_spec",
@@ -38,14 +41,34 @@ SPARE_TYPE = "spare"
 FakeDevice = tuple[str, str, str]
 
 
-def _ordered(state: FakeGpuState) -> list[tuple[str, str]]:
+def device_order(layouts: Sequence[tuple[MigGpu | str, Sequence[str]]]) -> list[tuple[int, str]]:
+    """Slurm's device index order of a node's MIG instances: ``(GPU index, profile@start)`` grouped by GRES
+    type in first-seen order (GPU, then placement), placement order within a type. ``layouts``: each GPU
+    (catalogue entry or name) with its instances as ``profile@start`` in placement order.
+
+    Slurm numbers a node's devices type by type in the node line's order, whatever order the device lines
+    come in (seen on 22.05): a repartition that changes the count of a type moves the indices of every
+    device of a later type, on every GPU of the node."""
     found = []
-    for index, gpu in enumerate(state.gpus()):
-        for instance in state.instances(index):
-            found.append((instance.uuid, gres_type(gpu.catalogue, instance.profile)))
+    for index, (gpu, labels) in enumerate(layouts):
+        for label in labels:
+            found.append(((index, label), gres_type(gpu, label.split("@")[0])))
     order = {kind: n for n, kind in enumerate(dict.fromkeys(kind for _, kind in found))}
     found.sort(key=lambda item: order[item[1]])  # stable: GPU then placement order within a type
-    return found
+    return [key for key, _ in found]
+
+
+def _ordered(state: FakeGpuState) -> list[tuple[str, str]]:
+    gpus = state.gpus()
+    instances = [state.instances(index) for index in range(len(gpus))]
+    layouts = [(gpu.catalogue, [i.label for i in found]) for gpu, found in zip(gpus, instances, strict=True)]
+    uuid = {(index, i.label): i.uuid for index, found in enumerate(instances) for i in found}
+    kind = {
+        (index, i.label): gres_type(gpus[index].catalogue, i.profile)
+        for index, found in enumerate(instances)
+        for i in found
+    }
+    return [(uuid[key], kind[key]) for key in device_order(layouts)]
 
 
 def spare_count(state: FakeGpuState) -> int:
