@@ -272,3 +272,38 @@ def test_a_controller_killed_between_the_mig_change_and_the_gres_reload_finishes
     finally:
         controller.send_signal(signal.SIGTERM)
         controller.wait(20)
+
+
+def test_a_destroy_the_fake_gpu_refuses_is_logged_in_one_line_and_retried(
+    box: sandbox_module.Sandbox, tmp_path: Path
+) -> None:
+    """A process outside Slurm holds the 2g (the fake GPU marks it busy): the MIG change is refused, the
+    layout stays whole, the controller tries again at every pass and goes on once the process is gone."""
+    config = _config(box, tmp_path / "wattsched.toml", {})
+    state = FakeGpuState(box.fake_gpu_state)
+    doomed = next(i.uuid for i in state.instances(0) if i.label == "2g.10gb@4")
+    state.set_busy(doomed, "inference")
+    controller = _controller(box, config)
+    began = time.monotonic()
+    try:
+        _wait(lambda: (box.directory / "state.db").exists(), 20, "the controller to start", box)
+        time.sleep(max(0.0, began + SWITCH_S + 1.5 - time.monotonic()))
+        _sbatch(box, _script(tmp_path, "epoch", 0.5), "wattsched: work=0.5s deadline=+300s")
+        _wait(lambda: ((_repartition(box, config) or {}).get("attempts") or 0) >= 2, 30, "two refusals", box)
+        assert _layout(box) == ["4g.20gb@0", "2g.10gb@4", "1g.10gb@6"]  # nothing half-done
+        state.set_busy(doomed, None)
+        _wait(
+            lambda: (_repartition(box, config) or {}).get("phase") == "done",
+            30,
+            "the repartition to end",
+            box,
+        )
+        assert _layout(box) == TARGET and "a100_1g.5gb:2" in _node_gres(box)
+    finally:
+        controller.send_signal(signal.SIGTERM)
+        controller.wait(20)
+    log = (box.directory / "controller.log").read_text(errors="replace").splitlines()
+    refused = [line for line in log if "MIG change refused" in line]
+    entry = _repartition(box, config)
+    assert entry is not None and len(refused) == entry["attempts"] >= 2
+    assert all("2g.10gb@4" in line and "nothing changed" in line for line in refused)
