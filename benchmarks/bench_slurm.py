@@ -1,6 +1,6 @@
 """The Slurm controller's cost: latency it adds, CPU and memory it uses, decision time at scale.
 
-    python benchmarks/bench_slurm.py [--events 24] [--jobs 1000] [--skip-live]
+    python benchmarks/bench_slurm.py [--events 24] [--jobs 1000] [--repartitions 6] [--skip-live]
 
 (a) A slice freeing to the next job running on it, in the real sandbox (needs root and Slurm): queued
     1-second jobs released by the controller (poll 0.5 s), against the same jobs submitted to the
@@ -10,6 +10,13 @@
 (c) ``--jobs`` jobs queued at once against the in-memory FakeSlurmClient (no daemons): the time of each
     pass and per job event (arrival, start, end, release) in it; the target is 50 ms per event. A cProfile
     of the slowest passes follows when the target is missed.
+(d) Live repartitions in the sandbox (needs root and Slurm; its node keeps its device count): the GPU
+    switched between configurations 3 and 4 ``--repartitions`` times by a partitioner that asks for the
+    other one at every decision epoch (a 0.2 s job's arrival), the controller polling every 0.5 s; the
+    seconds of each phase (drain: to the next pass; wait: the jobs on held slices; apply: the MIG change on
+    the fake GPU; gres: the sandbox's reload command, a fresh Python process; resume: the model rebuilt),
+    then the steps of the sandbox's reload itself (drain the node, files, slurmctld restart + reconfigure +
+    resume, the node back with its new GRES), called directly.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import tracemalloc
 from pathlib import Path
 
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.mig.results import SimSnapshot
 from wattsched.slurm import sandbox as sandbox_module
 from wattsched.slurm.client import FakeSlurmClient, JobState
 from wattsched.slurm.config import load_config
@@ -133,6 +141,69 @@ def live(events: int, folder: Path) -> None:
         sandbox_module.stop(folder / "box")
 
 
+class _Toggle:
+    """Asks for configuration 4 when the GPU has 3, and 3 when it has 4."""
+
+    name = "toggle"
+    scheduler = "edf-ss-restricted"
+
+    def reset(self, gpu: object, seed: int | None = None) -> None:
+        del gpu, seed
+
+    def initial_configuration(self) -> int:
+        return 3
+
+    def decide(self, snapshot: SimSnapshot) -> int:
+        return 4 if snapshot.configuration == 3 else 3
+
+
+def repartitions(count: int, folder: Path) -> None:
+    box = sandbox_module.start(folder / "rbox", gpus=[("a100-40gb", 3)], spare_devices=True)
+    try:
+        client = box.client()
+        config_path = sandbox_module.write_controller_config(
+            box, folder / "rbox.toml", partitioner="day-night", repartition={"requeue": False}
+        )
+        config_path.write_text(config_path.read_text().replace("[slurm]\n", "[slurm]\npoll_s = 0.5\n"))
+        config = load_config(config_path)
+        controller = Controller(
+            config, client, StateStore(config.state_path), partitioners={f"{box.node}/0": _Toggle()}
+        )
+        script = folder / "tick.sh"
+        script.write_text("#!/bin/sh\nsleep 0.2\n")
+        script.chmod(0o755)
+        for n in range(count):
+            note = "wattsched: work=0.2s deadline=+600s"
+            client.submit(script, output=folder / f"tick{n}.out", comment=note)
+            began = time.time()
+            while time.time() - began < 60:
+                tick = time.time()
+                controller.run_once()
+                done = [e for e in controller.store.repartitions() if not e.open]
+                if len(done) > n:
+                    break
+                time.sleep(max(0.0, config.poll_s - (time.time() - tick)))
+        entries = controller.store.repartitions()
+        print(f"\n(d) {len(entries)} live repartitions (3 <-> 4) on the sandbox, poll 0.5 s")
+        for entry in entries:
+            spent = "  ".join(f"{phase} {seconds:6.3f}" for phase, seconds in entry.phase_s.items())
+            change = f"{entry.from_config} -> {entry.to_config}"
+            print(f"    {change} {entry.phase:<8} {spent}  waited {entry.waited}")
+        for phase in ("drain", "wait", "apply", "gres", "resume"):
+            values = [e.phase_s[phase] for e in entries if phase in e.phase_s]
+            if values:
+                print(f"    {phase:<7} p50 {statistics.median(values):6.3f} s  max {max(values):6.3f} s")
+        steps: dict[str, list[float]] = {}
+        for _ in range(5):
+            for key, value in sandbox_module.reload_gres(box.directory).items():
+                steps.setdefault(key, []).append(value)
+        print("    the sandbox's reload alone (5 calls): " + "  ".join(
+            f"{key.removesuffix('_s')} {statistics.median(values):.3f} s" for key, values in steps.items()
+        ))
+    finally:
+        sandbox_module.stop(folder / "rbox")
+
+
 class _Clock:
     def __init__(self) -> None:
         self.now = 1_700_000_000.0
@@ -201,6 +272,7 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=24, help="slice-free events per live run (>= 20)")
     parser.add_argument("--jobs", type=int, default=1000, help="queued jobs for the in-memory run")
     parser.add_argument("--passes", type=int, default=30, help="most passes of the in-memory run")
+    parser.add_argument("--repartitions", type=int, default=6, help="live repartitions for (d)")
     parser.add_argument("--skip-live", action="store_true", help="only (c)")
     args = parser.parse_args()
     stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
@@ -213,6 +285,7 @@ def main() -> int:
                 print("(a), (b) skipped: the sandbox needs root and Slurm")
             else:
                 live(args.events, folder)
+                repartitions(args.repartitions, folder)
         in_memory(args.jobs, folder, args.passes)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

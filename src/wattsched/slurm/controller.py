@@ -862,15 +862,16 @@ class Controller:
         job keeps its slice, which the plan kept), in one transaction with the repartition's end."""
         labels = [s.label for s in target.slices]
         rows = [r for r in self._rows.values() if r.node == model.node and r.gpu == model.index]
-        with self.store.transaction():
+        for row in rows:
+            if row.slice is not None and row.slice in labels:
+                row.slice_index = labels.index(row.slice)
+            elif row.phase == "released" or row.phase in ON_SLICE:
+                row.slice_index = None  # cannot happen once drained; the pass re-reads it
+        self._install(model, target, now)
+        with self.store.transaction():  # a crash before this commit does the resume again (idempotent)
             for row in rows:
-                if row.slice is not None and row.slice in labels:
-                    row.slice_index = labels.index(row.slice)
-                elif row.phase == "released" or row.phase in ON_SLICE:
-                    row.slice_index = None  # cannot happen once drained; the pass re-reads it
                 self.store.put_job(row)
             self._enter(model, entry, "done", now, report)
-        self._install(model, target, now)
         spent = ", ".join(f"{phase} {seconds:.2f} s" for phase, seconds in entry.phase_s.items())
         self._log(
             now,
