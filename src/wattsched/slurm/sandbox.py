@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import wattsched
 from wattsched.hardware.gpu.fake_state import FakeGpuState
@@ -667,6 +668,19 @@ def _from_config(path: Path) -> tuple[str, list[tuple[str, int | str]], dict[str
     return str(raw.get("slurm", {}).get("partition", "mig")), gpus, dict(raw.get("scheduling", {}))
 
 
+def _dynamic_settings(path: Path) -> dict[str, Any]:
+    """The first node's partitioner and its options, and the ``[repartition]`` table, of a controller
+    config (a sandbox for a repartitioning node keeps its device count; its reload command is its own)."""
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    first = (raw.get("nodes") or [{}])[0]
+    table = {k: v for k, v in dict(raw.get("repartition", {})).items() if k != "reload_command"}
+    return {
+        "partitioner": first.get("partitioner", "static"),
+        "partitioner_options": first.get("partitioner_options", {}),
+        "repartition": table,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` prints ``export SLURM_CONF=...``;
     ``stop DIR``; ``reload DIR [NODE] [--action restart|reconfigure]`` after a repartition."""
@@ -696,10 +710,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         partition = "mig"
         gpus: list[tuple[str, int | str]] = [("a100-40gb", 3)]
         scheduling: dict[str, object] = {}
+        node: dict[str, Any] = {}
         if args.config is not None:
             partition, gpus, scheduling = _from_config(args.config)
-        sandbox = start(args.directory, gpus=args.gpu or gpus, partition=partition, timeout_s=args.timeout)
-        config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", scheduling)
+            node = _dynamic_settings(args.config)
+        partitioner = str(node.get("partitioner", "static"))
+        sandbox = start(
+            args.directory,
+            gpus=args.gpu or gpus,
+            partition=partition,
+            timeout_s=args.timeout,
+            spare_devices=partitioner not in ("static", "no-mig"),
+        )
+        config = write_controller_config(
+            sandbox,
+            sandbox.directory / "wattsched.toml",
+            scheduling,
+            partitioner=partitioner,
+            partitioner_options=dict(node.get("partitioner_options") or {}),
+            repartition=dict(node.get("repartition") or {}),
+        )
     except (SlurmError, OSError, ValueError) as exc:
         sys.stderr.write(f"slurm sandbox: {' '.join(str(exc).split())}\n")
         return 2
