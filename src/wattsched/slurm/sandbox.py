@@ -327,8 +327,9 @@ def write_controller_config(
         f"gpus = [{', '.join(_toml(name) for name, _ in sandbox.gpus)}]",
         f"configuration = {_toml(idents.pop())}",
         f"backend = {_toml('fake:' + str(sandbox.fake_gpu_state))}",
-        f"partitioner = {_toml(partitioner)}",
     ]
+    if partitioner != "static":
+        lines.append(f"partitioner = {_toml(partitioner)}")
     if partitioner_options:
         inner = ", ".join(f"{key} = {_toml(value)}" for key, value in partitioner_options.items())
         lines.append(f"partitioner_options = {{ {inner} }}")
