@@ -18,6 +18,7 @@ from wattsched.cli import main
 from wattsched.cluster.clocks import clock_schedule
 from wattsched.errors import ConfigError
 from wattsched.hardware.catalogue import load_gpu
+from wattsched.hardware.gpu import GpuError
 from wattsched.hardware.gpu.fake_state import FakeGpuState, FakeStateBackend, gres_type
 from wattsched.mig.clock import tightest_slack_ratio
 from wattsched.mig.view import JobState as ViewState
@@ -373,3 +374,27 @@ def test_sigterm_stops_the_controller_and_its_clocks_are_reset(
         signal.signal(signal.SIGINT, handlers[1])
     assert locked == [(1335, 3201)]
     assert state.fact(0).locked_clocks_mhz is None
+
+
+class Unprivileged(FakeStateBackend):
+    """A fake GPU that refuses changes, as NVML does for a user who is not root."""
+
+    def privileged(self) -> bool:
+        return False
+
+
+def test_clocks_without_the_right_to_change_them_are_refused_at_start(tmp_path: Path) -> None:
+    with pytest.raises(GpuError, match="node 'node0' needs root") as caught:
+        _setup(tmp_path, backend=Unprivileged)
+    assert "\n" not in str(caught.value)
+    controller, slurm, fake, _ = _setup(tmp_path, backend=Unprivileged, dry_run=True)  # a dry run may look
+    slurm.submit(comment="wattsched: work=100s deadline=+10000s")
+    controller.run_once()
+    assert fake.fact(0).locked_clocks_mhz is None
+
+
+def test_the_memory_clock_is_the_configured_one(tmp_path: Path) -> None:
+    controller, slurm, fake, _ = _setup(tmp_path, clocks="[clocks]\nenabled = true\nmem_mhz = 2201")
+    slurm.submit(comment="wattsched: work=100s deadline=+10000s")
+    controller.run_once()
+    assert fake.fact(0).locked_clocks_mhz == (1335, 2201)
