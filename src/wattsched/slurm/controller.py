@@ -19,6 +19,8 @@ Each pass (every ``poll_s`` seconds):
    ``wattsched_energy_j=<joules>`` so far, renewed at every pass (Slurm refuses any change to a job once it
    has ended, so the comment it keeps is the last one written, at most one pass before the end); the exact
    total is in the state file (``wattsched slurm jobs``).
+5. **Set GPU clocks** where the config turns them on: each GPU's SM clock for its running jobs, unlocked when
+   it is idle and when the controller stops (:mod:`wattsched.slurm.clocks`, :meth:`Controller.close`).
 
 Every action is journaled in the state file before it is sent (:mod:`wattsched.slurm.state`); on start the
 pending ones are reconciled with Slurm, and the models are rebuilt from the state file. ``dry_run`` logs each
@@ -35,11 +37,13 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Protocol
 
 from wattsched.errors import WattschedError
+from wattsched.hardware.gpu.backend import GpuBackend
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type, is_state_file
 from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.mig.simulator import MigSimulation
 from wattsched.slurm.annotations import AnnotationError, parse_annotation
 from wattsched.slurm.client import JobState, SlurmApi, SlurmJob
+from wattsched.slurm.clocks import GpuClocks
 from wattsched.slurm.config import ControllerConfig, NodeConfig
 from wattsched.slurm.energy import BusySlice, split_energy
 from wattsched.slurm.jobs import engine_job
@@ -122,6 +126,7 @@ class Controller:
         dry_run: bool = False,
         clock: Callable[[], float] = time.time,
         meters: dict[str, EnergyMeter] | None = None,
+        gpu_backends: dict[str, GpuBackend] | None = None,
     ) -> None:
         self.config = config
         self.slurm = slurm
@@ -130,6 +135,8 @@ class Controller:
         self.clock = clock
         self.origin_s = store.origin_s(clock())
         self.meters = meters if meters is not None else {n.name: open_meter(n.backend) for n in config.nodes}
+        #: GPU clocks (the nodes ``config.clocks`` names; ``gpu_backends`` in place of opening theirs).
+        self.clocks = GpuClocks(config, store, dry_run=dry_run, backends=gpu_backends, log_decision=self._log)
         self.gpus: list[GpuModel] = [
             GpuModel(node.name, i, gpu, node.configurations[i], self._new_sim(node, i))
             for node in config.nodes
@@ -183,8 +190,13 @@ class Controller:
         for model in self.gpus:
             mine = {r.job_id: r for r in active if r.node == model.node and r.gpu == model.index}
             self._decide(model, mine, now, report)
+            self.clocks.follow(model, now, self._rel(now))
         self._store_readings(active)
         return report
+
+    def close(self) -> None:
+        """The controller stops: unlock the GPU clocks it set (nothing else needs undoing)."""
+        self.clocks.close(self.clock(), self.gpus)
 
     def _active(self) -> list[JobRow]:
         """The rows of the jobs still managed (those that ended are let go)."""
@@ -360,11 +372,12 @@ class Controller:
 
     def _remaining_at(self, model: GpuModel, row: JobRow, now: float) -> float:
         """The fraction of its work a job has left at ``now``: what it had at its last start, less what it
-        has run on its slice since (never quite 0: a job still running has something left)."""
+        has run on its slice since, at the speed of the GPU clock applied meanwhile (never quite 0: a job
+        still running has something left)."""
         if row.run_start_s is None or row.slice_index is None:
             return row.remaining
         duration = model.sim.duration_on(model.ranks[row.job_id], row.slice_index)
-        return max(row.remaining - (now - row.run_start_s) / duration, 1e-6)
+        return max(row.remaining - self.clocks.work_s(model.name, row.run_start_s, now) / duration, 1e-6)
 
     def _requeue_changes(self, model: GpuModel, row: JobRow, now: float) -> dict[str, object]:
         """The row of a job that leaves its slice at ``now``: it waits again, the work it did kept."""
@@ -548,6 +561,8 @@ class Controller:
     def _recover(self, now: float) -> None:
         """Reconcile the journal's pending actions with Slurm, then rebuild each GPU's model."""
         for action in self.store.pending_actions():
+            if self.clocks.recover(action):
+                continue
             job = self.slurm.job(action.job_id)
             if job is None or (job.state.finished and action.kind != "admin_comment"):
                 self.store.finish_action(action.id, "done")  # nothing left to do; the pass sees it ended
@@ -606,7 +621,13 @@ class Controller:
         return epoch_s - self.origin_s
 
     def _new_sim(self, node: NodeConfig, index: int) -> MigSimulation:
-        sim = MigSimulation([], node.configurations[index], self.config.policy, gpu=node.gpus[index])
+        sim = MigSimulation(
+            [],
+            node.configurations[index],
+            self.config.policy,
+            gpu=node.gpus[index],
+            clock=self.clocks.governor(node.name, index),
+        )
         sim.overdue_s = self.config.overdue_s
         return sim
 
