@@ -113,7 +113,7 @@ def test_a_budget_nobody_meets_names_the_closest_and_exits_2(
     from wattsched.cluster.advise import Budget, advise
     from wattsched.cluster.spec import ClusterSpec
 
-    jobs, horizon_s = trace_jobs(str(trace))
+    jobs, horizon_s = trace_jobs(str(trace), 2)
     advice = advise(jobs, ClusterSpec.homogeneous(2, 2, "a100-40gb"), Budget(0.0, 0.0), horizon_s=horizon_s)
     assert advice.recommended is None
     least = min(o.late_share / 0.01 + o.max_tardiness_s / 60.0 for o in advice.outcomes)

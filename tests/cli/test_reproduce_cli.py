@@ -30,7 +30,7 @@ def test_reproduce_table2_quick_tiny(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert (out / "raw" / "table2.parquet").is_file() and (out / "report.md").is_file()
     assert (out / "figures" / "table2_fig4_preemptions.png").is_file()
     err = capsys.readouterr().err
-    assert err.startswith(f"reproducing 1 study (table2) at quick scale into {out}; the whole run took about ")
+    assert err.startswith(f"reproducing 1 study (table2) at quick scale into {out}; the whole run took ")
     assert "table2: 8 cells (8 run, 0 reused)" in err
     first = (out / "summary.json").read_bytes()
     # both presets are always run; the default (paper) fills the top-level keys

@@ -237,3 +237,41 @@ def test_an_observation_re_plans_an_overdue_job_with_the_simulations_overdue_tim
     assert sim.predicted_completions()[a] == pytest.approx(203.0)
     sim.observe_requeue(b, 210.0)
     assert sim.predicted_completions()[a] == pytest.approx(213.0)
+
+
+class _HeldLevel:
+    """A clock governor that keeps the level it is told (as a controller that sets the clock gives)."""
+
+    speed = (1.0, 0.5)
+    power_scale = (1.0, 0.5)
+    initial_level = 0
+    level = 0
+
+    def level_for(self, slack_ratio: float) -> int:
+        return self.level
+
+
+def test_a_clock_level_told_re_times_the_running_job() -> None:
+    governor = _HeldLevel()
+    sim = MigSimulation([], "no-mig", "edf-ss-restricted", clock=governor)
+    a = sim.observe_arrival(_job("a", 0.0, 100.0, 1000.0))
+    sim.decide(0.0)
+    assert sim.predicted_completions() == {a: 100.0}
+    # At 40 s, 60 % is left; at half speed it takes 120 s more: 160 s.
+    governor.level = 1
+    sim.observe_clock_level(1, 40.0)
+    assert sim.clock_level == 1
+    assert sim.predicted_completions()[a] == pytest.approx(160.0)
+    # Back to full speed at 100 s: 60 s at half speed did 30 %, 30 % is left: 130 s.
+    governor.level = 0
+    sim.observe_clock_level(0, 100.0)
+    assert sim.predicted_completions()[a] == pytest.approx(130.0)
+    sim.observe_completion(a, 130.0)
+    sim.decide(130.0)
+    sim.finish()
+    assert sim.time_by_clock_level() == pytest.approx((70.0, 60.0))
+    with pytest.raises(ValueError, match="not one of the governor's 2 levels"):
+        sim.observe_clock_level(2, 130.0)
+    without = MigSimulation([], "no-mig", "edf-ss-restricted")
+    with pytest.raises(ValueError, match="no clock levels"):
+        without.observe_clock_level(0, 0.0)

@@ -82,14 +82,15 @@ def _run(args: argparse.Namespace) -> int:
     for text in args.study_option:
         study, key, value = _parse_option(text)
         options.setdefault(study, {})[key] = value
-    names = only or STUDIES.available()
-    studies = f"{len(names)} {'study' if len(names) == 1 else 'studies'}"
-    print(
-        f"reproducing {studies} ({', '.join(names)}) at {args.scale} scale into {args.out}; "
-        f"the whole run took about {MEASURED_MIN[args.scale]} min on a 2-core machine (finished cells in "
-        f"{args.out} are reused)",
-        file=sys.stderr,
-    )
+    def announce(names: list[str]) -> None:
+        studies = f"{len(names)} {'study' if len(names) == 1 else 'studies'}"
+        print(
+            f"reproducing {studies} ({', '.join(names)}) at {args.scale} scale into {args.out}; "
+            f"the whole run took about {MEASURED_MIN[args.scale]} min on a 2-core machine (finished cells in "
+            f"{args.out} are reused)",
+            file=sys.stderr,
+        )
+
     result = reproduce(
         args.out,
         args.scale,
@@ -98,6 +99,7 @@ def _run(args: argparse.Namespace) -> int:
         workers=args.workers,
         ray_address=args.ray_address,
         study_options=options or None,
+        on_start=announce,
     )
     for run in result.runs:
         print(

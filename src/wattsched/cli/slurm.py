@@ -9,8 +9,9 @@
     wattsched slurm suspend|resume NODELIST [--config FILE]  (Slurm's SuspendProgram / ResumeProgram)
     wattsched slurm power-settings [--config FILE] [-o DIR] [--json]
 
-The controller runs until SIGTERM or SIGINT (its state is kept in the config's state file); ``--once`` does
-one pass and exits; ``--dry-run`` logs every decision and changes nothing (its state lives in memory).
+The controller runs until SIGTERM or SIGINT (its state is kept in the config's state file), then unlocks the
+GPU clocks it set; ``--once`` does one pass and exits (leaving the clocks that pass set); ``--dry-run`` logs
+every decision and changes nothing (its state lives in memory).
 ``status`` and ``jobs`` read the state file only (``--config``, or ``$WATTSCHED_SLURM_CONFIG``).
 """
 
@@ -156,8 +157,11 @@ def _controller(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    controller.run(lambda: bool(stopping))
-    store.close()
+    try:
+        controller.run(lambda: bool(stopping))
+    finally:
+        controller.close()  # the GPU clocks it set are unlocked, even when a pass failed
+        store.close()
     return 0
 
 
@@ -314,11 +318,13 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from wattsched.hardware.gpu.fake_state import gres_type
+    from wattsched.slurm.clocks import applied_clocks
     from wattsched.slurm.state import ON_SLICE
 
     config = _config(args)
     store = _store(config)
     rows = store.jobs()
+    clocks = applied_clocks(store)
     by_slice = {(r.node, r.gpu, r.slice_index): r.job_id for r in rows if r.phase in ON_SLICE}
     nodes = []
     repartitions = store.repartitions(20)
@@ -339,6 +345,7 @@ def _status(args: argparse.Namespace) -> int:
                     "index": index,
                     "gpu": gpu.name,
                     "configuration": configuration.ident,
+                    "clock": _clock_status(config.clocks.manages(node.name), clocks.get((node.name, index))),
                     "slices": [
                         {
                             "slice": s.label,
@@ -383,7 +390,8 @@ def _status(args: argparse.Namespace) -> int:
     for node in nodes:
         for gpu in node["gpus"]:
             out.write(
-                f"{node['name']} GPU {gpu['index']} ({gpu['gpu']}, configuration {gpu['configuration']})\n"
+                f"{node['name']} GPU {gpu['index']} ({gpu['gpu']}, configuration {gpu['configuration']}, "
+                f"{_clock_text(gpu['clock'])})\n"
             )
             for s in gpu["slices"]:
                 out.write(
@@ -404,6 +412,25 @@ def _status(args: argparse.Namespace) -> int:
     for t, text in store.decisions(10):
         out.write(f"  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t))}  {text}\n")
     return 0
+
+
+def _clock_status(managed: bool, applied: Any) -> dict[str, Any]:
+    """A GPU's clocks for ``status``: whether the controller sets them, and what it last applied (``sm_mhz``
+    ``None``: unlocked, or nothing applied yet when ``since_s`` is ``None`` too)."""
+    return {
+        "managed": managed,
+        "sm_mhz": applied.sm_mhz if applied is not None else None,
+        "mem_mhz": applied.mem_mhz if applied is not None else None,
+        "since_s": applied.since_s if applied is not None else None,
+    }
+
+
+def _clock_text(clock: dict[str, Any]) -> str:
+    if clock["sm_mhz"] is not None:
+        return f"clock SM {clock['sm_mhz']} MHz, memory {clock['mem_mhz']} MHz (locked)"
+    if clock["since_s"] is not None:
+        return "clock unlocked" if clock["managed"] else "clock unlocked, not managed"
+    return "clock not set yet" if clock["managed"] else "clock not managed"
 
 
 def _gres(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,12 +125,14 @@ def reproduce(
     progress: bool | None = None,
     flush_every_s: float = 10.0,
     section_order: Sequence[str] = (),
+    on_start: Callable[[list[str]], None] | None = None,
 ) -> ReproduceResult:
     """Run the studies registered in :data:`STUDIES` (or ``only`` those) and write report.md (the sections
     named in ``section_order`` first), figures/, raw/, summary.json and index.html (the interactive page of
     :mod:`wattsched.viz.html`).
 
-    Studies register themselves when their module is imported; this runner imports none.
+    Studies register themselves when their module is imported; this runner imports none. ``on_start`` is
+    called with the study names once every option is checked and the output folder exists, before any work.
     """
     if scale not in ("quick", "paper"):
         raise ConfigError(f"unknown scale '{scale}'; valid: paper, quick")
@@ -150,6 +152,8 @@ def reproduce(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     runner = make_executor(executor, workers, ray_address)
+    if on_start is not None:
+        on_start(names)
     runs = []
     try:
         for study in studies:

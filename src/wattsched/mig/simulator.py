@@ -756,6 +756,25 @@ class MigSimulation:
         self._completed += 1
         self._replan_due = True
 
+    def observe_clock_level(self, level: int, at_s: float) -> None:
+        """The GPU's clock was set to ``level`` (an index into the clock governor's levels) at ``at_s``: the
+        running jobs' progress up to then counts at the old level's speed, their completions are re-timed at
+        the new one (a reported completion stands). Needs a governor (``clock=``); the governor's own choice
+        at a later decision replaces this level, so a controller that sets the clock itself gives a governor
+        that keeps the level it was told."""
+        if self._clock is None:
+            raise ValueError("this simulation has no clock levels (it was made without clock=)")
+        levels = len(self._clock.speed)
+        if isinstance(level, bool) or not 0 <= level < levels:
+            raise ValueError(f"clock level {level!r} is not one of the governor's {levels} levels")
+        at = self._observed_clock(at_s)
+        if level == self._level:
+            return
+        self._busy += (level - self._level) * self._states
+        self._level = level
+        self._levels_used.add(level)
+        self._retime(at)
+
     @property
     def overdue_s(self) -> float:
         """How much later than now an overdue job is assumed to end (s; default :data:`OVERDUE_S`)."""

@@ -31,6 +31,10 @@ resume_command = ["ipmitool", "-H", "{node}-bmc", "chassis", "power", "on"]
 turn_on_j_per_gpu = 5400           # energy of turning a server on, per GPU (J)
 turn_on_s = 60                     # boot time (s); shutdown_s: time to turn off (s)
 host_idle_w = 0                    # the host's own idle power beside its GPUs (W)
+[clocks]                           # optional: GPU clocks (docs/slurm.md, "GPU clocks")
+enabled = false                    # lock each GPU's SM clock to the level its running jobs need
+nodes = ["gpu01"]                  # the nodes whose clocks are set (default: every node)
+mem_mhz = 3201                     # memory clock locked with it (default: each GPU's default)
 ```
 Relative paths (``state``, a ``fake:`` file, a GPU file) are read from the config file's folder.
 """
@@ -52,6 +56,7 @@ from wattsched.mig.policies import POLICIES
 
 __all__ = [
     "STATIC_PARTITIONERS",
+    "ClocksConfig",
     "ControllerConfig",
     "NodeConfig",
     "PowerConfig",
@@ -77,6 +82,7 @@ _SECTIONS = {
         "host_idle_w",
     },
     "repartition": {"requeue", "max_wait_s", "max_attempts", "reload_command", "reload_timeout_s"},
+    "clocks": {"enabled", "nodes", "mem_mhz"},
 }
 _NODE_KEYS = {"name", "gpus", "configuration", "partitioner", "partitioner_options", "backend"}
 
@@ -131,6 +137,22 @@ class PowerConfig:
 
 
 @dataclass(frozen=True)
+class ClocksConfig:
+    """GPU clocks (off by default): on the nodes named, each GPU's SM clock is locked to the level its
+    running jobs need (:mod:`wattsched.slurm.clocks`), with the memory clock at ``mem_mhz`` (``None``: each
+    GPU's default memory clock)."""
+
+    enabled: bool = False
+    #: The nodes whose GPU clocks are set (every configured node unless the config names some).
+    nodes: tuple[str, ...] = ()
+    mem_mhz: int | None = None
+
+    def manages(self, node: str) -> bool:
+        """Whether the clocks of ``node``'s GPUs are set."""
+        return self.enabled and node in self.nodes
+
+
+@dataclass(frozen=True)
 class ControllerConfig:
     partition: str
     state_path: Path
@@ -145,6 +167,7 @@ class ControllerConfig:
     source: Path | None = None
     power: PowerConfig = PowerConfig()
     repartition: RepartitionConfig = RepartitionConfig()
+    clocks: ClocksConfig = ClocksConfig()
 
 
 def load_config(path: str | Path) -> ControllerConfig:
@@ -207,6 +230,7 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
         slurm_conf=slurm.get("slurm_conf"),
         source=Path(where),
         power=_power(raw.get("power", {}), where),
+        clocks=_clocks(raw.get("clocks", {}), nodes, where),
         repartition=_repartition(raw.get("repartition", {}), where),
     )
 
@@ -230,6 +254,42 @@ def _repartition(table: dict[str, Any], where: str) -> RepartitionConfig:
         reload_command=tuple(command),
         reload_timeout_s=_number(table, "reload_timeout_s", where, "repartition", default=120.0, low=0.1),
     )
+
+
+def _clocks(table: dict[str, Any], nodes: tuple[NodeConfig, ...], where: str) -> ClocksConfig:
+    """``[clocks]``, refused where a managed GPU has no clock table in the catalogue (its levels come from
+    there) or lacks the memory clock asked for."""
+    enabled = table.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: clocks.enabled must be true or false, got {enabled!r}")
+    known = [node.name for node in nodes]
+    named = table.get("nodes", known)
+    if not isinstance(named, list) or not all(isinstance(name, str) for name in named):
+        raise ConfigError(f"{where}: clocks.nodes must be a list of node names")
+    for name in named:
+        if name not in known:
+            raise ConfigError(
+                f"{where}: clocks.nodes: no node '{name}' in [[nodes]]{did_you_mean(name, known)}"
+            )
+    mem_mhz = table.get("mem_mhz")
+    if mem_mhz is not None and (isinstance(mem_mhz, bool) or not isinstance(mem_mhz, int) or mem_mhz <= 0):
+        raise ConfigError(f"{where}: clocks.mem_mhz must be a whole number of MHz > 0, got {mem_mhz!r}")
+    config = ClocksConfig(enabled, tuple(named), mem_mhz)
+    for node in nodes:
+        if not config.manages(node.name):
+            continue
+        for index, gpu in enumerate(node.gpus):
+            if gpu.clocks is None:
+                raise ConfigError(
+                    f"{where}: clocks.enabled: node '{node.name}' GPU {index} ({gpu.name}) has no clock "
+                    "table in the catalogue (clocks: unsupported); leave the node out of clocks.nodes"
+                )
+            if mem_mhz is not None and mem_mhz not in gpu.clocks.mem_mhz:
+                raise ConfigError(
+                    f"{where}: clocks.mem_mhz: {mem_mhz} MHz is not a memory clock of node '{node.name}' "
+                    f"GPU {index} ({gpu.name}; it has {', '.join(map(str, gpu.clocks.mem_mhz))})"
+                )
+    return config
 
 
 def _power(table: dict[str, Any], where: str) -> PowerConfig:

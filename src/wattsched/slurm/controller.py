@@ -19,6 +19,8 @@ Each pass (every ``poll_s`` seconds):
    ``wattsched_energy_j=<joules>`` so far, renewed at every pass (Slurm refuses any change to a job once it
    has ended, so the comment it keeps is the last one written, at most one pass before the end); the exact
    total is in the state file (``wattsched slurm jobs``).
+5. **Set GPU clocks** where the config turns them on: each GPU's SM clock for its running jobs, unlocked when
+   it is idle and when the controller stops (:mod:`wattsched.slurm.clocks`, :meth:`Controller.close`).
 
 5. **Repartition** (a node whose partitioner is not static): each GPU's partitioner is asked for a
    configuration at the GPU's decision epochs, and a change is carried out live in phases (drain, wait,
@@ -46,6 +48,7 @@ from wattsched.mig.partition import PARTITIONERS, RepartitionPolicy
 from wattsched.mig.simulator import MigSimulation
 from wattsched.slurm.annotations import AnnotationError, parse_annotation
 from wattsched.slurm.client import JobState, SlurmApi, SlurmJob
+from wattsched.slurm.clocks import GpuClocks
 from wattsched.slurm.config import ControllerConfig, NodeConfig
 from wattsched.slurm.energy import BusySlice, split_energy
 from wattsched.slurm.gres_update import device_order, device_uuids
@@ -141,10 +144,11 @@ class Controller:
         clock: Callable[[], float] = time.time,
         meters: dict[str, EnergyMeter] | None = None,
         partitioners: dict[str, RepartitionPolicy] | None = None,
-        backends: dict[str, GpuBackend] | None = None,
+        gpu_backends: dict[str, GpuBackend] | None = None,
     ) -> None:
         """``partitioners``: per GPU (``node/index``) a partitioner instead of the node's configured one;
-        ``backends``: per node the GPU backend repartitions change (default: its ``backend`` setting)."""
+        ``gpu_backends``: per node the GPU backend that clocks and repartitions change (default: the one its
+        ``backend`` setting opens)."""
         self.config = config
         self.slurm = slurm
         self.store = store
@@ -152,7 +156,9 @@ class Controller:
         self.clock = clock
         self.origin_s = store.origin_s(clock())
         self.meters = meters if meters is not None else {n.name: open_meter(n.backend) for n in config.nodes}
-        self._backends: dict[str, GpuBackend] = dict(backends or {})
+        #: GPU clocks (the nodes ``config.clocks`` names; ``gpu_backends`` in place of opening theirs).
+        self.clocks = GpuClocks(config, store, dry_run=dry_run, backends=gpu_backends, log_decision=self._log)
+        self._backends: dict[str, GpuBackend] = dict(gpu_backends or {})
         self.gpus: list[GpuModel] = []
         for node in config.nodes:
             for i, gpu in enumerate(node.gpus):
@@ -220,10 +226,15 @@ class Controller:
                 active = self._active()
             mine = {r.job_id: r for r in active if r.node == model.node and r.gpu == model.index}
             self._decide(model, mine, now, report)
+            self.clocks.follow(model, now, self._rel(now))
             if model.partitioner is not None and model.repartition is None and model.name in epochs:
                 self._ask_partitioner(model, now, report)
         self._store_readings(self._active())
         return report
+
+    def close(self) -> None:
+        """The controller stops: unlock the GPU clocks it set (nothing else needs undoing)."""
+        self.clocks.close(self.clock(), self.gpus)
 
     def _active(self) -> list[JobRow]:
         """The rows of the jobs still managed (those that ended are let go)."""
@@ -399,11 +410,12 @@ class Controller:
 
     def _remaining_at(self, model: GpuModel, row: JobRow, now: float) -> float:
         """The fraction of its work a job has left at ``now``: what it had at its last start, less what it
-        has run on its slice since (never quite 0: a job still running has something left)."""
+        has run on its slice since, at the speed of the GPU clock applied meanwhile (never quite 0: a job
+        still running has something left)."""
         if row.run_start_s is None or row.slice_index is None:
             return row.remaining
         duration = model.sim.duration_on(model.ranks[row.job_id], row.slice_index)
-        return max(row.remaining - (now - row.run_start_s) / duration, 1e-6)
+        return max(row.remaining - self.clocks.work_s(model.name, row.run_start_s, now) / duration, 1e-6)
 
     def _requeue_changes(self, model: GpuModel, row: JobRow, now: float) -> dict[str, object]:
         """The row of a job that leaves its slice at ``now``: it waits again, the work it did kept."""
@@ -587,6 +599,8 @@ class Controller:
     def _recover(self, now: float) -> None:
         """Reconcile the journal's pending actions with Slurm, then rebuild each GPU's model."""
         for action in self.store.pending_actions():
+            if self.clocks.recover(action):
+                continue
             job = self.slurm.job(action.job_id)
             if job is None or (job.state.finished and action.kind != "admin_comment"):
                 self.store.finish_action(action.id, "done")  # nothing left to do; the pass sees it ended
@@ -647,8 +661,13 @@ class Controller:
     def _new_sim(
         self, node: NodeConfig, index: int, configuration: Configuration | None = None
     ) -> MigSimulation:
-        chosen = configuration if configuration is not None else node.configurations[index]
-        sim = MigSimulation([], chosen, self.config.policy, gpu=node.gpus[index])
+        sim = MigSimulation(
+            [],
+            configuration if configuration is not None else node.configurations[index],
+            self.config.policy,
+            gpu=node.gpus[index],
+            clock=self.clocks.governor(node.name, index),
+        )
         sim.overdue_s = self.config.overdue_s
         return sim
 

@@ -9,7 +9,7 @@ with its sections in the papers' order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ def reproduce(
     study_options: Mapping[str, Mapping[str, Any]] | None = None,
     progress: bool | None = None,
     flush_every_s: float = 10.0,
+    on_start: Callable[[list[str]], None] | None = None,
 ) -> runner.ReproduceResult:
     """Run the papers' studies (or ``only`` those) with :func:`wattsched.experiments.runner.reproduce`: the
     same outputs, report.md's sections in :data:`REPORT_ORDER`."""
@@ -57,4 +58,5 @@ def reproduce(
         progress=progress,
         flush_every_s=flush_every_s,
         section_order=REPORT_ORDER,
+        on_start=on_start,
     )
