@@ -3,6 +3,7 @@ for and requeued, the fake GPU refusing a change, a restart in the middle, and t
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -400,3 +401,38 @@ def test_the_config_takes_registry_partitioners_and_repartition_settings(tmp_pat
     )
     (tmp_path / "static.toml").write_text(static)
     assert not load_config(tmp_path / "static.toml").nodes[0].dynamic
+
+
+def test_a_repartitioning_node_whose_gpu_is_not_in_mig_mode_is_refused_at_start(tmp_path: Path) -> None:
+    from wattsched.cli.slurm import _check_mig_mode
+
+    gpu_file = tmp_path / "gpu.json"
+    FakeGpuState.create(gpu_file, [("a100-40gb", 3)])
+    config = load_config(_config(tmp_path, gpu_file))
+    _check_mig_mode(config)  # MIG on: accepted
+    data = json.loads(gpu_file.read_text())
+    data["gpus"][0]["mig_mode"] = False
+    gpu_file.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=r"node 'node0' GPU 0 is not in MIG mode; partitioner 'day-night'"):
+        _check_mig_mode(config)
+
+
+def test_a_reload_command_that_keeps_failing_ends_the_repartition_as_failed_on_the_new_layout(
+    tmp_path: Path,
+) -> None:
+    controller, slurm, fake, clock, switch = _setup(
+        tmp_path, 'requeue = false\nmax_attempts = 2\nreload_command = ["false"]'
+    )
+    _, short = _two_running(controller, slurm, fake, clock)
+    switch.target = 4
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    slurm.finish(short)
+    _mark(slurm, fake)
+    for _ in range(2):
+        clock.now += 1.0
+        controller.run_once()
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "failed" and entry.attempts == 2 and entry.in_force == "4"
+    assert controller.gpus[0].configuration.ident == 4 and _labels(fake) == TARGET  # what the GPU has
+    assert controller.gpus[0].draining == frozenset()

@@ -332,14 +332,9 @@ def _status(args: argparse.Namespace) -> int:
         gpus = []
         for index, (gpu, configuration) in enumerate(zip(node.gpus, node.configurations, strict=True)):
             last = store.last_repartition(node.name, index)
-            if last is not None and last.phase in ("done", "failed"):
-                configuration = gpu.configuration(
-                    int(last.to_config) if last.to_config.isdigit() else last.to_config
-                )
-            elif last is not None:
-                configuration = gpu.configuration(
-                    int(last.from_config) if last.from_config.isdigit() else last.from_config
-                )
+            if last is not None:
+                ident = last.in_force
+                configuration = gpu.configuration(int(ident) if ident.isdigit() else ident)
             gpus.append(
                 {
                     "index": index,

@@ -680,9 +680,7 @@ class Controller:
         last = self.store.last_repartition(node.name, index)
         if last is None:
             return node.configurations[index], None
-        if last.phase in ("done", "failed"):
-            return gpu.configuration(_ident(last.to_config)), None
-        return gpu.configuration(_ident(last.from_config)), (last if last.open else None)
+        return gpu.configuration(_ident(last.in_force)), (last if last.open else None)
 
     def _partitioner(
         self, node: NodeConfig, index: int, gpu: MigGpu, given: dict[str, RepartitionPolicy] | None
@@ -854,6 +852,7 @@ class Controller:
                     self._roll_back(model, entry, now, report)
                 return
             log.info("repartition %d of %s: GPU %s -> %s", entry.id, model.name, before, after)
+            entry.attempts = 0  # the reload's own tries
             self._enter(model, entry, "gres", now, report)
         if entry.phase == "gres":
             if settings.reload_command:
@@ -866,7 +865,7 @@ class Controller:
                     log.warning(
                         "repartition %d of %s: %s (try %d)", entry.id, model.name, exc, entry.attempts
                     )
-                    if entry.attempts >= settings.max_attempts + 5:
+                    if entry.attempts >= settings.max_attempts:
                         self._close(model, entry, "failed", now, report)
                     return
             self._refresh_uuids(model.node)

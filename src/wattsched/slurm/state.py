@@ -154,6 +154,13 @@ class Repartition:
     def open(self) -> bool:
         return self.phase in OPEN_PHASES
 
+    @property
+    def in_force(self) -> str:
+        """The configuration the GPU's jobs refer to: the new one once the repartition is done (or failed
+        after the MIG change), else the old one (while under way, rolled back, or failed before it)."""
+        changed = self.phase == "done" or (self.phase == "failed" and "apply" in self.phase_s)
+        return self.to_config if changed else self.from_config
+
     def as_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
