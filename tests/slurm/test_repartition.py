@@ -18,6 +18,7 @@ from wattsched.slurm.client import FakeSlurmClient, JobState
 from wattsched.slurm.config import load_config
 from wattsched.slurm.controller import Controller
 from wattsched.slurm.gres_update import device_order
+from wattsched.slurm.repartition import measured_cost
 from wattsched.slurm.state import StateStore
 
 # a100-40gb configuration 3: 4g.20gb@0 + 2g.10gb@4 + 1g.10gb@6; configuration 4: 4g.20gb@0 + 1g.5gb@4 +
@@ -188,6 +189,16 @@ def test_a_repartition_drains_waits_applies_and_new_jobs_land_on_the_new_slices(
     assert any(
         f"repartition {entry.id} of node0/0 done" in text and f"[{short}]" in text for text in decisions
     )
+    # The measured cost beside the simulator's blackout: here the phases of one pass take no clock time.
+    gpu = controller.gpus[0].gpu
+    (cost,) = measured_cost(controller.store.repartitions(), {("node0", 0): gpu})
+    assert cost == {
+        "gpu": "a100-40gb",
+        "repartitions": 1,
+        "out_of_service_s": 0.0,
+        "total_s": pytest.approx(61.0),
+        "simulator_repartition_s": gpu.repartition_s,
+    }
 
 
 def test_a_kept_slice_whose_slurm_device_index_moves_is_waited_for_too(tmp_path: Path) -> None:

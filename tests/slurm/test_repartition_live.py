@@ -232,6 +232,7 @@ def test_a_live_repartition_keeps_the_kept_slice_running_and_new_jobs_use_the_ne
         text=True,
     ).stdout
     assert f"repartition {entry['id']} {box.node}/0: 3 -> 4 done" in text
+    assert "a100-40gb: 1 repartition(s) done, slices out of service (apply + gres + resume)" in text
 
 
 def test_a_controller_killed_between_the_mig_change_and_the_gres_reload_finishes_on_restart(

@@ -328,6 +328,10 @@ def _status(args: argparse.Namespace) -> int:
     by_slice = {(r.node, r.gpu, r.slice_index): r.job_id for r in rows if r.phase in ON_SLICE}
     nodes = []
     repartitions = store.repartitions(20)
+    from wattsched.slurm.repartition import measured_cost
+
+    by_gpu = {(node.name, index): gpu for node in config.nodes for index, gpu in enumerate(node.gpus)}
+    cost = measured_cost(store.repartitions(1000), by_gpu)
     for node in config.nodes:
         gpus = []
         for index, (gpu, configuration) in enumerate(zip(node.gpus, node.configurations, strict=True)):
@@ -375,6 +379,7 @@ def _status(args: argparse.Namespace) -> int:
             for r in queue
         ],
         "repartitions": [entry.as_json() for entry in repartitions],
+        "repartition_cost": cost,
         "decisions": [{"time_s": t, "text": text} for t, text in store.decisions(20)],
     }
     if args.json:
@@ -403,6 +408,13 @@ def _status(args: argparse.Namespace) -> int:
             f"repartition {entry.id} {entry.node}/{entry.gpu}: {entry.from_config} -> {entry.to_config} "
             f"{entry.phase} ({spent}); waited {entry.waited or '-'}, requeued {entry.requeued or '-'}"
             f"{'; ' + entry.detail if entry.detail else ''}\n"
+        )
+    for item in cost:
+        out.write(
+            f"{item['gpu']}: {item['repartitions']} repartition(s) done, slices out of service "
+            f"(apply + gres + resume) {item['out_of_service_s']:.2f} s median, "
+            f"{item['total_s']:.2f} s start to end; the simulator charges "
+            f"repartition_s = {item['simulator_repartition_s']:g} s\n"
         )
     for t, text in store.decisions(10):
         out.write(f"  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t))}  {text}\n")

@@ -23,6 +23,7 @@ written to the state file (table ``repartitions``) before its work is done, so t
 
 from __future__ import annotations
 
+import statistics
 import subprocess
 from collections.abc import Sequence
 
@@ -31,15 +32,49 @@ from wattsched.hardware.gpu.apply import apply_plan, current_layout
 from wattsched.hardware.gpu.backend import GpuBackend
 from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.hardware.mig_plan import GpuLayouts, Layout, MigInstance, layout_text, plan_repartition
+from wattsched.slurm.state import Repartition
 
 __all__ = [
+    "OUT_OF_SERVICE",
     "ReloadError",
     "carry_out",
     "configuration_layout",
     "destroyed_slices",
+    "measured_cost",
     "open_gpu_backend",
     "run_reload",
 ]
+
+
+#: The phases in which the slices a repartition changes exist neither as old nor as new slices for Slurm:
+#: what the simulator's repartition blackout (``repartition_s``) stands for.
+OUT_OF_SERVICE = ("apply", "gres", "resume")
+
+
+def measured_cost(
+    entries: Sequence[Repartition], gpus: dict[tuple[str, int], MigGpu]
+) -> list[dict[str, object]]:
+    """Per GPU model, over the repartitions done: how many, the median seconds out of service (apply + gres
+    + resume) and from start to end, beside the catalogue's ``repartition_s`` the simulator charges (a GPU
+    file with ``repartition_s`` set to the measured figure makes the simulator use it)."""
+    found: dict[str, tuple[MigGpu, list[float], list[float]]] = {}
+    for entry in entries:
+        gpu = gpus.get((entry.node, entry.gpu))
+        if gpu is None or entry.phase != "done":
+            continue
+        _, out, total = found.setdefault(gpu.name, (gpu, [], []))
+        out.append(sum(entry.phase_s.get(phase, 0.0) for phase in OUT_OF_SERVICE))
+        total.append(sum(entry.phase_s.values()))
+    return [
+        {
+            "gpu": name,
+            "repartitions": len(out),
+            "out_of_service_s": statistics.median(out),
+            "total_s": statistics.median(total),
+            "simulator_repartition_s": gpu.repartition_s,
+        }
+        for name, (gpu, out, total) in found.items()
+    ]
 
 
 class ReloadError(WattschedError):
