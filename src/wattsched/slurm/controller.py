@@ -22,7 +22,7 @@ Each pass (every ``poll_s`` seconds):
 5. **Set GPU clocks** where the config turns them on: each GPU's SM clock for its running jobs, unlocked when
    it is idle and when the controller stops (:mod:`wattsched.slurm.clocks`, :meth:`Controller.close`).
 
-5. **Repartition** (a node whose partitioner is not static): each GPU's partitioner is asked for a
+6. **Repartition** (a node whose partitioner is not static): each GPU's partitioner is asked for a
    configuration at the GPU's decision epochs, and a change is carried out live in phases (drain, wait,
    apply, gres, resume; :mod:`wattsched.slurm.repartition`), each journaled in the state file.
 
@@ -460,7 +460,7 @@ class Controller:
         for job_id, slice_index in placed.items():
             waiting = rows.get(job_id)
             if waiting is None or waiting.phase != "queued" or slice_index in model.draining:
-                continue  # a slice a repartition destroys takes no job
+                continue  # a slice a repartition holds takes no job
             row = waiting
             gres = model.gres(slice_index)
             if self._act(
