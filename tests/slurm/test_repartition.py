@@ -370,7 +370,12 @@ def test_a_failing_reload_command_is_retried_and_a_restart_goes_on_from_the_gres
     clock.now += 1.0
     controller.run_once()
     entry = controller.store.repartitions()[-1]
-    assert entry.phase == "gres" and entry.attempts == 1 and "exit status 1" in entry.detail
+    assert (
+        entry.phase == "gres"
+        and entry.attempts == 0
+        and entry.reload_attempts == 1
+        and "exit status 1" in entry.detail
+    )
     assert _labels(fake) == [KEPT, "1g.5gb@4", "1g.5gb@5", "1g.10gb@6"]  # the GPU changed already
     marker.touch()
     controller.store.close()
@@ -444,6 +449,6 @@ def test_a_reload_command_that_keeps_failing_ends_the_repartition_as_failed_on_t
         clock.now += 1.0
         controller.run_once()
     entry = controller.store.repartitions()[-1]
-    assert entry.phase == "failed" and entry.attempts == 2 and entry.in_force == "4"
+    assert entry.phase == "failed" and entry.reload_attempts == 2 and entry.in_force == "4"
     assert controller.gpus[0].configuration.ident == 4 and _labels(fake) == TARGET  # what the GPU has
     assert controller.gpus[0].draining == frozenset()

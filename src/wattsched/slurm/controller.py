@@ -852,20 +852,19 @@ class Controller:
                     self._roll_back(model, entry, now, report)
                 return
             log.info("repartition %d of %s: GPU %s -> %s", entry.id, model.name, before, after)
-            entry.attempts = 0  # the reload's own tries
             self._enter(model, entry, "gres", now, report)
         if entry.phase == "gres":
             if settings.reload_command:
                 try:
                     run_reload(settings.reload_command, model.node, settings.reload_timeout_s)
                 except ReloadError as exc:
-                    entry.attempts += 1
+                    entry.reload_attempts += 1
                     entry.detail = str(exc)
                     self.store.put_repartition(entry)
                     log.warning(
-                        "repartition %d of %s: %s (try %d)", entry.id, model.name, exc, entry.attempts
+                        "repartition %d of %s: %s (try %d)", entry.id, model.name, exc, entry.reload_attempts
                     )
-                    if entry.attempts >= settings.max_attempts:
+                    if entry.reload_attempts >= settings.max_attempts:
                         self._close(model, entry, "failed", now, report)
                     return
             self._refresh_uuids(model.node)

@@ -19,7 +19,8 @@ Tables:
   configuration it leaves and the one it makes (ids and ``PROFILE@START`` layouts), its phase (``drain``,
   ``wait``, ``apply``, ``gres``, ``resume``; ``done``, ``rolled_back`` or ``failed`` once over), when it
   started, the seconds spent in each phase, the jobs it waited for and those it requeued, the tries of the MIG
-  change and the last error. The phase is written before its work is done, so a restart resumes it.
+  change and of the reload command, and the last error. The phase is written before its work is done, so
+  a restart resumes it.
 * ``meta``: the time origin of the GPU models (seconds since the epoch).
 """
 
@@ -66,7 +67,8 @@ CREATE TABLE IF NOT EXISTS repartitions (
     from_config TEXT NOT NULL, to_config TEXT NOT NULL, from_layout TEXT NOT NULL, to_layout TEXT NOT NULL,
     phase TEXT NOT NULL, started_s REAL NOT NULL, phase_started_s REAL NOT NULL, finished_s REAL,
     phase_s TEXT NOT NULL DEFAULT '{}', waited TEXT NOT NULL DEFAULT '[]',
-    requeued TEXT NOT NULL DEFAULT '[]', attempts INTEGER NOT NULL DEFAULT 0, detail TEXT NOT NULL DEFAULT ''
+    requeued TEXT NOT NULL DEFAULT '[]', attempts INTEGER NOT NULL DEFAULT 0,
+    reload_attempts INTEGER NOT NULL DEFAULT 0, detail TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
@@ -148,6 +150,7 @@ class Repartition:
     waited: list[int] = field(default_factory=list)
     requeued: list[int] = field(default_factory=list)
     attempts: int = 0
+    reload_attempts: int = 0
     detail: str = ""
 
     @property
@@ -309,7 +312,7 @@ class StateStore:
     def put_repartition(self, entry: Repartition) -> None:
         self._db.execute(
             "UPDATE repartitions SET phase = ?, phase_started_s = ?, finished_s = ?, phase_s = ?, "
-            "waited = ?, requeued = ?, attempts = ?, detail = ? WHERE id = ?",
+            "waited = ?, requeued = ?, attempts = ?, reload_attempts = ?, detail = ? WHERE id = ?",
             (
                 entry.phase,
                 entry.phase_started_s,
@@ -318,6 +321,7 @@ class StateStore:
                 json.dumps(entry.waited),
                 json.dumps(entry.requeued),
                 entry.attempts,
+                entry.reload_attempts,
                 entry.detail,
                 entry.id,
             ),
