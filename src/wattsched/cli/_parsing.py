@@ -35,10 +35,12 @@ __all__ = [
     "add_commands",
     "add_executor_options",
     "add_gpu_option",
+    "add_import_window_options",
     "add_lazily",
     "add_preset_options",
     "did_you_mean",
     "int_at_least",
+    "non_negative_float",
     "positive_finite_float",
     "resolve_deadline_rule",
     "resolve_gpu",
@@ -342,6 +344,49 @@ def power_cap_w(gpu: Any, requested: float) -> float:
             f"--power-cap {watts:g} W: {gpu.name} takes a cap above its idle power {power.idle_w:g} W{top}"
         )
     return watts
+
+
+def non_negative_float(text: str) -> float:
+    """An argparse type: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
+    return value
+
+
+def add_import_window_options(
+    cmd: argparse.ArgumentParser,
+    *,
+    what: str = "arrivals",
+    min_duration: bool = True,
+    target_load: str | None,
+) -> None:
+    """The options every importer shares: a window of the log (``--day`` or ``--start-s``, ``--end-s``), run
+    times kept (``--min-duration-s``, ``--max-duration-s``), their scaling (``--duration-scale`` or, with
+    ``target_load`` as its help, ``--target-load``) and the deadline slack of jobs without a deadline."""
+    window = cmd.add_mutually_exclusive_group()
+    window.add_argument("--day", type=int_at_least(0), metavar="N",
+                        help=f"keep {what} of day N (day 0: the first one's day)")
+    window.add_argument(
+        "--start-s", type=non_negative_float, metavar="S", help="window start (trace clock, s)"
+    )
+    cmd.add_argument("--end-s", type=non_negative_float, metavar="E", help="window end (trace clock, s)")
+    if min_duration:
+        cmd.add_argument("--min-duration-s", type=positive_finite_float, metavar="S",
+                         help="leave out jobs that ran shorter")
+    cmd.add_argument("--max-duration-s", type=positive_finite_float, metavar="S",
+                     help="leave out jobs that ran longer")
+    load = cmd.add_mutually_exclusive_group() if target_load else cmd
+    load.add_argument("--duration-scale", type=positive_finite_float, default=1.0, metavar="F",
+                      help="multiply durations by F")
+    if target_load:
+        load.add_argument("--target-load", type=positive_finite_float, metavar="L", help=target_load)
+    cmd.add_argument("--deadline-slack", type=positive_finite_float, nargs=2, default=(1.0, 1.5),
+                     metavar=("LO", "HI"),
+                     help="jobs without a deadline of their own: arrival + U(LO, HI) * dur_7g (1.0 1.5)")
 
 
 def add_executor_options(parser: argparse.ArgumentParser) -> None:

@@ -23,21 +23,16 @@ from typing import Any
 
 from wattsched.cli._model import model_notes
 from wattsched.cli._output import print_json, progress_bar
-from wattsched.cli._parsing import int_at_least, positive_finite_float
+from wattsched.cli._parsing import (
+    add_import_window_options,
+    int_at_least,
+    non_negative_float,
+    positive_finite_float,
+)
 from wattsched.errors import ConfigError, InputError, did_you_mean
 from wattsched.units import JOULES_PER_KWH
 
 __all__ = ["add_parser", "trace_jobs"]
-
-
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
-    return value
 
 
 def _on_off(text: str) -> bool:
@@ -72,7 +67,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
                       help="arrival rate factor per GPU (default 1; the preset's with --preset)")
     work.add_argument("--inference-share", type=float, metavar="P", help="inference share (default 0.8)")
     work.add_argument("--seed", type=int_at_least(0), default=None, metavar="S", help="random seed (0)")
-    work.add_argument("--horizon-s", type=_non_negative, metavar="T",
+    work.add_argument("--horizon-s", type=non_negative_float, metavar="T",
                       help="end of the arrival window in s (default: generator hours / last arrival)")
     choice = run.add_argument_group("scheduling")
     choice.add_argument("--placement", required=True, metavar="NAME",
@@ -92,10 +87,11 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
                        help="DRS slot (60)")
     power.add_argument("--idle-slots", type=int_at_least(0), default=None, metavar="N",
                        help="idle slots before a server turns off (default P2's rule from the constants)")
-    power.add_argument("--turn-on-j", type=_non_negative, default=5400.0, metavar="J",
+    power.add_argument("--turn-on-j", type=non_negative_float, default=5400.0, metavar="J",
                        help="turn-on energy per GPU (default 5400, P2's 90 W x 60 s slot)")
-    power.add_argument("--turn-on-s", type=_non_negative, default=60.0, metavar="S", help="boot time (60)")
-    power.add_argument("--host-idle-w", type=_non_negative, default=0.0, metavar="W",
+    power.add_argument("--turn-on-s", type=non_negative_float, default=60.0, metavar="S",
+                       help="boot time (60)")
+    power.add_argument("--host-idle-w", type=non_negative_float, default=0.0, metavar="W",
                        help="host power of a server that is on (default 0)")
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
     run.add_argument("--jobs-out", metavar="FILE", help="per-job results (CSV or Parquet)")
@@ -110,16 +106,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     imp.add_argument("--map", action="append", default=[], metavar="MODEL=GPU",
                      help="map a node GPU model to a catalogue entry (repeatable)")
     imp.add_argument("--fallback", metavar="GPU", help="catalogue entry for every model not mapped")
-    window = imp.add_mutually_exclusive_group()
-    window.add_argument("--day", type=int_at_least(0), metavar="N", help="keep arrivals of day N only")
-    window.add_argument("--start-s", type=_non_negative, metavar="S", help="window start (trace clock, s)")
-    imp.add_argument("--end-s", type=_non_negative, metavar="E", help="window end (trace clock, s)")
-    imp.add_argument("--max-duration-s", type=positive_finite_float, metavar="S",
-                     help="leave out longer jobs")
-    imp.add_argument("--duration-scale", type=positive_finite_float, default=1.0, metavar="F",
-                     help="multiply durations by F")
-    imp.add_argument("--deadline-slack", type=positive_finite_float, nargs=2, default=(1.0, 1.5),
-                     metavar=("LO", "HI"), help="deadline = arrival + U(LO, HI) * dur_7g (1.0 1.5)")
+    add_import_window_options(imp, min_duration=False, target_load=None)
     imp.add_argument("--multi-gpu", choices=("fold", "skip", "keep"), default="fold",
                      help="multi-GPU pods: fold their GPU work onto one GPU (default), leave them out, or "
                      "keep them as jobs of several GPUs (a gang on one server)")

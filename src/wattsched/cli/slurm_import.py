@@ -19,8 +19,10 @@ import sys
 from typing import Any
 
 from wattsched.cli._output import check_suffix, check_writable, print_json
-from wattsched.cli._parsing import int_at_least, positive_finite_float
-from wattsched.cli.cluster import _non_negative
+from wattsched.cli._parsing import (
+    add_import_window_options,
+    int_at_least,
+)
 from wattsched.errors import ConfigError
 
 __all__ = ["SACCT_COMMAND", "add_import_parser"]
@@ -51,23 +53,11 @@ def add_import_parser(subparsers: argparse._SubParsersAction) -> None:  # type: 
                      help="time zone of the log's times, e.g. Europe/Berlin (sacct prints local time)")
     cmd.add_argument("--states", default="COMPLETED", metavar="STATE,...",
                      help="job states to keep, e.g. COMPLETED,TIMEOUT")
-    window = cmd.add_mutually_exclusive_group()
-    window.add_argument("--day", type=int_at_least(0), metavar="N",
-                        help="keep submissions of day N (day 0: the first submission's day)")
-    window.add_argument("--start-s", type=_non_negative, metavar="S", help="window start (trace clock, s)")
-    cmd.add_argument("--end-s", type=_non_negative, metavar="E", help="window end (trace clock, s)")
-    cmd.add_argument("--min-duration-s", type=positive_finite_float, metavar="S",
-                     help="leave out jobs that ran shorter")
-    cmd.add_argument("--max-duration-s", type=positive_finite_float, metavar="S",
-                     help="leave out jobs that ran longer")
-    load = cmd.add_mutually_exclusive_group()
-    load.add_argument("--duration-scale", type=positive_finite_float, default=1.0, metavar="F",
-                      help="multiply durations by F")
-    load.add_argument("--target-load", type=positive_finite_float, metavar="L",
-                      help="scale durations so that sum(dur_7g) / horizon = L (on the observed run times)")
-    cmd.add_argument("--deadline-slack", type=positive_finite_float, nargs=2, default=(1.0, 1.5),
-                     metavar=("LO", "HI"),
-                     help="jobs without an annotated deadline: arrival + U(LO, HI) * dur_7g")
+    add_import_window_options(
+        cmd,
+        what="submissions",
+        target_load="scale durations so that sum(dur_7g) / horizon = L (on the observed run times)",
+    )
     cmd.add_argument("--multi-gpu", choices=("skip", "fold"), default="skip",
                      help="jobs of several GPUs or slices: leave them out (counted), or fold their "
                      "slice-seconds onto one whole GPU")

@@ -26,8 +26,10 @@ import sys
 from typing import Any
 
 from wattsched.cli._output import check_suffix, check_writable, print_json
-from wattsched.cli._parsing import int_at_least, positive_finite_float
-from wattsched.cli.cluster import _non_negative
+from wattsched.cli._parsing import (
+    add_import_window_options,
+    int_at_least,
+)
 from wattsched.errors import ConfigError
 
 __all__ = ["FORMATS", "add_parser"]
@@ -60,23 +62,9 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     cmd.add_argument("--multi-gpu", choices=("keep", "fold", "skip"), default="keep",
                      help="jobs of several GPUs: keep them (a 'gpus' column, for cluster run; default), "
                      "fold their GPU work onto one GPU, or leave them out (counted)")
-    window = cmd.add_mutually_exclusive_group()
-    window.add_argument("--day", type=int_at_least(0), metavar="N",
-                        help="keep arrivals of day N (day 0: the first arrival's day)")
-    window.add_argument("--start-s", type=_non_negative, metavar="S", help="window start (trace clock, s)")
-    cmd.add_argument("--end-s", type=_non_negative, metavar="E", help="window end (trace clock, s)")
-    cmd.add_argument("--min-duration-s", type=positive_finite_float, metavar="S",
-                     help="leave out jobs that ran shorter")
-    cmd.add_argument("--max-duration-s", type=positive_finite_float, metavar="S",
-                     help="leave out jobs that ran longer")
-    load = cmd.add_mutually_exclusive_group()
-    load.add_argument("--duration-scale", type=positive_finite_float, default=1.0, metavar="F",
-                      help="multiply durations by F")
-    load.add_argument("--target-load", type=positive_finite_float, metavar="L",
-                      help="scale durations so that sum(gpus * dur_7g) / horizon = L")
-    cmd.add_argument("--deadline-slack", type=positive_finite_float, nargs=2, default=(1.0, 1.5),
-                     metavar=("LO", "HI"),
-                     help="jobs without a deadline of their own: arrival + U(LO, HI) * dur_7g (1.0 1.5)")
+    add_import_window_options(
+        cmd, target_load="scale durations so that sum(gpus * dur_7g) / horizon = L"
+    )
     cmd.add_argument("--class-rule", choices=("source", "duration", "share"),
                      help="job class: the format's own (csv: kind column; Alibaba: QoS), duration (run "
                      "time <= 600 s: inference) or share")
