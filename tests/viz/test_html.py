@@ -156,3 +156,16 @@ def test_a_folder_that_is_neither_is_refused(tmp_path: Path) -> None:
         build_html_report(tmp_path)
     with pytest.raises(InputError, match="not a directory"):
         build_html_report(tmp_path / "absent")
+
+
+def test_a_study_that_ran_no_cell_has_no_view_and_no_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from wattsched.io import write_table
+    from wattsched.viz.html import _study_views
+
+    path = tmp_path / "real-workloads.parquet"
+    write_table(pd.DataFrame(), path)
+    with caplog.at_level("WARNING"):
+        assert _study_views(path, "real-workloads") == []
+    assert "no interactive view" not in caplog.text

@@ -307,6 +307,8 @@ def _study_views(path: Path, study: str) -> list[tuple[str, go.Figure]]:
     from wattsched.io import read_table
 
     rows = read_table(path, formats=("parquet",))
+    if rows.empty:  # a study that ran no cell (e.g. its data is missing) has nothing to draw
+        return []
     try:
         return STUDY_VIEWS.make(study, rows=rows)
     except (KeyError, ValueError, TypeError, ImportError, WattschedError) as exc:
