@@ -436,20 +436,7 @@ class Controller:
             for job_id, row in rows.items():
                 if row.phase == "running" and placed.get(job_id) != row.slice_index:
                     if self.config.preemption and row.preemptible:
-                        if self._act(
-                            job_id,
-                            "signal",
-                            {"signal": self.config.signal},
-                            now,
-                            row,
-                            phase="signalled",
-                            signalled_s=now,
-                        ):
-                            self._log(
-                                now,
-                                f"job {job_id} preempted on {model.name}: signal "
-                                f"{self.config.signal}, requeue in {self.config.grace_s:g} s",
-                            )
+                        if self._checkpoint(row, now, f"job {job_id} preempted on {model.name}"):
                             report.preempted.append(job_id)
                     else:
                         assert row.slice_index is not None
@@ -543,6 +530,16 @@ class Controller:
                 self.store.put_reading(model.node, model.index, replace(last, busy=busy))
 
     # ------------------------------------------------------------------ actions and recovery
+    def _checkpoint(self, row: JobRow, now: float, what: str) -> bool:
+        """Send a running job the checkpoint signal (journaled; it is requeued ``grace_s`` later) and log
+        ``what``; whether Slurm took the signal."""
+        if not self._act(
+            row.job_id, "signal", {"signal": self.config.signal}, now, row, phase="signalled", signalled_s=now
+        ):
+            return False
+        self._log(now, f"{what}: signal {self.config.signal}, requeue in {self.config.grace_s:g} s")
+        return True
+
     def _act(
         self,
         job_id: int,
@@ -808,22 +805,11 @@ class Controller:
                     and self.config.preemption
                     and row.preemptible
                     and row.phase == "running"
-                    and self._act(
-                        row.job_id,
-                        "signal",
-                        {"signal": self.config.signal},
-                        now,
-                        row,
-                        phase="signalled",
-                        signalled_s=now,
+                    and self._checkpoint(
+                        row, now, f"job {row.job_id} preempted on {model.name} for repartition {entry.id}"
                     )
                 ):
                     entry.requeued.append(row.job_id)
-                    self._log(
-                        now,
-                        f"job {row.job_id} preempted on {model.name} for repartition {entry.id}: signal "
-                        f"{self.config.signal}, requeue in {self.config.grace_s:g} s",
-                    )
                     report.preempted.append(row.job_id)
             self.store.put_repartition(entry)
             if on:
