@@ -302,7 +302,7 @@ def settings_count(gpu: MigGpu) -> int:
 def suspend_time_s(gpu: MigGpu, gpus_per_server: int, power: PowerStates) -> float:
     """The idle time after which a server should be turned off: the engine's own turn-off rule
     (:meth:`PowerStates.idle_slots_for`, from the turn-on energy and the server's idle power) in seconds."""
-    idle_w = gpu.power.table(None).power_w[0] * gpus_per_server + power.host_idle_w
+    idle_w = power.server_idle_w([gpu] * gpus_per_server)
     return power.idle_slots_for(idle_w, gpus_per_server) * power.slot_s
 
 

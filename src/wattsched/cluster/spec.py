@@ -8,7 +8,7 @@ directly, and :class:`~wattsched.cluster.engine.ClusterSimulation` only reads th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +103,10 @@ class PowerStates:
             isinstance(self.idle_slots, bool) or not isinstance(self.idle_slots, int) or self.idle_slots < 0
         ):
             raise ConfigError(f"power states: idle_slots must be an integer >= 0, got {self.idle_slots!r}")
+
+    def server_idle_w(self, gpus: Sequence[MigGpu]) -> float:
+        """P_idle of a server of ``gpus``: their idle power in the catalogue plus ``host_idle_w``."""
+        return sum(gpu.power.table(None).power_w[0] for gpu in gpus) + self.host_idle_w
 
     def idle_slots_for(self, idle_w: float, gpus: int) -> int:
         """ρ of a server with ``gpus`` GPUs drawing ``idle_w`` in all (host included) when idle."""

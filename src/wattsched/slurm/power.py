@@ -117,7 +117,7 @@ def power_settings(config: ControllerConfig) -> PowerSettings:
     )
     nodes = []
     for node in config.nodes:
-        idle_w = sum(gpu.power.table(None).power_w[0] for gpu in node.gpus) + power.host_idle_w
+        idle_w = states.server_idle_w(node.gpus)
         slots = states.idle_slots_for(idle_w, len(node.gpus))
         nodes.append(
             NodePower(
