@@ -6,7 +6,7 @@ CI checkout has no copy of them, unlike a missing Slurm, which fails there)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -53,3 +53,12 @@ def unshipped_file(relative: str) -> Path:
 def unshipped() -> Callable[[str], Path]:
     """:func:`unshipped_file`, for tests: ``unshipped("traces/openb_pod_list_default.csv")``."""
     return unshipped_file
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Trained models cached by the tests (``wattsched.rl.cache``) go to a folder of this run, never to the
+    user's cache; subprocesses inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WATTSCHED_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield

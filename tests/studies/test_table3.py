@@ -53,8 +53,8 @@ def test_cells_are_unique_and_cover_every_variant_and_method() -> None:
         labels = {c.method.label if c.method else "selection" for c in mine}
         dqn = variant in ("paper", "literal")  # at quick scale; the H200 trains its DQN at paper scale
         expected = {"selection", "no-mig", "static", "static-best", "day-night", "lookahead"}
-        assert labels == expected | ({"dynamic"} if dqn else set())
-        days = 40 if "+" in variant else 100  # extra variants run fewer days at quick scale
+        assert labels == expected | ({"dynamic", "dynamic-rollout"} if dqn else set())
+        days = 40 if "+" in variant else 50  # extra variants run fewer days at quick scale
         for label in labels - {"selection"}:
             held = sorted(
                 d
@@ -63,17 +63,32 @@ def test_cells_are_unique_and_cover_every_variant_and_method() -> None:
                 for d in range(c.first_day, c.first_day + c.days)
             )
             assert held == list(range(days))  # the same held-out days 0..days-1 for every method
-    # heaviest first: every DQN training, then the lookahead blocks
-    kinds = [c.method.kind if c.method else "selection" for c in cells]
-    assert kinds[:2] == ["dynamic"] * 2 and kinds[2] == "lookahead"
+    # heaviest first: every DQN training, the rollout blocks (10 days each), then the lookahead blocks
+    labels_in_order = [c.method.label if c.method else "selection" for c in cells]
+    assert labels_in_order[:2] == ["dynamic"] * 2
+    assert labels_in_order[2:12] == ["dynamic-rollout"] * 10 and labels_in_order[12] == "lookahead"
+    assert {c.days for c in cells if c.method and c.method.rollout} == {10}
     dynamic = Method("dynamic")
     paper_scale = [c for c in study.cells("paper") if isinstance(c, Table3Cell) and c.method == dynamic]
     assert {c.variant.name for c in paper_scale} == {"paper", "literal", "paper+h200-141gb"}
     # the tuned ensemble at both scales, scored with and without rollouts; P1's §A.6.4 DQN only when asked
     assert {c.dqn_hyperparameters for c in paper_scale} == {"quick"}
-    assert {c.dqn_rollout for c in paper_scale} == {2}
+    rollout = [c for c in study.cells("paper") if isinstance(c, Table3Cell) and c.method and c.method.rollout]
+    assert {c.method.rollout for c in rollout if c.method} == {2}
+    # a rollout block trains (or loads) the very DQN of its variant's own cell
+    assert {(c.variant, c.dqn_hyperparameters, c.dqn_ensemble) for c in rollout} == {
+        (c.variant, c.dqn_hyperparameters, c.dqn_ensemble) for c in paper_scale
+    }
+    # the recipe's 8 networks at paper scale (None: the hyperparameters'), 4 of them at quick scale
+    assert {c.dqn_ensemble for c in paper_scale} == {None}
+    assert {c.dqn_ensemble for c in cells if c.method == dynamic} == {4}
+    for scale in ("quick", "paper"):
+        given = [c for c in Table3Study(dqn_ensemble=2).cells(scale) if isinstance(c, Table3Cell)]
+        assert {c.dqn_ensemble for c in given if c.method == dynamic} == {2}  # dqn_ensemble wins at both
+    whole = [c for c in Table3Study(quick_dqn_ensemble=None).cells("quick") if isinstance(c, Table3Cell)]
+    assert {c.dqn_ensemble for c in whole if c.method == dynamic} == {None}
     off = [c for c in Table3Study(dqn_rollout=0).cells("quick") if isinstance(c, Table3Cell)]
-    assert {c.dqn_rollout for c in off if c.method == dynamic} == {0}
+    assert not [c for c in off if c.method and c.method.rollout]
     asked = [c for c in Table3Study(dqn_hyperparameters="paper").cells("paper") if isinstance(c, Table3Cell)]
     assert {c.dqn_hyperparameters for c in asked if c.method == dynamic} == {"paper"}
     paper = [c for c in cells if c.variant.name == "paper"]
@@ -90,6 +105,8 @@ def test_options_are_validated() -> None:
         Table3Variant(deadline_rule="soon")
     with pytest.raises(ConfigError, match="dqn_hyperparameters must be quick or paper"):
         Table3Study(dqn_hyperparameters="tuned")
+    with pytest.raises(ConfigError, match="quick_dqn_ensemble must be >= 1, got 0"):
+        Table3Study(quick_dqn_ensemble=0)
     study = STUDIES.make("table3", variants=["literal"], preset="literal")
     assert {c.variant.name for c in study.cells("quick") if isinstance(c, Table3Cell)} == {"literal"}
 

@@ -9,10 +9,14 @@ Cells (each a pure function of its fields):
 * ``<variant>/<method>/bNNN`` for no-mig, static (the GPU's static role: P1's cfg 3 on the A100-40GB),
   static-best (the selected one, reported beside it), day-night and lookahead: ``block_days`` held-out days;
 * ``<variant>/dynamic/b000``: trains the DQN deterministically from the study seed on the variant's workload
-  and GPU (:func:`wattsched.rl.dqn.quick_config`, the tuned ensemble, at both scales; the
+  and GPU (:func:`wattsched.rl.dqn.quick_config`, the tuned ensemble, at both scales — 4 of its 8
+  networks at quick scale, ``quick_dqn_ensemble``; the
   one-network DQN we propose for P1 with ``dqn_hyperparameters = "paper"``), then evaluates it on every
-  held-out day, and the DQN improved by rollouts (``dynamic-rollout``, ``dqn_rollout`` sampled days) on the
-  same days;
+  held-out day;
+* ``<variant>/dynamic-rollout/bNNN``: the same DQN improved by rollouts (``dqn_rollout`` sampled days at each
+  decision) on ``rollout_block_days`` of those days — the heaviest evaluation, so in blocks that both
+  workers share. Every cell of a variant gets the one trained DQN from :mod:`wattsched.rl.cache` (trained by
+  the first cell to ask, the others wait for it and load it);
 * ``sens/...``: the load and deadline-slack sensitivity (:mod:`.table3_sensitivity`).
 
 Every method of a variant runs on the same held-out days (common random numbers; variants that differ only in
@@ -116,8 +120,6 @@ class Table3Cell:
     dqn_hyperparameters: str | None = None
     #: Networks the DQN trains (``None``: its hyperparameters'); see ``DQNConfig.with_ensemble``.
     dqn_ensemble: int | None = None
-    #: Sampled days of the DQN-with-rollout method scored beside the DQN on the same days (0: not scored).
-    dqn_rollout: int = 0
 
     @property
     def key(self) -> str:
@@ -150,7 +152,9 @@ class Table3Study:
     #: variants); ``None``: the H200 (``wattsched reproduce --gpu``).
     gpus: tuple[str, ...] | None = None
     block_days: int = 25
-    quick_days: int = 100
+    #: Held-out days of a method at quick scale (the first command a newcomer runs: about 7 min on two cores
+    #: in all; paper scale keeps the statistics of 500 days).
+    quick_days: int = 50
     paper_days: int = 500
     #: Days of the ``extra`` variants (deadline-rule and GPU comparisons).
     quick_extra_days: int = 40
@@ -166,14 +170,21 @@ class Table3Study:
     #: publishes no hyperparameters: one network, 2,000 days, P1's state; worse than Day-Night at the
     #: ``paper`` preset). The paper *scale* sets day counts.
     dqn_hyperparameters: str = "quick"
-    #: Networks each DQN trains (``None``: its hyperparameters', 8 at quick keeping the best 3; fewer than
-    #: the kept number act all together).
+    #: Networks each DQN trains at both scales (``None``: ``quick_dqn_ensemble`` at quick scale, the
+    #: hyperparameters' at paper scale: 8 with "quick", keeping the best 3; fewer than the kept number act
+    #: all together).
     dqn_ensemble: int | None = None
+    #: Networks each DQN trains at quick scale when ``dqn_ensemble`` is not set: 4 of the recipe's 8 (each the
+    #: same 120k-step network, the best 3 kept), which halves the two trainings that bound a quick run's
+    #: wall time; ``None``: the hyperparameters' 8, as at paper scale.
+    quick_dqn_ensemble: int | None = 4
     #: Also score ``dynamic-rollout`` (the trained DQN improved by rollouts over this many sampled days at
     #: each decision, :class:`~wattsched.mig.partition.rollout.RolloutPartitioner`) on the DQN's days,
     #: in the DQN's cell; 0: not scored. With 2, about 5 s of one core a day at the ``paper`` load and
     #: 0.3 s at ``literal`` (quick scale: +9 min of CPU; paper scale: +45 min, in one cell).
     dqn_rollout: int = 2
+    #: Held-out days per ``dynamic-rollout`` cell (the rollout costs ~5 s of one core a day at ``paper``).
+    rollout_block_days: int = 10
     #: Variants that train a DQN at quick scale (each costs ~3 min of one core); at paper scale every
     #: variant with ``dqn`` does.
     quick_dqn_variants: tuple[str, ...] = ("paper", "literal")
@@ -189,10 +200,14 @@ class Table3Study:
         get_preset(self.preset)
         if self.dqn_hyperparameters not in ("quick", "paper"):
             raise ConfigError(f"dqn_hyperparameters must be quick or paper, got {self.dqn_hyperparameters!r}")
-        if self.dqn_ensemble is not None and self.dqn_ensemble < 1:
-            raise ConfigError(f"dqn_ensemble must be >= 1, got {self.dqn_ensemble}")
+        for key in ("dqn_ensemble", "quick_dqn_ensemble"):
+            value = getattr(self, key)
+            if value is not None and value < 1:
+                raise ConfigError(f"{key} must be >= 1, got {value}")
         if self.dqn_rollout < 0:
             raise ConfigError(f"dqn_rollout must be >= 0 (0: off), got {self.dqn_rollout}")
+        if self.rollout_block_days < 1:
+            raise ConfigError(f"rollout_block_days must be >= 1, got {self.rollout_block_days}")
         known = {v.name: v for v in variants_with_gpus(DEFAULT_VARIANTS, self.gpus, _gpu_variant)}
         wanted = list(known) if self.variants is None else list(self.variants)
         unknown = [n for n in wanted if n not in known]
@@ -207,8 +222,13 @@ class Table3Study:
     def cells(self, scale: Scale) -> Sequence[Table3Cell | Table3SensCell]:
         paper = scale == "paper"
         selection = self.paper_selection_days if paper else self.quick_selection_days
-        # Heaviest first so that workers finish together: the DQN trainings, then the lookahead blocks.
+        ensemble = self.dqn_ensemble
+        if ensemble is None and not paper:
+            ensemble = self.quick_dqn_ensemble
+        # Heaviest first so that workers finish together: the DQN trainings, the rollout blocks (waiting for
+        # their variant's training when it is still running), then the lookahead blocks.
         training: list[Table3Cell] = []
+        rollouts: list[Table3Cell] = []
         heavy: list[Table3Cell] = []
         light: list[Table3Cell] = []
         for variant in self._variants:
@@ -231,21 +251,25 @@ class Table3Study:
                     selection,
                     self.pilot_days,
                     *(
-                        (self.dqn_timesteps, self.dqn_hyperparameters, self.dqn_ensemble,
-                         self.dqn_rollout)
+                        (self.dqn_timesteps, self.dqn_hyperparameters, ensemble)
                         if method is not None and method.kind == "dynamic"
-                        else (None, None, None, 0)
+                        else (None, None, None)
                     ),
                 )
 
             if variant.dqn and (paper or variant.name in self.quick_dqn_variants):
                 training.append(cell(Method("dynamic"), 0, 0, days))
+                if self.dqn_rollout:
+                    rollout = Method("dynamic", rollout=self.dqn_rollout)
+                    for block, first in enumerate(range(0, days, self.rollout_block_days)):
+                        count = min(self.rollout_block_days, days - first)
+                        rollouts.append(cell(rollout, block, first, count))
             light.append(cell(None, 0, 0, 0))
             for method in variant.methods():
                 for block, first in enumerate(range(0, days, self.block_days)):
                     target = heavy if method.kind == "lookahead" else light
                     target.append(cell(method, block, first, min(self.block_days, days - first)))
-        return [*training, *heavy, *light, *self._sensitivity_cells(scale, selection)]
+        return [*training, *rollouts, *heavy, *light, *self._sensitivity_cells(scale, selection)]
 
     def _sensitivity_cells(self, scale: Scale, selection: int) -> list[Table3SensCell]:
         lookahead = scale == "paper" if self.sensitivity_lookahead is None else self.sensitivity_lookahead
@@ -316,41 +340,32 @@ def run_table3_cell(cell: Table3Cell) -> list[Row]:
         chosen_id = setting.best_static()[0] if method.best else load_gpu(setting.gpu).role("static")
         configuration = str(chosen_id)
         method = replace(method, configuration=chosen_id, best=False, name=method.label)
+    if method.kind == "dynamic" and method.rollout:
+        policy = _rollout_policy(method, setting, policy)
     days = range(cell.first_day, cell.first_day + cell.days)
     started = time.perf_counter()
     results = run_method(method, days, setting, policy)
     extra["eval_wall_s"] = time.perf_counter() - started
-    out = [{**common, "kind": "day", "configuration": configuration, **r.row(), **extra} for r in results]
-    if method.kind == "dynamic" and cell.dqn_rollout:
-        out += _rollout_rows(cell, setting, policy, days, common, extra)
-    return out
+    return [{**common, "kind": "day", "configuration": configuration, **r.row(), **extra} for r in results]
 
 
-def _rollout_rows(
-    cell: Table3Cell, setting: Setting, dqn: Any, days: range, common: Row, extra: Row
-) -> list[Row]:
-    """The trained DQN improved by rollouts (``dynamic-rollout``) on the same days."""
+def _rollout_policy(method: Method, setting: Setting, dqn: Any) -> Any:
+    """The trained DQN improved by rollouts over ``method.rollout`` sampled days (``dynamic-rollout``)."""
     from wattsched.mig.partition.rollout import RolloutPartitioner
 
-    method = Method("dynamic", rollout=cell.dqn_rollout)
-    policy = RolloutPartitioner(
+    return RolloutPartitioner(
         dqn,
         setting.pilot_coefficient(),
         setting.jobs_norm(),
-        scenarios=cell.dqn_rollout,
+        scenarios=method.rollout,
         workload=setting.workload,
         name=method.label,
     )
-    started = time.perf_counter()
-    results = run_method(method, days, setting, policy)
-    timing = {**extra, "eval_wall_s": time.perf_counter() - started}
-    return [{**common, "kind": "day", "configuration": "", **r.row(), **timing} for r in results]
 
 
 def _train_dqn(cell: Table3Cell, setting: Setting) -> tuple[Any, Row]:
-    import tempfile
-
-    from wattsched.rl.dqn import DQNConfig, quick_config, train
+    from wattsched.rl.cache import trained_model
+    from wattsched.rl.dqn import DQNConfig, quick_config
     from wattsched.rl.partitioner import DQNPartitioner
 
     quick = (cell.dqn_hyperparameters or "quick") == "quick"
@@ -366,10 +381,9 @@ def _train_dqn(cell: Table3Cell, setting: Setting) -> tuple[Any, Row]:
         config = replace(config, total_timesteps=cell.dqn_timesteps)
     if cell.dqn_ensemble is not None:
         config = config.with_ensemble(cell.dqn_ensemble)
-    with tempfile.TemporaryDirectory(prefix="wattsched-dqn-") as tmp:
-        result = train(config, tmp)
-        policy = DQNPartitioner.from_file(result.model_path)
-    return policy, {"train_wall_s": result.wall_s, "train_timesteps": result.timesteps}
+    model = trained_model(config)  # one training for the DQN's cell and its rollout blocks
+    policy = DQNPartitioner.from_file(model.model_path)
+    return policy, {"train_wall_s": model.wall_s, "train_timesteps": model.timesteps}
 
 
 @STUDIES.register("table3")
