@@ -16,9 +16,9 @@ from wattsched.errors import ConfigError
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.results import SimSnapshot
+from wattsched.slurm import controller as controller_module
 from wattsched.slurm.client import FakeSlurmClient, JobState
 from wattsched.slurm.config import load_config
-from wattsched.slurm import controller as controller_module
 from wattsched.slurm.controller import Controller
 from wattsched.slurm.gres_update import device_order
 from wattsched.slurm.repartition import measured_cost, open_gpu_backend
@@ -479,7 +479,7 @@ class _Backend:
 def _restart(
     tmp_path: Path, old: Controller, slurm: FakeSlurmClient, clock: Clock, switch: Switch
 ) -> Controller:
-    """The controller process is gone (what it held in memory is lost); a new one opens the same state file."""
+    """The controller process is gone (what it held in memory is lost); a new one opens the state file."""
     old.store.close()
     config = load_config(tmp_path / "wattsched.toml")
     return Controller(
@@ -528,7 +528,7 @@ def test_a_controller_killed_in_any_phase_finishes_the_repartition_on_restart(
             if phase == "apply":
                 backend = _Backend(f"fake:{tmp_path / 'gpu.json'}")
                 backend.before_create = lambda profile_id, start: (_ for _ in ()).throw(Crash("create"))
-                controller._backends["node0"] = backend  # type: ignore[assignment]
+                controller._backends["node0"] = backend
             elif phase == "gres":
                 _crash(patch, controller_module, "run_reload")
             else:
@@ -573,8 +573,8 @@ def test_a_create_refused_because_the_placement_is_taken_is_retried_then_rolled_
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Each time the controller creates a 1g.5gb, something else has just taken the placement (an idle
-    1g.10gb made behind its back over it): each try is one log line, leaves a valid layout, and the next try starts
-    from what the GPU holds. After max_attempts the GPU goes back to the old layout, slices reopen."""
+    1g.10gb made behind its back over it): each try is one log line, leaves a valid layout, and the next
+    try starts from what the GPU holds. After max_attempts the GPU goes back to the old layout, slices reopen."""
     controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = false\nmax_attempts = 3")
     backend = _Backend(f"fake:{tmp_path / 'gpu.json'}")
     small = next(p.nvml_id for p in backend.profiles(0) if p.name == "1g.5gb")
@@ -584,7 +584,7 @@ def test_a_create_refused_because_the_placement_is_taken_is_retried_then_rolled_
             fake.create_instance(0, "1g.10gb", start)
 
     backend.before_create = take
-    controller._backends["node0"] = backend  # type: ignore[assignment]
+    controller._backends["node0"] = backend
     _, short = _two_running(controller, slurm, fake, clock)
     switch.target = 4
     slurm.submit(comment="wattsched: work=30s deadline=+2000s")
