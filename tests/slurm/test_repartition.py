@@ -574,7 +574,7 @@ def test_a_create_refused_because_the_placement_is_taken_is_retried_then_rolled_
 ) -> None:
     """Each time the controller creates a 1g.5gb, something else has just taken the placement (an idle
     1g.10gb made behind its back over it): each try is one log line, leaves a valid layout, and the next
-    try starts from what the GPU holds. After max_attempts the GPU goes back to the old layout, slices reopen."""
+    try starts from what the GPU holds. After max_attempts the GPU is back on the old layout."""
     controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = false\nmax_attempts = 3")
     backend = _Backend(f"fake:{tmp_path / 'gpu.json'}")
     small = next(p.nvml_id for p in backend.profiles(0) if p.name == "1g.5gb")
