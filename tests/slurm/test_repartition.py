@@ -608,3 +608,33 @@ def test_a_create_refused_because_the_placement_is_taken_is_retried_then_rolled_
     entry = controller.store.repartitions()[-1]
     assert entry.phase == "rolled_back" and entry.attempts == 3 and entry.in_force == "3"
     assert controller.gpus[0].configuration.ident == 3 and controller.gpus[0].draining == frozenset()
+
+
+def test_a_roll_back_the_gpu_refuses_fails_the_repartition_on_the_old_configuration(tmp_path: Path) -> None:
+    """The instance that took the placement is busy: the tries and the roll back are refused. The MIG change
+    was never finished, so the old configuration stays in force (not the target, whose 1g.5gb were never
+    made), for this controller and for one restarted on the state file."""
+    controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = false\nmax_attempts = 2")
+    backend = _Backend(f"fake:{tmp_path / 'gpu.json'}")
+    small = next(p.nvml_id for p in backend.profiles(0) if p.name == "1g.5gb")
+
+    def take(profile_id: int, start: int) -> None:
+        if profile_id == small:
+            fake.set_busy(fake.create_instance(0, "1g.10gb", start).uuid, "inference")
+
+    backend.before_create = take
+    controller._backends["node0"] = backend
+    _, short = _two_running(controller, slurm, fake, clock)
+    switch.target = 4
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    slurm.finish(short)
+    _mark(slurm, fake)
+    for _ in range(2):
+        clock.now += 1.0
+        controller.run_once()
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "failed" and "roll back failed" in entry.detail and entry.attempts == 2
+    assert _labels(fake) == [KEPT, "1g.10gb@4", "1g.10gb@6"]  # a valid layout, neither old nor new
+    assert entry.in_force == "3" and controller.gpus[0].configuration.ident == 3
+    assert _restart(tmp_path, controller, slurm, clock, switch).gpus[0].configuration.ident == 3
