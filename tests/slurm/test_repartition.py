@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,11 +16,12 @@ from wattsched.errors import ConfigError
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.results import SimSnapshot
+from wattsched.slurm import controller as controller_module
 from wattsched.slurm.client import FakeSlurmClient, JobState
 from wattsched.slurm.config import load_config
 from wattsched.slurm.controller import Controller
 from wattsched.slurm.gres_update import device_order
-from wattsched.slurm.repartition import measured_cost
+from wattsched.slurm.repartition import measured_cost, open_gpu_backend
 from wattsched.slurm.state import StateStore
 
 # a100-40gb configuration 3: 4g.20gb@0 + 2g.10gb@4 + 1g.10gb@6; configuration 4: 4g.20gb@0 + 1g.5gb@4 +
@@ -452,3 +455,186 @@ def test_a_reload_command_that_keeps_failing_ends_the_repartition_as_failed_on_t
     assert entry.phase == "failed" and entry.reload_attempts == 2 and entry.in_force == "4"
     assert controller.gpus[0].configuration.ident == 4 and _labels(fake) == TARGET  # what the GPU has
     assert controller.gpus[0].draining == frozenset()
+
+
+class Crash(BaseException):
+    """The controller process dies here (no ``except`` of the controller catches it)."""
+
+
+class _Backend:
+    """The node's GPU backend with a hook run before each instance is created."""
+
+    def __init__(self, spec: str) -> None:
+        self.inner = open_gpu_backend(spec)
+        self.before_create: Callable[[int, int], None] = lambda profile_id, start: None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def create_gpu_instance(self, index: int, profile_id: int, start: int) -> Any:
+        self.before_create(profile_id, start)
+        return self.inner.create_gpu_instance(index, profile_id, start)
+
+
+def _restart(
+    tmp_path: Path, old: Controller, slurm: FakeSlurmClient, clock: Clock, switch: Switch
+) -> Controller:
+    """The controller process is gone (what it held in memory is lost); a new one opens the state file."""
+    old.store.close()
+    config = load_config(tmp_path / "wattsched.toml")
+    return Controller(
+        config,
+        slurm,
+        StateStore(config.state_path),
+        clock=clock,
+        meters={"node0": FakeGpuState(tmp_path / "gpu.json", clock=clock)},
+        partitioners={"node0/0": switch},
+    )
+
+
+def _crash(monkeypatch: pytest.MonkeyPatch, target: object, name: str) -> None:
+    def die(*args: object, **kwargs: object) -> None:
+        raise Crash(name)
+
+    monkeypatch.setattr(target, name, die)
+
+
+@pytest.mark.parametrize("phase", ["drain", "wait", "apply", "gres", "resume"])
+def test_a_controller_killed_in_any_phase_finishes_the_repartition_on_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, phase: str
+) -> None:
+    """The controller dies in ``phase`` (for apply: after the destroy, before the first create; for gres:
+    while the reload command runs; for resume: before the new model and the rows are written). A new
+    controller on the same state file ends the repartition done, the GPU exactly on the target layout, the
+    kept instances never remade and the job on the kept 4g never signalled."""
+    marker = tmp_path / "reloaded"
+    command = f'reload_command = ["touch", "{marker}"]'
+    controller, slurm, fake, clock, switch = _setup(tmp_path, f"requeue = false\n{command}")
+    long, short = _two_running(controller, slurm, fake, clock)
+    kept = {i.label: i.uuid for i in fake.instances(0) if i.label in (KEPT, "1g.10gb@6")}
+    switch.target = 4
+    clock.now += 1.0
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()  # drain written
+    if phase != "drain":
+        clock.now += 1.0
+        controller.run_once()  # wait: the 2g runs its job
+        assert controller.store.repartitions()[-1].phase == "wait"
+    if phase in ("apply", "gres", "resume"):
+        clock.now += 10.0
+        slurm.finish(short)
+        _mark(slurm, fake)
+        with monkeypatch.context() as patch:
+            if phase == "apply":
+                backend = _Backend(f"fake:{tmp_path / 'gpu.json'}")
+                backend.before_create = lambda profile_id, start: (_ for _ in ()).throw(Crash("create"))
+                controller._backends["node0"] = backend
+            elif phase == "gres":
+                _crash(patch, controller_module, "run_reload")
+            else:
+                _crash(patch, controller, "_install")
+            with pytest.raises(Crash):
+                controller.run_once()
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == phase  # the journal names the phase the controller died in
+    if phase == "apply":
+        assert _labels(fake) == [KEPT, "1g.10gb@6"]  # the 2g destroyed, nothing half-made
+    elif phase in ("gres", "resume"):
+        assert _labels(fake) == TARGET
+    assert marker.exists() == (phase == "resume")
+    again = _restart(tmp_path, controller, slurm, clock, switch)
+    assert again.gpus[0].configuration.ident == 3 and again.gpus[0].draining == frozenset(
+        {1, 2}
+    )  # 2g and the moved 1g.10gb
+    if phase in ("drain", "wait"):
+        clock.now += 1.0
+        again.run_once()
+        assert again.store.repartitions()[-1].phase == "wait"  # still waits for the 2g's job
+        assert _labels(fake) == [KEPT, DESTROYED, "1g.10gb@6"]
+        clock.now += 10.0
+        slurm.finish(short)
+        _mark(slurm, fake)
+    clock.now += 1.0
+    again.run_once()
+    entry = again.store.repartitions()[-1]
+    assert entry.phase == "done" and entry.attempts == 0 and entry.waited == [short]
+    assert list(entry.phase_s) == ["drain", "wait", "apply", "gres", "resume"]
+    assert _labels(fake) == TARGET and marker.exists()
+    assert {i.label: i.uuid for i in fake.instances(0) if i.label in kept} == kept  # kept never remade
+    assert again.gpus[0].configuration.ident == 4 and again.gpus[0].labels == TARGET
+    assert again.gpus[0].draining == frozenset()
+    row = again.store.job(long)
+    assert row is not None and row.phase == "running" and row.slice == KEPT and row.slice_index == 0
+    assert row.preemptions == 0 and not slurm.signals
+    assert slurm.job(long).state is JobState.RUNNING  # type: ignore[union-attr]
+
+
+def test_a_create_refused_because_the_placement_is_taken_is_retried_then_rolled_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each time the controller creates a 1g.5gb, something else has just taken the placement (an idle
+    1g.10gb made behind its back over it): each try is one log line, leaves a valid layout, and the next
+    try starts from what the GPU holds. After max_attempts the GPU is back on the old layout."""
+    controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = false\nmax_attempts = 3")
+    backend = _Backend(f"fake:{tmp_path / 'gpu.json'}")
+    small = next(p.nvml_id for p in backend.profiles(0) if p.name == "1g.5gb")
+
+    def take(profile_id: int, start: int) -> None:
+        if profile_id == small:
+            fake.create_instance(0, "1g.10gb", start)
+
+    backend.before_create = take
+    controller._backends["node0"] = backend
+    _, short = _two_running(controller, slurm, fake, clock)
+    switch.target = 4
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    slurm.finish(short)
+    _mark(slurm, fake)
+    layouts = []
+    with caplog.at_level(logging.WARNING, logger="wattsched.slurm.controller"):
+        for _ in range(3):
+            clock.now += 1.0
+            controller.run_once()
+            layouts.append(_labels(fake))
+    refused = [r.getMessage() for r in caplog.records if "MIG change refused" in r.getMessage()]
+    assert len(refused) == 3 and all("\n" not in line for line in refused)
+    assert [f"try {n} of 3" in line for n, line in enumerate(refused, start=1)] == [True] * 3
+    assert all("placement taken" in line or "overlaps" in line for line in refused)
+    # After tries 1 and 2: the foreign 1g.10gb@4 in place of the 2g (a valid layout; the next try's plan
+    # destroys it, as it does any idle instance the target has not); then rolled back.
+    assert layouts[:2] == [[KEPT, "1g.10gb@4", "1g.10gb@6"]] * 2
+    assert layouts[2] == [KEPT, DESTROYED, "1g.10gb@6"]
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "rolled_back" and entry.attempts == 3 and entry.in_force == "3"
+    assert controller.gpus[0].configuration.ident == 3 and controller.gpus[0].draining == frozenset()
+
+
+def test_a_roll_back_the_gpu_refuses_fails_the_repartition_on_the_old_configuration(tmp_path: Path) -> None:
+    """The instance that took the placement is busy: the tries and the roll back are refused. The MIG change
+    was never finished, so the old configuration stays in force (not the target, whose 1g.5gb were never
+    made), for this controller and for one restarted on the state file."""
+    controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = false\nmax_attempts = 2")
+    backend = _Backend(f"fake:{tmp_path / 'gpu.json'}")
+    small = next(p.nvml_id for p in backend.profiles(0) if p.name == "1g.5gb")
+
+    def take(profile_id: int, start: int) -> None:
+        if profile_id == small:
+            fake.set_busy(fake.create_instance(0, "1g.10gb", start).uuid, "inference")
+
+    backend.before_create = take
+    controller._backends["node0"] = backend
+    _, short = _two_running(controller, slurm, fake, clock)
+    switch.target = 4
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    slurm.finish(short)
+    _mark(slurm, fake)
+    for _ in range(2):
+        clock.now += 1.0
+        controller.run_once()
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "failed" and "roll back failed" in entry.detail and entry.attempts == 2
+    assert _labels(fake) == [KEPT, "1g.10gb@4", "1g.10gb@6"]  # a valid layout, neither old nor new
+    assert entry.in_force == "3" and controller.gpus[0].configuration.ident == 3
+    assert _restart(tmp_path, controller, slurm, clock, switch).gpus[0].configuration.ident == 3

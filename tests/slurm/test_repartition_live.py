@@ -1,7 +1,8 @@
 """Live repartitioning on a real Slurm (the sandbox: munge, slurmctld and slurmd on this host, fake MIG GPUs):
 the controller, run as ``wattsched slurm controller``, changes a GPU from configuration 3 (4g.20gb@0 +
 2g.10gb@4 + 1g.10gb@6) to 4 (4g.20gb@0 + 1g.5gb@4 + 1g.5gb@5 + 1g.10gb@6) while jobs run on the kept 4g and
-on the destroyed 2g; then a controller killed between the MIG change and the GRES reload is restarted."""
+on the destroyed 2g; then a controller killed between the MIG change and the GRES reload is restarted, and one
+killed in the wait phase and again while the reload command hangs."""
 
 from __future__ import annotations
 
@@ -308,3 +309,66 @@ def test_a_destroy_the_fake_gpu_refuses_is_logged_in_one_line_and_retried(
     entry = _repartition(box, config)
     assert entry is not None and len(refused) == entry["attempts"] >= 2
     assert all("2g.10gb@4" in line and "nothing changed" in line for line in refused)
+
+
+def test_a_controller_killed_in_the_wait_and_in_the_gres_phase_finishes_on_restart(
+    box: sandbox_module.Sandbox, tmp_path: Path
+) -> None:
+    """SIGKILL while the 2g's job keeps the repartition in wait, restart; SIGKILL again while the first
+    reload command hangs (the GPU changed, Slurm not told), restart: done, exactly the target layout, Slurm's
+    GRES on it, and the job on the kept 4g ran once, whole."""
+    hung = tmp_path / "hung.pid"
+    reload = tmp_path / "reload.sh"
+    own = " ".join([sys.executable, "-m", "wattsched.slurm.sandbox", "reload", str(box.directory)])
+    reload.write_text(
+        f"#!/bin/sh\nif [ ! -e {hung} ]; then echo $$ > {hung}; exec sleep 120; fi\nexec {own}\n"
+    )
+    reload.chmod(0o755)
+    config = _config(
+        box,
+        tmp_path / "wattsched.toml",
+        {"requeue": False, "reload_command": [str(reload)], "reload_timeout_s": 300},
+    )
+    client = box.client()
+    long, short, long_script, _ = _start_jobs(box, tmp_path)
+    controller = _controller(box, config)
+    began = time.monotonic()
+    try:
+        _wait(lambda: client.job(short).state is JobState.RUNNING, 30, "the first jobs to run", box)  # type: ignore[union-attr]
+        time.sleep(max(0.0, began + SWITCH_S + 1.5 - time.monotonic()))
+        _sbatch(box, _script(tmp_path, "after", 1), "wattsched: work=1s deadline=+300s")
+        _wait(lambda: (_repartition(box, config) or {}).get("phase") == "wait", 20, "the wait phase", box)
+        controller.send_signal(signal.SIGKILL)
+        controller.wait(10)
+        assert _layout(box) == ["4g.20gb@0", "2g.10gb@4", "1g.10gb@6"]
+        controller = _controller(box, config)
+        _wait(lambda: hung.exists(), 40, "the reload command to hang", box)
+        entry = _repartition(box, config)
+        assert entry is not None and entry["phase"] == "gres" and _layout(box) == TARGET
+        assert "a100_2g.10gb" in _node_gres(box)  # Slurm not told yet
+        controller.send_signal(signal.SIGKILL)
+        controller.wait(10)
+        os.kill(int(hung.read_text()), signal.SIGKILL)  # the hung reload, left behind by the dead controller
+        controller = _controller(box, config)
+        _wait(
+            lambda: (_repartition(box, config) or {}).get("phase") == "done",
+            30,
+            "the repartition to end",
+            box,
+        )
+        assert _layout(box) == TARGET
+        gres = _node_gres(box)
+        assert "a100_1g.5gb:2" in gres and "a100_2g.10gb" not in gres and "a100_4g.20gb:1" in gres
+        assert client.job(long).state is JobState.RUNNING  # type: ignore[union-attr]
+    finally:
+        controller.send_signal(signal.SIGTERM)
+        controller.wait(20)
+    entry = _repartition(box, config)
+    assert entry is not None and entry["waited"] == [short] and entry["attempts"] == 0
+    phases = entry["phase_s"]
+    assert isinstance(phases, dict) and set(phases) == {"drain", "wait", "apply", "gres", "resume"}
+    assert client.job(long).restart_count == 0  # type: ignore[union-attr]
+    rows = _rows(box, config)
+    assert rows[long]["preemptions"] == 0 and rows[long]["slice"] == "4g.20gb@0"
+    out = Path(f"{long_script}.{long}.out").read_text().splitlines()
+    assert len([line for line in out if line.startswith("start")]) == 1  # never restarted

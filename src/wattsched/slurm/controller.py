@@ -924,7 +924,7 @@ class Controller:
         self._enter(model, entry, phase, now, report)
         model.repartition = None
         self._release_hold(model)
-        if phase == "failed" and entry.phase_s.get("apply") is not None:
+        if phase == "failed" and entry.in_force == entry.to_config:
             self._install(model, model.gpu.configuration(_ident(entry.to_config)), now)
         self._log(now, f"repartition {entry.id} of {model.name} {phase.replace('_', ' ')}: {entry.detail}")
 

@@ -161,7 +161,9 @@ class Repartition:
     def in_force(self) -> str:
         """The configuration the GPU's jobs refer to: the new one once the repartition is done (or failed
         after the MIG change), else the old one (while under way, rolled back, or failed before it)."""
-        changed = self.phase == "done" or (self.phase == "failed" and "apply" in self.phase_s)
+        # A failure in the gres phase came after the MIG change; one in apply (its roll back refused) did
+        # not finish it: the closing apply phase is timed too, so only a timed gres phase tells them apart.
+        changed = self.phase == "done" or (self.phase == "failed" and "gres" in self.phase_s)
         return self.to_config if changed else self.from_config
 
     def as_json(self) -> dict[str, Any]:
