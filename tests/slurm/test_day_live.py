@@ -47,7 +47,7 @@ from .conftest import require_slurm, sandbox_directory
 SEED = 20240302
 POLICY = "edf-ss-restricted"
 DAY_S = (27.0, 63.0)
-_OPTIONS = {
+_OPTIONS: dict[str, object] = {
     "day_configuration": 4,
     "night_configuration": 3,
     "day_start_h": DAY_S[0] / 3600.0,
