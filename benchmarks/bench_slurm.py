@@ -188,7 +188,7 @@ def repartitions(count: int, folder: Path) -> None:
         for entry in entries:
             spent = "  ".join(f"{phase} {seconds:6.3f}" for phase, seconds in entry.phase_s.items())
             change = f"{entry.from_config} -> {entry.to_config}"
-            print(f"    {change} {entry.phase:<8} {spent}  waited {entry.waited}")
+            print(f"    {change} {entry.phase:<8} {spent}  waited {entry.waited}  requeued {entry.requeued}")
         for phase in ("drain", "wait", "apply", "gres", "resume"):
             values = [e.phase_s[phase] for e in entries if phase in e.phase_s]
             if values:

@@ -56,3 +56,35 @@ def test_text_output(capsys: pytest.CaptureFixture[str]) -> None:
                  "--live"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "2 repartition(s) from configuration 2" in out and "[logged: destroy 4g.20gb@0" in out
+
+
+def test_repartition_s_sets_the_blackout_from_seconds_or_a_state_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from wattsched.slurm.state import StateStore
+
+    day = ["mig", "day", "--partitioner", "day-night", "--profile", "alibaba-day", "--seed", "1", "--json"]
+    blackouts = {}
+    for value in ("0", "100"):
+        assert main([*day, "--repartition-s", value]) == 0
+        blackouts[value] = json.loads(capsys.readouterr().out)
+    # Two repartitions a day; 100 s without slices each costs tardiness that none does not.
+    assert blackouts["100"]["repartitions"] == blackouts["0"]["repartitions"] == 2
+    assert blackouts["100"]["avg_tardiness_s"] > blackouts["0"]["avg_tardiness_s"]
+    state = tmp_path / "state.db"
+    store = StateStore(state)
+    entry = store.add_repartition(
+        "n1", 0, ("6", "2"), ("2g.10gb@0,2g.10gb@2,3g.20gb@4", "4g.20gb@0,3g.20gb@4"), 0.0
+    )
+    entry.phase, entry.phase_s = "done", {"wait": 7.0, "apply": 60.0, "gres": 30.0, "resume": 10.0}
+    store.put_repartition(entry)
+    store.close()
+    assert main([*day, "--repartition-s", f"measured:{state}"]) == 0
+    assert json.loads(capsys.readouterr().out) == blackouts["100"]  # 60 + 30 + 10 s out of service
+    for bad in ("-1", "measured:", f"measured:{tmp_path / 'missing.db'}", f"measured:{tmp_path}"):
+        try:
+            status = main([*day, "--repartition-s", bad])
+        except SystemExit as exc:  # argparse's own refusal
+            status = exc.code
+        err = capsys.readouterr().err.strip()
+        assert status == 2 and len(err.splitlines()) == 1, (bad, err)

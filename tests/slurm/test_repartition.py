@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from wattsched.errors import ConfigError
+from wattsched.errors import ConfigError, InputError
+from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.results import SimSnapshot
@@ -21,7 +23,7 @@ from wattsched.slurm.client import FakeSlurmClient, JobState
 from wattsched.slurm.config import load_config
 from wattsched.slurm.controller import Controller
 from wattsched.slurm.gres_update import device_order
-from wattsched.slurm.repartition import measured_cost, open_gpu_backend
+from wattsched.slurm.repartition import measured_cost, measured_repartition_s, open_gpu_backend
 from wattsched.slurm.state import StateStore
 
 # a100-40gb configuration 3: 4g.20gb@0 + 2g.10gb@4 + 1g.10gb@6; configuration 4: 4g.20gb@0 + 1g.5gb@4 +
@@ -638,3 +640,69 @@ def test_a_roll_back_the_gpu_refuses_fails_the_repartition_on_the_old_configurat
     assert _labels(fake) == [KEPT, "1g.10gb@4", "1g.10gb@6"]  # a valid layout, neither old nor new
     assert entry.in_force == "3" and controller.gpus[0].configuration.ident == 3
     assert _restart(tmp_path, controller, slurm, clock, switch).gpus[0].configuration.ident == 3
+
+
+def _journal(path: Path, entries: list[tuple[str, str, str, str, str, dict[str, float]]]) -> None:
+    """A state file with repartitions of GPU n1/0: (from, to, from layout, to layout, phase, phase_s)."""
+    store = StateStore(path)
+    for old, new, old_layout, new_layout, phase, phase_s in entries:
+        entry = store.add_repartition("n1", 0, (old, new), (old_layout, new_layout), 0.0)
+        entry.phase, entry.phase_s = phase, phase_s
+        store.put_repartition(entry)
+    store.close()
+
+
+_CFG3 = "4g.20gb@0,2g.10gb@4,1g.10gb@6"
+_CFG4 = "4g.20gb@0,1g.5gb@4,1g.5gb@5,1g.10gb@6"
+
+
+def test_measured_repartition_s_is_the_median_out_of_service_of_the_models_finished_repartitions(
+    tmp_path: Path,
+) -> None:
+    a100 = load_gpu("a100-40gb")
+    path = tmp_path / "state.db"
+    _journal(
+        path,
+        [
+            # out of service = apply + gres + resume: 0.5 + 1.0 + 0.1 = 1.6, 0.3 + 2.0 + 0.2 = 2.5,
+            # 1.0 + 3.0 + 0.0 = 4.0; the median is 2.5 (drain and wait are not counted)
+            (
+                "3",
+                "4",
+                _CFG3,
+                _CFG4,
+                "done",
+                {"drain": 0.1, "wait": 9.0, "apply": 0.5, "gres": 1.0, "resume": 0.1},
+            ),
+            ("4", "3", _CFG4, _CFG3, "done", {"wait": 0.0, "apply": 0.3, "gres": 2.0, "resume": 0.2}),
+            ("3", "4", _CFG3, _CFG4, "done", {"apply": 1.0, "gres": 3.0}),
+            ("4", "3", _CFG4, _CFG3, "rolled_back", {"apply": 50.0}),  # not done: not counted
+            ("3", "4", _CFG3, _CFG4, "wait", {"drain": 0.1}),  # under way: not counted
+        ],
+    )
+    assert measured_repartition_s(path, a100) == pytest.approx(2.5)
+    # Another model's layouts (the A100-80GB's 1g is a 1g.10gb) are not the A100-40GB's.
+    with pytest.raises(InputError, match="no finished repartition of GPU model a100-80gb"):
+        measured_repartition_s(path, load_gpu("a100-80gb"))
+
+
+def test_measured_repartition_s_refuses_a_missing_file_a_non_state_file_and_no_repartition(
+    tmp_path: Path,
+) -> None:
+    a100 = load_gpu("a100-40gb")
+    with pytest.raises(InputError, match="no such state file"):
+        measured_repartition_s(tmp_path / "missing.db", a100)
+    assert not (tmp_path / "missing.db").exists()  # nothing created
+    text = tmp_path / "notes.txt"
+    text.write_text("not SQLite at all, but long enough to have a header " * 4)
+    with pytest.raises(InputError, match="not a controller's state file"):
+        measured_repartition_s(text, a100)
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE t (x)")
+    with pytest.raises(InputError, match="no repartitions table"):
+        measured_repartition_s(other, a100)
+    empty = tmp_path / "state.db"
+    _journal(empty, [])
+    with pytest.raises(InputError, match="no finished repartition"):
+        measured_repartition_s(empty, a100)

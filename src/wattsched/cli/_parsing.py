@@ -42,6 +42,8 @@ __all__ = [
     "int_at_least",
     "non_negative_float",
     "positive_finite_float",
+    "repartition_cost",
+    "repartition_seconds",
     "resolve_deadline_rule",
     "resolve_gpu",
     "resolve_preset",
@@ -468,3 +470,21 @@ def resolve_deadline_rule(args: argparse.Namespace) -> str:
             f"valid: {', '.join(DEADLINE_RULES)}"
         )
     return str(rule)
+
+
+def repartition_cost(text: str) -> float | str:
+    """An argparse type: seconds (a finite number >= 0) or ``measured:STATE`` (a controller's state file)."""
+    if text.startswith("measured:"):
+        if not text.removeprefix("measured:"):
+            raise argparse.ArgumentTypeError("expected measured:STATE, a controller's state file")
+        return text
+    return non_negative_float(text)
+
+
+def repartition_seconds(value: float | str, gpu: MigGpu) -> float:
+    """``--repartition-s``'s seconds for ``gpu``: the number, or the state file's measured median."""
+    if isinstance(value, float):
+        return value
+    from wattsched.slurm.repartition import measured_repartition_s
+
+    return measured_repartition_s(value.removeprefix("measured:"), gpu)

@@ -11,10 +11,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any
 
 from wattsched.cli._output import print_json
-from wattsched.cli._parsing import add_gpu_option, int_at_least, positive_finite_float, resolve_gpu
+from wattsched.cli._parsing import (
+    add_gpu_option,
+    int_at_least,
+    positive_finite_float,
+    repartition_cost,
+    repartition_seconds,
+    resolve_gpu,
+)
 from wattsched.cli.gpu import add_backend_option, opened
 from wattsched.errors import ConfigError
 
@@ -41,6 +49,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_gpu_option(day)
     add_generator_options(day, required=True, trace=True)
     day.add_argument("--horizon-s", type=float, metavar="T", help="end of the arrival window in s")
+    day.add_argument(
+        "--repartition-s",
+        type=repartition_cost,
+        metavar="S|measured:STATE",
+        help="seconds without slices per repartition (default: the GPU's repartition_s), or "
+        "'measured:STATE': the median seconds out of service of the GPU model's finished repartitions in "
+        "a 'wattsched slurm' controller's state file (docs/slurm.md)",
+    )
     day.add_argument("--live", action="store_true", help="plan each repartition for a real GPU (dry run)")
     day.add_argument("--apply", action="store_true", help="with --live: carry the plans out (root, MIG on)")
     day.add_argument(
@@ -90,6 +106,8 @@ def _day(args: argparse.Namespace) -> int:
 
     check_workload_source(args.partitioner, args.trace)
     gpu = resolve_gpu(args)
+    if args.repartition_s is not None:
+        gpu = replace(gpu, repartition_s=repartition_seconds(args.repartition_s, gpu))
     policy = _partitioner(args)
     jobs, horizon_s, _ = workload(args, gpu)
     if args.trace is None:  # generated jobs get a duration for every compute size of the GPU

@@ -24,16 +24,19 @@ written to the state file (table ``repartitions``) before its work is done, so t
 
 from __future__ import annotations
 
+import sqlite3
 import statistics
 import subprocess
 from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
 
-from wattsched.errors import WattschedError
+from wattsched.errors import InputError, WattschedError
 from wattsched.hardware.gpu.apply import apply_plan, current_layout
 from wattsched.hardware.gpu.backend import GpuBackend
 from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.hardware.mig_plan import GpuLayouts, Layout, MigInstance, layout_text, plan_repartition
-from wattsched.slurm.state import Repartition
+from wattsched.slurm.state import Repartition, StateStore
 
 __all__ = [
     "OUT_OF_SERVICE",
@@ -42,6 +45,7 @@ __all__ = [
     "configuration_layout",
     "destroyed_slices",
     "measured_cost",
+    "measured_repartition_s",
     "open_gpu_backend",
     "run_reload",
 ]
@@ -76,6 +80,50 @@ def measured_cost(
         }
         for name, (gpu, out, total) in found.items()
     ]
+
+
+def measured_repartition_s(state_path: str | PathLike[str], gpu: MigGpu) -> float:
+    """The median seconds out of service (:data:`OUT_OF_SERVICE`) of the finished repartitions of ``gpu``'s
+    model in a controller's state file, for the simulator's ``repartition_s``.
+
+    The state file names a GPU by node and index, not by model: a repartition counts as one of ``gpu``'s
+    when both its configurations are ``gpu``'s and have exactly the layouts it journaled (two models with the
+    same MIG geometry and profile names cannot be told apart). :class:`InputError` when the file is missing,
+    is not a state file, or holds no finished repartition of ``gpu``."""
+    path = Path(state_path)
+    if not path.is_file():
+        raise InputError("no such state file", path=str(path))
+    try:  # read-only first: StateStore would create the tables in any SQLite file, or the file itself
+        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
+            found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'repartitions'")
+            if found.fetchone() is None:
+                raise InputError("not a controller's state file (no repartitions table)", path=str(path))
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"not a controller's state file: {exc}", path=str(path)) from None
+    store = StateStore(path)
+    try:
+        entries = [entry for entry in store.repartitions(1_000_000) if _of_model(entry, gpu)]
+    finally:
+        store.close()
+    cost = measured_cost(entries, {(entry.node, entry.gpu): gpu for entry in entries})
+    if not cost:
+        raise InputError(
+            f"the state file holds no finished repartition of GPU model {gpu.name}", path=str(path)
+        )
+    return float(cost[0]["out_of_service_s"])  # type: ignore[arg-type]
+
+
+def _of_model(entry: Repartition, gpu: MigGpu) -> bool:
+    """Whether both configurations of ``entry`` are ``gpu``'s with the layouts the entry journaled."""
+    for ident, journaled in ((entry.from_config, entry.from_layout), (entry.to_config, entry.to_layout)):
+        try:
+            configuration = gpu.configuration(int(ident) if ident.isdigit() else ident)
+        except WattschedError:
+            return False
+        labels = ",".join(s.label for s in sorted(configuration.slices, key=lambda s: s.start)) or "empty"
+        if labels != journaled:
+            return False
+    return True
 
 
 class ReloadError(WattschedError):
