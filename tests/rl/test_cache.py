@@ -59,8 +59,9 @@ def test_a_config_trains_once_and_the_cached_network_is_a_fresh_trainings(
     assert trained_model(other).trained  # another config is another model
     # no staging folder left behind; one model folder and one lock per config
     names = sorted(p.name for p in (tmp_path / "cache" / "dqn").iterdir())
-    assert names == sorted([model_key(TINY), f"{model_key(TINY)}.lock", model_key(other),
-                            f"{model_key(other)}.lock"])
+    assert names == sorted(
+        [model_key(TINY), f"{model_key(TINY)}.lock", model_key(other), f"{model_key(other)}.lock"]
+    )
 
 
 def test_a_model_folder_without_its_training_record_is_trained_again(

@@ -59,7 +59,7 @@ def model_key(config: DQNConfig) -> str:
 
 
 def trained_model(config: DQNConfig) -> CachedModel:
-    """The model ``config`` trains: from the cache, or trained now (and cached) by the first process to ask."""
+    """The model ``config`` trains: from the cache, or trained now (and cached) by the first to ask."""
     root = cache_dir() / "dqn"
     root.mkdir(parents=True, exist_ok=True)
     key = model_key(config)
