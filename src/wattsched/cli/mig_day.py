@@ -55,7 +55,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         metavar="S|measured:STATE",
         help="seconds without slices per repartition (default: the GPU's repartition_s), or "
         "'measured:STATE': the median seconds out of service of the GPU model's finished repartitions in "
-        "a 'wattsched slurm' controller's state file (docs/slurm.md)",
+        "a 'wattsched slurm' controller's state file",
     )
     day.add_argument("--live", action="store_true", help="plan each repartition for a real GPU (dry run)")
     day.add_argument("--apply", action="store_true", help="with --live: carry the plans out (root, MIG on)")
