@@ -130,6 +130,9 @@ class ClusterOptions:
     * ``policy``: the in-configuration policy of every GPU (replaces the partitioner's default scheduler).
     * ``power_states``: :class:`PowerStates`. ``clocks``: a GPU-wide clock level on GPUs with a clock table
       (:mod:`wattsched.cluster.clocks`).
+    * ``repartition_s``: seconds without slices per repartition, replacing the catalogue's ``repartition_s``:
+      one number for every GPU model, or one per model by catalogue name (a model not named keeps its
+      own); ``None``: every model's own.
     * Jobs never migrate between GPUs: once placed, a job runs on that GPU (migration is not modelled).
     * ``record_jobs``: keep per-job records (and each GPU's own result with them); ``keep_outcomes``: keep
       every job's tardiness (8 bytes a job; off for runs of millions of jobs).
@@ -144,6 +147,7 @@ class ClusterOptions:
     partitioner_options: Mapping[str, Any] = field(default_factory=dict)
     power_states: PowerStates = field(default_factory=PowerStates)
     clocks: bool = False
+    repartition_s: float | Mapping[str, float] | None = None
     record_jobs: bool = False
     keep_outcomes: bool = True
     compact_every: int = 512
@@ -159,6 +163,13 @@ class ClusterOptions:
             PARTITIONERS.make(self.partitioner)
         if self.policy not in POLICIES:
             POLICIES.make(self.policy)
+        given = self.repartition_s
+        per_model = given if isinstance(given, Mapping) else {} if given is None else {"every model": given}
+        for model, seconds in per_model.items():
+            if isinstance(seconds, bool) or not (
+                isinstance(seconds, int | float) and math.isfinite(seconds) and seconds >= 0
+            ):
+                raise ConfigError(f"repartition_s ({model}) must be a finite number >= 0, got {seconds!r}")
         if self.compact_every < 0:
             raise ConfigError(f"compact_every must be >= 0, got {self.compact_every}")
         if self.seed < 0:
