@@ -207,6 +207,7 @@ def test_repartition_s_refuses_bad_values_in_one_line(
     missing = tmp_path / "missing.db"
     for bad in ("-1", "nan", "ten", "measured:", f"measured:{missing}", f"measured:{tmp_path}",
                 f"measured:{state}"):
+        status: object
         try:
             status = main([*h200, "--repartition-s", bad])
         except SystemExit as exc:  # argparse's own refusal

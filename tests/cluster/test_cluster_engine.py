@@ -212,7 +212,7 @@ def test_repartition_s_per_model_leaves_the_others_their_own() -> None:
         ClusterSimulation(spec, ClusterOptions(repartition_s={"h100-80gb": 1.0}))
     for bad in (-1.0, math.inf, math.nan, {"a100-40gb": -2.0}, True):
         with pytest.raises(ConfigError, match="repartition_s"):
-            ClusterOptions(repartition_s=bad)  # type: ignore[arg-type]
+            ClusterOptions(repartition_s=bad)
 
 
 @pytest.mark.parametrize("repartition_s", [0.0, 4.0, 600.0])
