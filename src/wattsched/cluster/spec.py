@@ -130,14 +130,14 @@ class ClusterOptions:
     * ``policy``: the in-configuration policy of every GPU (replaces the partitioner's default scheduler).
     * ``power_states``: :class:`PowerStates`. ``clocks``: a GPU-wide clock level on GPUs with a clock table
       (:mod:`wattsched.cluster.clocks`).
-    * ``repartition_s``: seconds without slices per repartition, replacing the catalogue's ``repartition_s``:
-      one number for every GPU model, or one per model by catalogue name (a model not named keeps its
-      own); ``None``: every model's own.
     * Jobs never migrate between GPUs: once placed, a job runs on that GPU (migration is not modelled).
     * ``record_jobs``: keep per-job records (and each GPU's own result with them); ``keep_outcomes``: keep
       every job's tardiness (8 bytes a job; off for runs of millions of jobs).
     * ``compact_every``: drop finished jobs from a GPU's memory once this many (and at least as many as it
       still holds) have accumulated (0: never); results are the same either way.
+    * ``repartition_s``: seconds without slices per repartition, replacing the catalogue's ``repartition_s``:
+      one number for every GPU model, or one per model by catalogue name (a model not named keeps its
+      own); ``None``: every model's own.
     """
 
     placement: str = "first-fit"
@@ -147,11 +147,11 @@ class ClusterOptions:
     partitioner_options: Mapping[str, Any] = field(default_factory=dict)
     power_states: PowerStates = field(default_factory=PowerStates)
     clocks: bool = False
-    repartition_s: float | Mapping[str, float] | None = None
     record_jobs: bool = False
     keep_outcomes: bool = True
     compact_every: int = 512
     seed: int = 0
+    repartition_s: float | Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         from wattsched.cluster.placement import PLACEMENTS
