@@ -63,13 +63,11 @@ class ActionMask:
     def of(self, observations: np.ndarray) -> np.ndarray:
         """Boolean mask, shape ``(batch, actions)`` (or ``(actions,)`` for one observation)."""
         obs = np.asarray(observations)
-        single = obs.ndim == 1
-        batch = obs[None, :] if single else obs
         (c0, cn), (n0, nn) = self.config_block, self.count_block
-        config = batch[:, c0 : c0 + cn].argmax(axis=1)
-        count = batch[:, n0 : n0 + nn].argmax(axis=1)
+        config = obs[..., c0 : c0 + cn].argmax(axis=-1)
+        count = obs[..., n0 : n0 + nn].argmax(axis=-1)
         mask: np.ndarray = self.allowed[config, count]
-        return mask[0] if single else mask
+        return mask
 
 
 def balanced_configurations(gpu: MigGpu) -> tuple[int | str, ...]:

@@ -25,9 +25,11 @@ each off at 0 / ``False``, which gives P1's state exactly), appended in this ord
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -120,30 +122,35 @@ class ObservationSpec:
         max_slices = max(len(resolved.configuration(c).slices) for c in ids)
         return cls(configurations=ids, max_slices=max_slices, **blocks)
 
-    @property
+    @cached_property
     def n_configurations(self) -> int:
         return len(self.configurations)
 
-    @property
+    @cached_property
     def bins_per_feature(self) -> int:
         """Value bins plus the "no job" bin."""
         return len(self.bin_edges_min) + 1
 
-    @property
+    @cached_property
     def p1_size(self) -> int:
         """Inputs of P1's part of the state."""
         return self.n_configurations + self.n_hours + self.jobs_observed * 2 * self.bins_per_feature
 
-    @property
+    @cached_property
     def size(self) -> int:
         busy = self.max_slices if self.slice_busy else 0
         forecast = 1 if self.hourly_arrivals else 0
         return self.p1_size + self.count_bins + self.training_bins + self.waiting_bins + busy + forecast
 
-    @property
+    @cached_property
     def uses_queue(self) -> bool:
         """Whether any queue block is on (the observation then needs :class:`QueueFeatures`)."""
         return bool(self.count_bins or self.training_bins or self.waiting_bins or self.slice_busy)
+
+    @cached_property
+    def peak_arrivals(self) -> float:
+        """The largest of ``hourly_arrivals`` (the forecast input's scale); 0 without a forecast."""
+        return max(self.hourly_arrivals, default=0.0)
 
 
 def expected_arrivals_next_hour(time_s: float, hourly_arrivals: Sequence[float]) -> float:
@@ -158,8 +165,7 @@ def expected_arrivals_next_hour(time_s: float, hourly_arrivals: Sequence[float])
 
 def bin_index(value_min: float, edges_min: Sequence[float]) -> int:
     """Index of the left-closed bin holding ``value_min`` (below the first edge: bin 0)."""
-    index = int(np.searchsorted(np.asarray(edges_min), value_min, side="right")) - 1
-    return max(index, 0)
+    return max(bisect.bisect_right(edges_min, value_min) - 1, 0)
 
 
 def job_features(
@@ -230,8 +236,7 @@ def encode_observation(
         vector[offset + width + duration_bin] = 1.0
         offset += 2 * width
     if spec.hourly_arrivals:
-        peak = max(spec.hourly_arrivals)
-        vector[-1] = expected_arrivals_next_hour(time_s, spec.hourly_arrivals) / peak
+        vector[-1] = expected_arrivals_next_hour(time_s, spec.hourly_arrivals) / spec.peak_arrivals
     if not spec.uses_queue:
         return vector
     if queue is None:

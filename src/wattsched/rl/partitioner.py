@@ -12,6 +12,7 @@ mean of its members' Q-values (:class:`QEnsemble`), its members read from beside
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -67,16 +68,18 @@ class QNetwork:
 
 @dataclass(frozen=True)
 class QEnsemble:
-    """Independently trained Q-networks acting together: the Q-values are the members' mean."""
+    """Independently trained Q-networks of one architecture acting together: the Q-values are the members'
+    mean. The members' layers are stacked so that one decision is one matrix product per layer; the values
+    are bit for bit those of evaluating each member and summing in member order."""
 
     members: tuple[QNetwork, ...]
 
     def __post_init__(self) -> None:
         if not self.members:
             raise ValueError("an ensemble needs at least one Q-network")
-        shapes = {(m.inputs, m.outputs) for m in self.members}
+        shapes = {tuple(w.shape for w in m.weights) for m in self.members}
         if len(shapes) > 1:
-            raise ValueError(f"ensemble members differ in (inputs, outputs): {sorted(shapes)}")
+            raise ValueError(f"ensemble members differ in their layer shapes: {sorted(shapes)}")
 
     @property
     def inputs(self) -> int:
@@ -86,11 +89,25 @@ class QEnsemble:
     def outputs(self) -> int:
         return self.members[0].outputs
 
+    @cached_property
+    def _stacked(self) -> tuple[np.ndarray, np.ndarray, tuple[tuple[np.ndarray, np.ndarray], ...]]:
+        first = np.concatenate([m.weights[0] for m in self.members])
+        first_bias = np.concatenate([m.biases[0] for m in self.members])
+        rest = tuple(
+            (np.stack([m.weights[i] for m in self.members]), np.stack([m.biases[i] for m in self.members]))
+            for i in range(1, len(self.members[0].weights))
+        )
+        return first, first_bias, rest
+
     def q_values(self, observation: np.ndarray) -> np.ndarray:
-        total = self.members[0].q_values(observation)
-        for member in self.members[1:]:
-            total = total + member.q_values(observation)
-        return total / len(self.members)
+        first, first_bias, rest = self._stacked
+        count = len(self.members)
+        # Row k of ``hidden`` is member k's layer output; the first layer is one (members x out, in) product.
+        hidden = (first @ np.asarray(observation, dtype=np.float64) + first_bias).reshape(count, -1)
+        for weight, bias in rest:
+            hidden = np.matmul(weight, np.maximum(hidden, 0.0)[:, :, None])[:, :, 0] + bias
+        total: np.ndarray = hidden.sum(axis=0)  # along the members: m0 + m1 + ... in order
+        return total / count
 
 
 @dataclass

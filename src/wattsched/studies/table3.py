@@ -225,8 +225,10 @@ class Table3Study:
         ensemble = self.dqn_ensemble
         if ensemble is None and not paper:
             ensemble = self.quick_dqn_ensemble
-        # Heaviest first so that workers finish together: the DQN trainings, the rollout blocks (waiting for
-        # their variant's training when it is still running), then the lookahead blocks.
+        # Heaviest first so that workers finish together: the DQN trainings (the busiest load first), the
+        # rollout blocks, then the lookahead blocks. The rollout blocks of the lightest load come first: its
+        # training ends first, so a worker freed by it finds blocks whose network is ready instead of
+        # waiting for a training still under way.
         training: list[Table3Cell] = []
         rollouts: list[Table3Cell] = []
         heavy: list[Table3Cell] = []
@@ -269,6 +271,8 @@ class Table3Study:
                 for block, first in enumerate(range(0, days, self.block_days)):
                     target = heavy if method.kind == "lookahead" else light
                     target.append(cell(method, block, first, min(self.block_days, days - first)))
+        training.sort(key=lambda c: -c.variant.workload().rate_multiplier)  # stable: ties keep variant order
+        rollouts.sort(key=lambda c: c.variant.workload().rate_multiplier)
         return [*training, *rollouts, *heavy, *light, *self._sensitivity_cells(scale, selection)]
 
     def _sensitivity_cells(self, scale: Scale, selection: int) -> list[Table3SensCell]:
