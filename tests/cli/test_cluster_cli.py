@@ -146,3 +146,73 @@ def test_mig_run_says_which_power_model(capsys: pytest.CaptureFixture[str], trac
     assert estimated["power_model"] == "estimated"
     (line,) = [entry for entry in err.splitlines() if "power model" in entry]
     assert line.startswith("wattsched: warning: ") and "a100-80gb" in line
+
+
+def _state_file(path: Path, *done: tuple[str, tuple[str, str], tuple[str, str], dict[str, float]]) -> Path:
+    """A controller's state file holding one finished repartition per ``(node, configurations, layouts,
+    seconds per phase)``, on GPU 0 of the node."""
+    from wattsched.slurm.state import StateStore
+
+    store = StateStore(path)
+    for node, configurations, layouts, phase_s in done:
+        entry = store.add_repartition(node, 0, configurations, layouts, 0.0)
+        entry.phase, entry.phase_s = "done", phase_s
+        store.put_repartition(entry)
+    store.close()
+    return path
+
+
+#: A finished 6 -> 2 on an A100-40GB and on an H200: 60 + 30 + 10 = 100 s and 5 + 10 + 5 = 20 s out of
+#: service (apply + gres + resume; the wait does not count).
+A100_DONE = ("n1", ("6", "2"), ("2g.10gb@0,2g.10gb@2,3g.20gb@4", "4g.20gb@0,3g.20gb@4"),
+             {"wait": 7.0, "apply": 60.0, "gres": 30.0, "resume": 10.0})
+H200_DONE = ("n2", ("6", "2"), ("2g.35gb@0,2g.35gb@2,3g.71gb@4", "4g.71gb@0,3g.71gb@4"),
+             {"wait": 3.0, "apply": 5.0, "gres": 10.0, "resume": 5.0})
+DAY_NIGHT = ["cluster", "run", "--profile", "alibaba-day", "--seed", "1", "--placement", "first-fit",
+             "--partitioner", "day-night", "--policy", "edf-ss-restricted", "--json"]
+KEYS = ("energy_j", "avg_tardiness_s", "repartitions", "blackout_s", "end_s")
+
+
+def test_repartition_s_sets_every_gpus_blackout_from_seconds_or_a_state_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    one_gpu = [*DAY_NIGHT, "--servers", "1", "--gpus-per-server", "1"]
+    runs = {value: _json(capsys, [*one_gpu, "--repartition-s", value]) for value in ("0", "100")}
+    # Two repartitions a day, 100 s without slices each: 200 s, and tardiness that none does not cost.
+    assert runs["0"]["repartitions"] == runs["100"]["repartitions"] == 2
+    assert (runs["0"]["blackout_s"], runs["100"]["blackout_s"]) == (0.0, 200.0)
+    assert runs["100"]["avg_tardiness_s"] > runs["0"]["avg_tardiness_s"]  # type: ignore[operator]
+    # A cluster of one GPU is `mig day` of the same day with the same cost.
+    day = _json(capsys, ["mig", "day", "--partitioner", "day-night", "--profile", "alibaba-day", "--seed",
+                         "1", "--repartition-s", "100", "--json"])
+    assert {k: runs["100"][k] for k in KEYS} == {k: day[k] for k in KEYS}
+    state = _state_file(tmp_path / "state.db", A100_DONE, H200_DONE)
+    measured = _json(capsys, [*one_gpu, "--repartition-s", f"measured:{state}"])
+    assert {k: measured[k] for k in KEYS} == {k: runs["100"][k] for k in KEYS}
+    # Two models: each GPU's blackout is its own model's median (2 x 100 s on the A100, 2 x 20 s on the H200).
+    cluster = tmp_path / "mixed.cluster.json"
+    cluster.write_text(json.dumps({"format": "wattsched-cluster", "servers": [
+        {"gpu": "a100-40gb", "gpus": 1}, {"gpu": "h200-141gb", "gpus": 1}]}))
+    mixed = _json(capsys, [*DAY_NIGHT, "--cluster", str(cluster), "--repartition-s", f"measured:{state}"])
+    assert mixed["repartitions"] == 4 and mixed["blackout_s"] == 2 * 100.0 + 2 * 20.0
+    assert main([*DAY_NIGHT[:-1], "--cluster", str(cluster), "--repartition-s", "3"]) == 0
+    assert "4 (12 s without slices)" in capsys.readouterr().out  # the table form
+
+
+def test_repartition_s_refuses_bad_values_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    state = _state_file(tmp_path / "state.db", A100_DONE)
+    h200 = [*DAY_NIGHT, "--servers", "1", "--gpus-per-server", "1", "--gpu", "h200-141gb"]
+    missing = tmp_path / "missing.db"
+    for bad in ("-1", "nan", "ten", "measured:", f"measured:{missing}", f"measured:{tmp_path}",
+                f"measured:{state}"):
+        status: object
+        try:
+            status = main([*h200, "--repartition-s", bad])
+        except SystemExit as exc:  # argparse's own refusal
+            status = exc.code
+        out, err = capsys.readouterr()
+        assert status == 2 and out == "" and len(err.strip().splitlines()) == 1, (bad, err)
+    # The state file has the A100's repartition only: the line names the model and the file.
+    assert "h200-141gb" in err and str(state) in err

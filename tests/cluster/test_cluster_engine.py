@@ -1,10 +1,12 @@
 """The cluster engine on hand-computed cases: DRS power states, placement on a hand-built pool, clocks,
-partitioners per GPU, compaction, ordering and the paper preset scaled to N GPUs."""
+partitioners per GPU and their repartition blackout (a one-GPU cluster is run_day), compaction, ordering and
+the paper preset scaled to N GPUs."""
 
 from __future__ import annotations
 
 import math
 from array import array
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +19,7 @@ from wattsched.cluster import (
     PowerStates,
     ServerSpec,
     clock_schedule,
+    engine,
     preset_spec,
     simulate_cluster,
     stream_jobs,
@@ -25,6 +28,8 @@ from wattsched.cluster.workloads import cluster_spec
 from wattsched.errors import ConfigError, UnknownNameError
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.mig import simulate
+from wattsched.mig.partition import PARTITIONERS, Decision, run_day
+from wattsched.mig.partition.runner import decide_epoch
 from wattsched.workload.generators import WorkloadSpec, generate_jobs
 from wattsched.workload.job import Job, JobKind, Scaling
 
@@ -171,6 +176,63 @@ def test_day_night_partitioner_runs_per_gpu() -> None:
     assert result.repartitions == sum(r.repartitions for r in result.gpu_results)
     assert all(r.repartitions >= 1 for r in result.gpu_results)  # day (cfg 6) after night (cfg 2)
     assert all(r.blackout_s == pytest.approx(4.0 * r.repartitions) for r in result.gpu_results)
+
+
+def test_repartition_s_sets_the_blackout_and_delays_the_job_behind_it() -> None:
+    # One A100 under day-night: night configuration 2 (4g + 3g), day 6 (2g + 2g + 3g) from 05:00. A runs on
+    # the 3g slice 0-70 s (7 x 30 / 3). B arrives at 18,000 s, the first epoch of the day: the GPU
+    # repartitions, and B starts on the 3g slice when the blackout ends, 18,000 + repartition_s.
+    jobs = [linear_job("a", 0.0, 30.0, 1000.0), linear_job("b", 18_000.0, 30.0, 18_100.0)]
+    runs = {}
+    for seconds in (None, 4.0, 10.0):
+        options = ClusterOptions(partitioner="day-night", record_jobs=True, repartition_s=seconds)
+        runs[seconds] = simulate_cluster(jobs, ClusterSpec.homogeneous(1, 1), options)
+    assert runs[None].to_dict() == runs[4.0].to_dict()  # the catalogue's 4 s
+    for seconds in (4.0, 10.0):
+        result = runs[seconds]
+        assert result.repartitions == 1 and result.blackout_s == seconds
+        assert result.records is not None
+        b = result.records[1].record
+        assert (b.start_s, b.completion_s) == (18_000.0 + seconds, 18_070.0 + seconds)
+    # 6 s more of blackout: B ends 6 s later, the GPU idling at 40 W meanwhile.
+    assert runs[10.0].end_s - runs[4.0].end_s == 6.0
+    assert runs[10.0].energy_j - runs[4.0].energy_j == pytest.approx(6.0 * A100.power.table(None).power_w[0])
+
+
+def test_repartition_s_per_model_leaves_the_others_their_own() -> None:
+    spec = ClusterSpec((ServerSpec("a100-40gb", 1, "a"), ServerSpec("h200-141gb", 1, "h")))
+    jobs = generate_jobs(WorkloadSpec(profile="alibaba-day", rate_multiplier=2.5 * 2), 2)
+    options = ClusterOptions(partitioner="day-night", repartition_s={"h200-141gb": 30.0})
+    result = simulate_cluster(jobs, spec, options, horizon_s=86_400.0)
+    a100, h200 = result.gpu_results
+    assert a100.repartitions >= 1 and h200.repartitions >= 1
+    assert a100.blackout_s == 4.0 * a100.repartitions and h200.blackout_s == 30.0 * h200.repartitions
+    assert result.blackout_s == a100.blackout_s + h200.blackout_s
+    with pytest.raises(ConfigError, match=r"h100-80gb .*: a100-40gb, h200-141gb"):
+        ClusterSimulation(spec, ClusterOptions(repartition_s={"h100-80gb": 1.0}))
+    for bad in (-1.0, math.inf, math.nan, {"a100-40gb": -2.0}, True):
+        with pytest.raises(ConfigError, match="repartition_s"):
+            ClusterOptions(repartition_s=bad)
+
+
+@pytest.mark.parametrize("repartition_s", [0.0, 4.0, 600.0])
+def test_a_one_gpu_cluster_under_day_night_is_run_day(
+    monkeypatch: pytest.MonkeyPatch, repartition_s: float
+) -> None:
+    # The same decision epochs, choices and repartitions, and the same jobs, energy and tardiness, whatever
+    # the blackout (600 s shifts the epochs that follow each repartition).
+    jobs = generate_jobs(WorkloadSpec(profile="alibaba-day", rate_multiplier=2.5), 4)
+    day = run_day(jobs, PARTITIONERS.make("day-night"), horizon_s=86_400.0,
+                  gpu=replace(A100, repartition_s=repartition_s), record_jobs=True)
+    decisions: list[Decision] = []
+    monkeypatch.setattr(engine, "decide_epoch", lambda sim, decider: decide_epoch(sim, decider, decisions))
+    options = ClusterOptions(partitioner="day-night", repartition_s=repartition_s, record_jobs=True)
+    cluster = simulate_cluster(jobs, ClusterSpec.homogeneous(1, 1), options, horizon_s=86_400.0)
+    assert tuple(decisions) == day.decisions and day.result.repartitions == 2
+    assert cluster.records is not None and tuple(r.record for r in cluster.records) == day.result.records
+    assert (cluster.energy_j, cluster.avg_tardiness_s, cluster.end_s) == (
+        day.result.energy_j, day.result.avg_tardiness_s, day.result.end_s)
+    assert cluster.repartitions == 2 and cluster.blackout_s == day.result.blackout_s == 2 * repartition_s
 
 
 def test_compaction_changes_nothing() -> None:

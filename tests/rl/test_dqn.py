@@ -64,6 +64,23 @@ def test_trained_policy_runs_a_day_deterministically(trained: Path) -> None:
     assert all(d.configuration in range(1, 13) for d in first.decisions)
 
 
+def test_training_leaves_no_log_folder_in_the_temp_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SB3's default logger makes an ``SB3-<date>`` folder in the temp dir at every learn(); ours does not."""
+    import tempfile
+
+    from wattsched.rl.dqn import build_model
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    model = build_model(replace(TINY, total_timesteps=120, learning_starts=50))
+    model.learn(total_timesteps=120)
+    assert model.num_timesteps == 120
+    assert list(scratch.iterdir()) == []
+
+
 def test_config_json_round_trip_and_validation() -> None:
     config = replace(DQNConfig(), env=EnvConfig(et_coefficient=1e-7))
     assert DQNConfig.from_json(config.to_json()) == config
@@ -364,8 +381,9 @@ def test_validation_cost_runs_on_the_training_gpu_by_hand() -> None:
 
     h200 = config_on("h200-141gb")
     workload = h200.env.workload()
-    rows = evaluate_policy("s", StaticPartitioner(3), range(7, 9), h200.seed, workload, held_out=False,
-                           gpu="h200-141gb")
+    rows = evaluate_policy(
+        "s", StaticPartitioner(3), range(7, 9), h200.seed, workload, held_out=False, gpu="h200-141gb"
+    )
     by_hand = sum(4e-8 * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / 2
     assert validation_cost(h200, StaticPartitioner(3), 7, 2) == pytest.approx(by_hand, rel=1e-12)
     assert validation_cost(config_on("a100-40gb"), StaticPartitioner(3), 7, 2) != pytest.approx(by_hand)
@@ -379,10 +397,20 @@ def test_validation_cost_runs_with_the_training_power_options() -> None:
 
     env = EnvConfig(hours=2.0, gpu="h200-141gb", et_coefficient=4e-8, rate_multiplier=2.5)
     config = replace(TINY, env=replace(env, power_curve="compute-fma", power_cap=True))
-    rows = evaluate_policy("s", StaticPartitioner(3), range(7, 9), config.seed, env.workload(),
-                           held_out=False, gpu="h200-141gb", power_curve="compute-fma", power_cap=True)
-    default = evaluate_policy("s", StaticPartitioner(3), range(7, 9), config.seed, env.workload(),
-                              held_out=False, gpu="h200-141gb")
+    rows = evaluate_policy(
+        "s",
+        StaticPartitioner(3),
+        range(7, 9),
+        config.seed,
+        env.workload(),
+        held_out=False,
+        gpu="h200-141gb",
+        power_curve="compute-fma",
+        power_cap=True,
+    )
+    default = evaluate_policy(
+        "s", StaticPartitioner(3), range(7, 9), config.seed, env.workload(), held_out=False, gpu="h200-141gb"
+    )
     assert [r["energy_j"] for r in rows] != pytest.approx([r["energy_j"] for r in default])
     by_hand = sum(4e-8 * r["energy_j"] + r["avg_tardiness_s"] / 60.0 for r in rows) / 2
     assert validation_cost(config, StaticPartitioner(3), 7, 2) == pytest.approx(by_hand, rel=1e-12)

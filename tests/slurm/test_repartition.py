@@ -151,6 +151,32 @@ def _two_running(
     return long, short
 
 
+def _start_repartition(
+    controller: Controller,
+    slurm: FakeSlurmClient,
+    fake: FakeGpuState,
+    clock: Clock,
+    switch: Switch,
+    *,
+    passes: int = 0,
+    process_exits: bool = True,
+) -> tuple[int, int]:
+    """A change 3 -> 4 under way: :func:`_two_running`, the target set to 4 and an arrival (a decision epoch:
+    the drain is written), then Slurm ends the job on the 2g and, with ``process_exits``, its process leaves
+    the GPU; then ``passes`` passes of the controller, one second apart. Returns the long and short jobs."""
+    long, short = _two_running(controller, slurm, fake, clock)
+    switch.target = 4
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    slurm.finish(short)
+    if process_exits:
+        _mark(slurm, fake)
+    for _ in range(passes):
+        clock.now += 1.0
+        controller.run_once()
+    return long, short
+
+
 def test_a_repartition_drains_waits_applies_and_new_jobs_land_on_the_new_slices(tmp_path: Path) -> None:
     controller, slurm, fake, clock, switch = _setup(tmp_path)
     long, short = _two_running(controller, slurm, fake, clock)
@@ -316,11 +342,8 @@ def test_a_refused_destroy_is_logged_once_per_try_changes_nothing_and_is_retried
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = false\nmax_attempts = 3")
-    _, short = _two_running(controller, slurm, fake, clock)
-    switch.target = 4
-    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
-    controller.run_once()
-    slurm.finish(short)  # Slurm says it ended, but the GPU still has a process on the 2g
+    # Slurm says the 2g's job ended, but the GPU still has a process on the 2g.
+    _start_repartition(controller, slurm, fake, clock, switch, process_exits=False)
     with caplog.at_level(logging.WARNING, logger="wattsched.slurm.controller"):
         clock.now += 1.0
         controller.run_once()
@@ -338,14 +361,7 @@ def test_a_refused_destroy_is_logged_once_per_try_changes_nothing_and_is_retried
 
 def test_after_max_attempts_the_repartition_is_rolled_back_and_the_slices_reopen(tmp_path: Path) -> None:
     controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = false\nmax_attempts = 2")
-    _, short = _two_running(controller, slurm, fake, clock)
-    switch.target = 4
-    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
-    controller.run_once()
-    slurm.finish(short)
-    for _ in range(2):
-        clock.now += 1.0
-        controller.run_once()
+    _start_repartition(controller, slurm, fake, clock, switch, passes=2, process_exits=False)
     entry = controller.store.repartitions()[-1]
     assert entry.phase == "rolled_back" and entry.attempts == 2 and entry.finished_s == clock.now
     assert _labels(fake) == [KEPT, DESTROYED, "1g.10gb@6"]
@@ -356,28 +372,14 @@ def test_a_restart_in_the_middle_of_apply_finishes_the_repartition_without_a_hal
     tmp_path: Path,
 ) -> None:
     controller, slurm, fake, clock, switch = _setup(tmp_path)
-    long, short = _two_running(controller, slurm, fake, clock)
-    switch.target = 4
-    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
-    controller.run_once()
-    slurm.finish(short)
-    _mark(slurm, fake)
+    long, _ = _start_repartition(controller, slurm, fake, clock, switch)
     # The controller died half-way through the apply: the 2g destroyed, one of the two 1g.5gb made.
     entry = controller.store.repartitions()[-1]
     entry.phase = "apply"
     controller.store.put_repartition(entry)
     fake.destroy_instance(0, next(i.uuid for i in fake.instances(0) if i.label == DESTROYED))
     fake.create_instance(0, "1g.5gb", 4)
-    controller.store.close()
-    config = load_config(tmp_path / "wattsched.toml")
-    again = Controller(
-        config,
-        slurm,
-        StateStore(config.state_path),
-        clock=clock,
-        meters={"node0": fake},
-        partitioners={"node0/0": switch},
-    )
+    again = _restart(tmp_path, controller, slurm, clock, switch)
     assert again.gpus[0].configuration.ident == 3 and again.gpus[0].repartition is not None
     clock.now += 1.0
     again.run_once()
@@ -386,14 +388,7 @@ def test_a_restart_in_the_middle_of_apply_finishes_the_repartition_without_a_hal
     assert _labels(fake) == [KEPT, "1g.5gb@4", "1g.5gb@5", "1g.10gb@6"]
     assert again.store.job(long).slice_index == 0  # type: ignore[union-attr]
     # A second restart sees the new configuration in force.
-    third = Controller(
-        config,
-        slurm,
-        StateStore(config.state_path),
-        clock=clock,
-        meters={"node0": fake},
-        partitioners={"node0/0": switch},
-    )
+    third = _restart(tmp_path, again, slurm, clock, switch)
     assert third.gpus[0].configuration.ident == 4 and third.gpus[0].repartition is None
 
 
@@ -403,14 +398,7 @@ def test_a_failing_reload_command_is_retried_and_a_restart_goes_on_from_the_gres
     marker = tmp_path / "reload-ok"
     command = f'reload_command = ["sh", "-c", "test -e {marker}"]'
     controller, slurm, fake, clock, switch = _setup(tmp_path, f"requeue = false\n{command}")
-    _, short = _two_running(controller, slurm, fake, clock)
-    switch.target = 4
-    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
-    controller.run_once()
-    slurm.finish(short)
-    _mark(slurm, fake)
-    clock.now += 1.0
-    controller.run_once()
+    _start_repartition(controller, slurm, fake, clock, switch, passes=1)
     entry = controller.store.repartitions()[-1]
     assert (
         entry.phase == "gres"
@@ -420,16 +408,7 @@ def test_a_failing_reload_command_is_retried_and_a_restart_goes_on_from_the_gres
     )
     assert _labels(fake) == [KEPT, "1g.5gb@4", "1g.5gb@5", "1g.10gb@6"]  # the GPU changed already
     marker.touch()
-    controller.store.close()
-    config = load_config(tmp_path / "wattsched.toml")
-    again = Controller(
-        config,
-        slurm,
-        StateStore(config.state_path),
-        clock=clock,
-        meters={"node0": fake},
-        partitioners={"node0/0": switch},
-    )
+    again = _restart(tmp_path, controller, slurm, clock, switch)
     clock.now += 1.0
     again.run_once()
     assert again.store.repartitions()[-1].phase == "done"
@@ -481,15 +460,7 @@ def test_a_reload_command_that_keeps_failing_ends_the_repartition_as_failed_on_t
     controller, slurm, fake, clock, switch = _setup(
         tmp_path, 'requeue = false\nmax_attempts = 2\nreload_command = ["false"]'
     )
-    _, short = _two_running(controller, slurm, fake, clock)
-    switch.target = 4
-    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
-    controller.run_once()
-    slurm.finish(short)
-    _mark(slurm, fake)
-    for _ in range(2):
-        clock.now += 1.0
-        controller.run_once()
+    _start_repartition(controller, slurm, fake, clock, switch, passes=2)
     entry = controller.store.repartitions()[-1]
     assert entry.phase == "failed" and entry.reload_attempts == 2 and entry.in_force == "4"
     assert controller.gpus[0].configuration.ident == 4 and _labels(fake) == TARGET  # what the GPU has
@@ -624,12 +595,7 @@ def test_a_create_refused_because_the_placement_is_taken_is_retried_then_rolled_
 
     backend.before_create = take
     controller._backends["node0"] = backend
-    _, short = _two_running(controller, slurm, fake, clock)
-    switch.target = 4
-    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
-    controller.run_once()
-    slurm.finish(short)
-    _mark(slurm, fake)
+    _start_repartition(controller, slurm, fake, clock, switch)
     layouts = []
     with caplog.at_level(logging.WARNING, logger="wattsched.slurm.controller"):
         for _ in range(3):
@@ -663,15 +629,7 @@ def test_a_roll_back_the_gpu_refuses_fails_the_repartition_on_the_old_configurat
 
     backend.before_create = take
     controller._backends["node0"] = backend
-    _, short = _two_running(controller, slurm, fake, clock)
-    switch.target = 4
-    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
-    controller.run_once()
-    slurm.finish(short)
-    _mark(slurm, fake)
-    for _ in range(2):
-        clock.now += 1.0
-        controller.run_once()
+    _start_repartition(controller, slurm, fake, clock, switch, passes=2)
     entry = controller.store.repartitions()[-1]
     assert entry.phase == "failed" and "roll back failed" in entry.detail and entry.attempts == 2
     assert _labels(fake) == [KEPT, "1g.10gb@4", "1g.10gb@6"]  # a valid layout, neither old nor new

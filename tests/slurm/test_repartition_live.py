@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -160,20 +161,49 @@ def _start_jobs(box: sandbox_module.Sandbox, tmp_path: Path) -> tuple[int, int, 
     return long, short, long_script, short_script
 
 
-def test_a_live_repartition_keeps_the_kept_slice_running_and_new_jobs_use_the_new_slices(
-    box: sandbox_module.Sandbox, tmp_path: Path
-) -> None:
-    config = _config(box, tmp_path / "wattsched.toml", {"requeue": False})
+class _Started(NamedTuple):
+    """What :func:`_start_until_the_epoch` started: the controller (the caller stops it: :func:`_stop`), the
+    jobs of :func:`_start_jobs` and the job that made the decision epoch."""
+
+    controller: subprocess.Popen[bytes]
+    long: int
+    short: int
+    long_script: Path
+    trigger: int
+
+
+def _start_until_the_epoch(box: sandbox_module.Sandbox, tmp_path: Path, config: Path) -> _Started:
+    """The jobs of :func:`_start_jobs` and a controller on ``config``; once the short job runs and the day
+    has ended (:data:`SWITCH_S` after the controller's start), one more job: the decision epoch that starts
+    the repartition. The controller is stopped here if the short job never runs."""
     client = box.client()
     long, short, long_script, _ = _start_jobs(box, tmp_path)
     controller = _controller(box, config)
     began = time.monotonic()
     try:
         _wait(lambda: client.job(short).state is JobState.RUNNING, 30, "the first jobs to run", box)  # type: ignore[union-attr]
+        time.sleep(max(0.0, began + SWITCH_S + 1.5 - time.monotonic()))
+        trigger = _sbatch(box, _script(tmp_path, "after", 1), "wattsched: work=1s deadline=+300s")
+    except BaseException:
+        _stop(controller)
+        raise
+    return _Started(controller, long, short, long_script, trigger)
+
+
+def _stop(controller: subprocess.Popen[bytes]) -> None:
+    controller.send_signal(signal.SIGTERM)
+    controller.wait(20)
+
+
+def test_a_live_repartition_keeps_the_kept_slice_running_and_new_jobs_use_the_new_slices(
+    box: sandbox_module.Sandbox, tmp_path: Path
+) -> None:
+    config = _config(box, tmp_path / "wattsched.toml", {"requeue": False})
+    client = box.client()
+    controller, long, short, long_script, trigger = _start_until_the_epoch(box, tmp_path, config)
+    try:
         rows = _rows(box, config)
         assert rows[long]["slice"] == "4g.20gb@0" and rows[short]["slice"] == "2g.10gb@4"
-        time.sleep(max(0.0, began + SWITCH_S + 1.5 - time.monotonic()))
-        trigger = _sbatch(box, _script(tmp_path, "after", 1), "wattsched: work=1s deadline=+300s")  # an epoch
         _wait(lambda: _repartition(box, config) is not None, 20, "the repartition to start", box)
         # While the 2g runs its job, the GPU is not changed and the kept 4g keeps its job.
         time.sleep(1.0)
@@ -208,8 +238,7 @@ def test_a_live_repartition_keeps_the_kept_slice_running_and_new_jobs_use_the_ne
             lambda: all(r["state"] == "done" for r in _rows(box, config).values()), 20, "the rows to end", box
         )
     finally:
-        controller.send_signal(signal.SIGTERM)
-        controller.wait(20)
+        _stop(controller)
     entry = _repartition(box, config)
     assert entry is not None and entry["waited"] == [short] and entry["requeued"] == []
     phases = entry["phase_s"]
@@ -249,13 +278,8 @@ def test_a_controller_killed_between_the_mig_change_and_the_gres_reload_finishes
     reload.chmod(0o755)
     config = _config(box, tmp_path / "wattsched.toml", {"requeue": True, "reload_command": [str(reload)]})
     client = box.client()
-    long, short, _, _ = _start_jobs(box, tmp_path)
-    controller = _controller(box, config)
-    began = time.monotonic()
+    controller, long, _, _, _ = _start_until_the_epoch(box, tmp_path, config)
     try:
-        _wait(lambda: client.job(short).state is JobState.RUNNING, 30, "the first jobs to run", box)  # type: ignore[union-attr]
-        time.sleep(max(0.0, began + SWITCH_S + 1.5 - time.monotonic()))
-        _sbatch(box, _script(tmp_path, "after", 1), "wattsched: work=1s deadline=+300s")
         controller.wait(60)  # killed by its reload command
         assert controller.returncode == -signal.SIGKILL
         entry = _repartition(box, config)
@@ -272,8 +296,7 @@ def test_a_controller_killed_between_the_mig_change_and_the_gres_reload_finishes
         assert "a100_1g.5gb:2" in _node_gres(box) and _layout(box) == TARGET
         assert client.job(long).state is JobState.RUNNING  # type: ignore[union-attr]
     finally:
-        controller.send_signal(signal.SIGTERM)
-        controller.wait(20)
+        _stop(controller)
 
 
 def test_a_destroy_the_fake_gpu_refuses_is_logged_in_one_line_and_retried(
@@ -302,8 +325,7 @@ def test_a_destroy_the_fake_gpu_refuses_is_logged_in_one_line_and_retried(
         )
         assert _layout(box) == TARGET and "a100_1g.5gb:2" in _node_gres(box)
     finally:
-        controller.send_signal(signal.SIGTERM)
-        controller.wait(20)
+        _stop(controller)
     log = (box.directory / "controller.log").read_text(errors="replace").splitlines()
     refused = [line for line in log if "MIG change refused" in line]
     entry = _repartition(box, config)
@@ -330,13 +352,8 @@ def test_a_controller_killed_in_the_wait_and_in_the_gres_phase_finishes_on_resta
         {"requeue": False, "reload_command": [str(reload)], "reload_timeout_s": 300},
     )
     client = box.client()
-    long, short, long_script, _ = _start_jobs(box, tmp_path)
-    controller = _controller(box, config)
-    began = time.monotonic()
+    controller, long, short, long_script, _ = _start_until_the_epoch(box, tmp_path, config)
     try:
-        _wait(lambda: client.job(short).state is JobState.RUNNING, 30, "the first jobs to run", box)  # type: ignore[union-attr]
-        time.sleep(max(0.0, began + SWITCH_S + 1.5 - time.monotonic()))
-        _sbatch(box, _script(tmp_path, "after", 1), "wattsched: work=1s deadline=+300s")
         _wait(lambda: (_repartition(box, config) or {}).get("phase") == "wait", 20, "the wait phase", box)
         controller.send_signal(signal.SIGKILL)
         controller.wait(10)
@@ -361,8 +378,7 @@ def test_a_controller_killed_in_the_wait_and_in_the_gres_phase_finishes_on_resta
         assert "a100_1g.5gb:2" in gres and "a100_2g.10gb" not in gres and "a100_4g.20gb:1" in gres
         assert client.job(long).state is JobState.RUNNING  # type: ignore[union-attr]
     finally:
-        controller.send_signal(signal.SIGTERM)
-        controller.wait(20)
+        _stop(controller)
     entry = _repartition(box, config)
     assert entry is not None and entry["waited"] == [short] and entry["attempts"] == 0
     phases = entry["phase_s"]

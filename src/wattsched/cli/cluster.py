@@ -4,8 +4,8 @@
     wattsched cluster run (--servers N --gpus-per-server G [--gpu NAME] | --cluster FILE.json)
         (--trace FILE | --preset paper|literal | --rate R | --profile NAME) [--hours H] [--rate-multiplier M]
         [--inference-share P] [--seed S] --placement NAME --partitioner NAME [--config C] --policy NAME
-        [--power-states on|off] [--clocks on|off] [power-state constants] [--horizon-s T] [--json]
-        [--jobs-out FILE]
+        [--repartition-s S|measured:STATE] [--power-states on|off] [--clocks on|off]
+        [power-state constants] [--horizon-s T] [--json] [--jobs-out FILE]
     wattsched cluster import --format alibaba-2023 --input PODS.csv --nodes NODES.csv -o FILE
         [--cluster-out FILE.json] [--map MODEL=GPU ...] [--fallback GPU] [window and duration options]
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from wattsched.cli._parsing import (
     int_at_least,
     non_negative_float,
     positive_finite_float,
+    repartition_cost,
+    repartition_seconds,
 )
 from wattsched.errors import ConfigError, InputError, did_you_mean
 from wattsched.units import JOULES_PER_KWH
@@ -78,6 +81,11 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
                         "(default: the partitioner's; static: 3)")
     choice.add_argument("--policy", required=True, metavar="NAME",
                         help="edf-fs, edf-ss, edf-ss-restricted, llf or lalf (every GPU)")
+    choice.add_argument("--repartition-s", type=repartition_cost, metavar="S|measured:STATE",
+                        help="seconds without slices per repartition on every GPU (default: each GPU "
+                        "model's repartition_s), or 'measured:STATE': per GPU model of the cluster, the "
+                        "median seconds out of service of its finished repartitions in a 'wattsched "
+                        "slurm' controller's state file")
     power = run.add_argument_group("power")
     power.add_argument("--power-states", type=_on_off, default=False, metavar="on|off",
                        help="servers turn off after idle slots and on for work (P2's DRS; default off)")
@@ -179,8 +187,6 @@ def _workload(args: argparse.Namespace, gpus: int, largest_server: int) -> tuple
             options["rate_multiplier"] = args.rate_multiplier
         if args.inference_share is not None:
             options["inference_share"] = args.inference_share
-        from dataclasses import replace
-
         spec = replace(spec, **options)
         jobs = generate_jobs(cluster_spec(spec, gpus), args.seed or 0)
         horizon_s = spec.horizon_s
@@ -200,6 +206,14 @@ def _run(args: argparse.Namespace) -> int:
         file_format(args.jobs_out)
     check_workload_source(args.partitioner, args.trace)
     spec = _cluster(args)
+    models = spec.gpu_models()
+    distinct = list({id(g): g for g in models}.values())
+    for gpu in distinct:
+        if args.config is not None:
+            gpu.configuration(args.config)  # ConfigError lists the valid ids
+    repartition_s = None
+    if args.repartition_s is not None:  # a state file without a model's repartitions: one line naming both
+        repartition_s = {gpu.name: repartition_seconds(args.repartition_s, gpu) for gpu in distinct}
     options = ClusterOptions(
         placement=args.placement,
         partitioner=args.partitioner,
@@ -209,16 +223,13 @@ def _run(args: argparse.Namespace) -> int:
                                  turn_on_j_per_gpu=args.turn_on_j, turn_on_s=args.turn_on_s,
                                  host_idle_w=args.host_idle_w),
         clocks=args.clocks,
+        repartition_s=repartition_s,
         record_jobs=args.jobs_out is not None,
         seed=args.seed or 0,
     )
-    models = spec.gpu_models()
-    for gpu in {id(g): g for g in models}.values():
-        if args.config is not None:
-            gpu.configuration(args.config)  # ConfigError lists the valid ids
     jobs, horizon_s = _workload(args, spec.gpus, max(server.gpus for server in spec.servers))
     if args.trace is not None:
-        for gpu in {id(g): g for g in models}.values():
+        for gpu in distinct:
             require_sizes(jobs, gpu.compute_sizes, args.trace)
     simulation = ClusterSimulation(spec, options, horizon_s=horizon_s)
     result = simulation.run(jobs, progress=progress_bar(len(jobs), "job", "cluster"))
@@ -274,7 +285,7 @@ def _table(summary: dict[str, Any]) -> str:
         f"{summary['energy_run_j'] / kwh:.3f}, idle {summary['energy_idle_j'] / kwh:.3f}, "
         f"turn-on {summary['energy_overhead_j'] / kwh:.3f} kWh",
         f"avg tardiness     {summary['avg_tardiness_s']:.2f} s",
-        f"repartitions      {summary['repartitions']}",
+        f"repartitions      {summary['repartitions']} ({summary['blackout_s']:g} s without slices)",
         f"server turn-ons   {summary['server_turn_ons']}",
         f"model             power {summary['power_model']}, clocks {_clocks_text(summary)}",
         f"end               {summary['end_s']:.2f} s",

@@ -30,7 +30,8 @@ import logging
 import math
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
@@ -89,7 +90,7 @@ class ClusterSimulation:
         self._horizon_s = horizon_s
         self._placement = PLACEMENTS.make(options.placement)
         self._compact_every = options.compact_every
-        models = spec.gpu_models()
+        models = _with_repartition_s(spec.gpu_models(), options.repartition_s)
         distinct: list[MigGpu] = []
         model_of = []
         for gpu in models:
@@ -488,6 +489,7 @@ class ClusterSimulation:
             late_jobs=late,
             preemptions=preemptions,
             repartitions=repartitions,
+            blackout_s=sum(result.blackout_s for result in results),
             end_s=end_s,
             gpus=len(self._gpus),
             servers=len(servers),
@@ -522,6 +524,29 @@ class ClusterSimulation:
             for row, record in zip(g.rows, records, strict=True):
                 out[row] = ClusterJobRecord(g.index, record)
         return tuple(r for r in out if r is not None)
+
+
+def _with_repartition_s(models: list[MigGpu],
+                        repartition_s: float | Mapping[str, float] | None) -> list[MigGpu]:
+    """``models`` with the repartition blackout of ``ClusterOptions.repartition_s`` (each model replaced
+    once); ConfigError when a model it names is not in the cluster."""
+    if repartition_s is None:
+        return models
+    names = {gpu.name for gpu in models}
+    if isinstance(repartition_s, Mapping):
+        stray = sorted(set(repartition_s) - names)
+        if stray:
+            raise ConfigError(f"repartition_s names GPU model(s) {', '.join(stray)} that the cluster "
+                              f"has not; its models: {', '.join(sorted(names))}")
+        seconds = dict(repartition_s)
+    else:
+        seconds = dict.fromkeys(names, repartition_s)
+    replaced: dict[int, MigGpu] = {}
+    for gpu in models:
+        if id(gpu) not in replaced:
+            given = seconds.get(gpu.name)
+            replaced[id(gpu)] = gpu if given is None else replace(gpu, repartition_s=float(given))
+    return [replaced[id(gpu)] for gpu in models]
 
 
 def _in_arrival_order(jobs: Iterable[Job]) -> Iterator[tuple[int, Job]]:

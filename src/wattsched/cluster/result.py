@@ -46,6 +46,9 @@ class ClusterResult:
     late_jobs: int
     preemptions: int
     repartitions: int
+    #: Seconds without slices because of repartitions, summed over the GPUs (each repartition of a GPU
+    #: costs its model's ``repartition_s``).
+    blackout_s: float
     end_s: float
     gpus: int
     servers: int
@@ -88,6 +91,7 @@ class ClusterResult:
             "late_jobs": self.late_jobs,
             "preemptions": self.preemptions,
             "repartitions": self.repartitions,
+            "blackout_s": self.blackout_s,
             "end_s": self.end_s,
             "gpus": self.gpus,
             "servers": self.servers,

@@ -135,6 +135,9 @@ class ClusterOptions:
       every job's tardiness (8 bytes a job; off for runs of millions of jobs).
     * ``compact_every``: drop finished jobs from a GPU's memory once this many (and at least as many as it
       still holds) have accumulated (0: never); results are the same either way.
+    * ``repartition_s``: seconds without slices per repartition, replacing the catalogue's ``repartition_s``:
+      one number for every GPU model, or one per model by catalogue name (a model not named keeps its
+      own); ``None``: every model's own.
     """
 
     placement: str = "first-fit"
@@ -148,6 +151,7 @@ class ClusterOptions:
     keep_outcomes: bool = True
     compact_every: int = 512
     seed: int = 0
+    repartition_s: float | Mapping[str, float] | None = None
 
     def __post_init__(self) -> None:
         from wattsched.cluster.placement import PLACEMENTS
@@ -159,6 +163,13 @@ class ClusterOptions:
             PARTITIONERS.make(self.partitioner)
         if self.policy not in POLICIES:
             POLICIES.make(self.policy)
+        given = self.repartition_s
+        per_model = given if isinstance(given, Mapping) else {} if given is None else {"every model": given}
+        for model, seconds in per_model.items():
+            if isinstance(seconds, bool) or not (
+                isinstance(seconds, int | float) and math.isfinite(seconds) and seconds >= 0
+            ):
+                raise ConfigError(f"repartition_s ({model}) must be a finite number >= 0, got {seconds!r}")
         if self.compact_every < 0:
             raise ConfigError(f"compact_every must be >= 0, got {self.compact_every}")
         if self.seed < 0:

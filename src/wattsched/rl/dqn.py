@@ -112,8 +112,10 @@ class DQNConfig:
             raise ConfigError("need 0 <= exploration_final_eps <= exploration_initial_eps <= 1")
         shaping = self.env.shaping_gamma
         if shaping is not None and shaping != self.gamma:
-            raise ConfigError(f"env.shaping_gamma ({shaping}) must equal gamma ({self.gamma}) for shaping to "
-                              "keep the optimal policy")
+            raise ConfigError(
+                f"env.shaping_gamma ({shaping}) must equal gamma ({self.gamma}) for shaping to "
+                "keep the optimal policy"
+            )
         if self.n_envs < 1 or self.n_steps < 1:
             raise ConfigError(f"n_envs and n_steps must be >= 1, got {self.n_envs}, {self.n_steps}")
         if self.ensemble < 1:
@@ -273,6 +275,7 @@ def build_model(config: DQNConfig) -> Any:
     """An untrained DQN (:class:`wattsched.rl.algorithm.MaskedDQN`) on ``config.n_envs`` fresh environments
     (torch imported here, never at module import)."""
     import torch
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from wattsched.hardware.catalogue import load_gpu
@@ -287,7 +290,10 @@ def build_model(config: DQNConfig) -> Any:
         gpu = load_gpu(config.env.gpu)
         spec = config.env.observation_spec(gpu)
         policy_kwargs["action_mask"] = ActionMask.idle_slices(gpu, spec, config.env.action_ids(gpu))
-    return MaskedDQN("MlpPolicy", env, policy_kwargs=policy_kwargs, **_model_kwargs(config))
+    model = MaskedDQN("MlpPolicy", env, policy_kwargs=policy_kwargs, **_model_kwargs(config))
+    # A logger of our own: without one, every learn() leaves an empty SB3-<date> folder in the temp dir.
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def member_path(path: str | Path, index: int) -> Path:
@@ -336,8 +342,11 @@ def train(
     else:
         for index, (member, target) in enumerate(zip(members, paths, strict=True)):
             checkpoints = out / "checkpoints" / (f"member{index}" if config.ensemble > 1 else "")
-            counter = None if progress is None else _step_counter(progress, index * config.timesteps,
-                                                                  config.timesteps)
+            counter = (
+                None
+                if progress is None
+                else _step_counter(progress, index * config.timesteps, config.timesteps)
+            )
             callbacks = [c for c in (callback, counter) if c is not None]
             _save_zip(_train_one(member, checkpoints, callbacks), target)
             if progress is not None:
