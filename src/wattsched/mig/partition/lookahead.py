@@ -146,8 +146,16 @@ def _planning_job(view: JobView, index: int, now_s: float, sizes: tuple[int, ...
 def _arriving_at(job: Job, arrival_s: float) -> Job:
     if arrival_s == job.arrival_s:
         return job
-    return Job(job.job_id, arrival_s, job.deadline_s, job.kind, job.scaling, job.durations_s, job.dur_full_s,
-               job.sizes)
+    return Job(
+        job.job_id,
+        arrival_s,
+        job.deadline_s,
+        job.kind,
+        job.scaling,
+        job.durations_s,
+        job.dur_full_s,
+        job.sizes,
+    )
 
 
 @PARTITIONERS.register("lookahead")
