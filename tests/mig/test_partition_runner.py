@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from wattsched.errors import ConfigError
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.mig.partition import PARTITIONERS, run_day
 from wattsched.mig.partition.evaluate import evaluate_policy
@@ -107,6 +108,24 @@ def test_lookahead_never_sees_future_jobs() -> None:
         [*JOBS[:1], _linear("late", 5000.0, 9000.0, 70.0)], policy, horizon_s=0.0
     ).decisions[0]
     assert early == with_future
+
+
+@pytest.mark.parametrize(("repartition_s", "chosen"), [(None, 1), (4.0, 1), (20.0, 5)])
+def test_lookahead_charges_a_change_its_repartition_s_option_or_the_gpus(
+    repartition_s: float | None, chosen: int
+) -> None:
+    # A linear job (70 s on a 1g) at 0, due at 15 s, on configuration 5 (two 3g): there it ends at 23.3 s,
+    # 8.3 s late; on configuration 1 (one 7g) it takes 10 s after the change: on time after the A100's 4 s
+    # (and on less energy), 15 s late after 20 s, which costs more than the 8.3 s (lateness dominates).
+    options = {} if repartition_s is None else {"repartition_s": repartition_s}
+    policy = PARTITIONERS.make("lookahead", candidates=(5, 1), initial=5, **options)
+    run = run_day([_linear("j", 0.0, 15.0, 70.0)], policy, horizon_s=0.0)
+    assert run.decisions[0] == Decision(0.0, chosen, chosen != 5)
+
+
+def test_lookahead_refuses_a_negative_repartition_s() -> None:
+    with pytest.raises(ConfigError, match="repartition_s"):
+        PARTITIONERS.make("lookahead", repartition_s=-1.0)
 
 
 def test_lookahead_with_sampled_arrivals_is_seeded() -> None:

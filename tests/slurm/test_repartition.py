@@ -277,6 +277,43 @@ def test_a_kept_slice_whose_slurm_device_index_moves_is_waited_for_too(tmp_path:
     assert controller.gpus[0].draining == frozenset()
 
 
+def test_a_job_arriving_at_the_epoch_of_a_change_waits_for_the_new_layout_unreleased(tmp_path: Path) -> None:
+    """The partitioner is asked before the pass gives jobs slices, on the model at the pass (the job that
+    arrived in it with all its work): going 3 -> 5 destroys every slice, so the arrival is never released
+    onto one (Slurm could start it before the hold) and waits for the new layout, as in the simulator's
+    blackout."""
+    controller, slurm, fake, clock, switch = _setup(tmp_path)
+    seen: list[SimSnapshot] = []
+    decide = switch.decide
+
+    def keep(snapshot: SimSnapshot) -> int:
+        seen.append(snapshot)
+        return decide(snapshot)
+
+    switch.decide = keep  # type: ignore[method-assign]
+    switch.target = 5
+    clock.now += 1.0
+    job_id = slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    report = controller.run_once()
+    (snapshot,) = seen
+    assert snapshot.now_s == pytest.approx(report.time_s - controller.origin_s)
+    assert [j.remaining_fraction for j in snapshot.jobs] == [1.0] and snapshot.configuration == 3
+    assert report.arrived == [job_id] and report.released == []
+    assert ("node0/0", "drain") in report.repartitions
+    assert controller.gpus[0].draining == frozenset({0, 1, 2})
+    job = slurm.job(job_id)
+    assert job is not None and job.held
+    assert [a.kind for a in controller.store.actions(job_id)] == []  # nothing sent: no release, no hold
+    clock.now += 1.0
+    report = controller.run_once()  # wait (nothing on the slices), apply, gres, resume: then released
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "done" and entry.waited == [] and entry.to_layout == "3g.20gb@0,3g.20gb@4"
+    assert report.released == [job_id]
+    _sync_devices(slurm, fake)
+    slurm.schedule()
+    assert _slice_of(slurm, fake, job_id) in {"3g.20gb@0", "3g.20gb@4"}
+
+
 def test_with_requeue_a_preemptible_job_on_a_destroyed_slice_is_signalled_and_requeued(
     tmp_path: Path,
 ) -> None:

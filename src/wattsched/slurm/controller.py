@@ -23,8 +23,9 @@ Each pass (every ``poll_s`` seconds):
    it is idle and when the controller stops (:mod:`wattsched.slurm.clocks`, :meth:`Controller.close`).
 
 6. **Repartition** (a node whose partitioner is not static): each GPU's partitioner is asked for a
-   configuration at the GPU's decision epochs, and a change is carried out live in phases (drain, wait,
-   apply, gres, resume; :mod:`wattsched.slurm.repartition`), each journaled in the state file.
+   configuration at the GPU's decision epochs (before step 3 gives jobs slices), and a change is carried
+   out live in phases (drain, wait, apply, gres, resume; :mod:`wattsched.slurm.repartition`), each
+   journaled in the state file.
 
 Every action is journaled in the state file before it is sent (:mod:`wattsched.slurm.state`); on start the
 pending ones are reconciled with Slurm, and the models are rebuilt from the state file. ``dry_run`` logs each
@@ -224,11 +225,11 @@ class Controller:
             if model.repartition is not None and not self.dry_run:
                 self._step_repartition(model, now, report)
                 active = self._active()
+            if model.partitioner is not None and model.repartition is None and model.name in epochs:
+                self._ask_partitioner(model, now, report)
             mine = {r.job_id: r for r in active if r.node == model.node and r.gpu == model.index}
             self._decide(model, mine, now, report)
             self.clocks.follow(model, now, self._rel(now))
-            if model.partitioner is not None and model.repartition is None and model.name in epochs:
-                self._ask_partitioner(model, now, report)
         self._store_readings(self._active())
         return report
 
@@ -693,8 +694,13 @@ class Controller:
         return chosen
 
     def _ask_partitioner(self, model: GpuModel, now: float, report: PassReport) -> None:
-        """At a decision epoch of the GPU: its partitioner's configuration, a repartition when it differs."""
+        """At a decision epoch of the GPU: its partitioner's configuration, a repartition when it differs.
+        Asked on the model brought to now (the jobs that arrived in the pass with all their work, each running
+        one with the work it has left), as the simulator asks at an epoch, and before the pass gives jobs
+        slices: a job that arrived in the pass is never released onto a slice the change then drains (Slurm
+        could start it before the hold), it waits for the new layout as in the simulator's blackout."""
         assert model.partitioner is not None
+        model.sim.decide(self._rel(now))
         choice = model.partitioner.decide(model.sim.snapshot())
         try:
             target = model.gpu.configuration(choice)

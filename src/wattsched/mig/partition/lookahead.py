@@ -6,8 +6,10 @@ same simulator and in-configuration scheduler as the real run, and picks the can
 ET-style
 cost ``a·E_dyn + L / N`` (``E_dyn`` energy above idle in joules, ``L`` total tardiness in minutes, ``N`` the
 expected jobs per day; the same scalarisation as the DQN reward). A candidate other than the
-current configuration starts after the 4 s repartition blackout, so the penalty is counted where it bites: the
-delay of every job. Idle power is left out because over a common window it is the same for every candidate.
+current configuration starts after the repartition blackout (the GPU's ``repartition_s``, 4 s on the A100, or
+the ``repartition_s`` option: on a live node, the seconds its changes were measured to take), so the penalty
+is counted where it bites: the delay of every job. Idle power is left out because over a common window it is
+the same for every candidate.
 
 The plan never sees the day's future jobs. Optionally it adds *sampled* arrivals: ``sampled_days`` extra days
 drawn from the workload spec at ``reset(seed)``, whose jobs arriving within ``window_s`` after now join the
@@ -52,6 +54,8 @@ class LookaheadPartitioner:
     sampled_days: int = 0
     window_s: float = WINDOW_S
     switch_margin: float = 0.0
+    #: Seconds a change delays every planned job; ``None``: the GPU's ``repartition_s``.
+    repartition_s: float | None = None
     #: Configuration at t = 0; ``None``: the GPU's "initial" role.
     initial: ConfigId | None = None
     workload: Any = None  # WorkloadSpec for sampled arrivals; None: the alibaba-day profile
@@ -69,6 +73,8 @@ class LookaheadPartitioner:
             raise ConfigError(
                 "lookahead needs max_jobs >= 1, sampled_days >= 0, window_s >= 0, switch_margin >= 0"
             )
+        if self.repartition_s is not None and not self.repartition_s >= 0:
+            raise ConfigError(f"lookahead needs repartition_s >= 0, got {self.repartition_s!r}")
         if self.et_coefficient < 0 or self.jobs_norm <= 0:
             raise ConfigError("lookahead needs et_coefficient >= 0 and jobs_norm > 0")
 
@@ -108,7 +114,8 @@ class LookaheadPartitioner:
         gpu = self._gpu
         assert gpu is not None
         idle_w = gpu.power.idle_w
-        delay_s = gpu.repartition_s if switch else 0.0
+        blackout_s = gpu.repartition_s if self.repartition_s is None else self.repartition_s
+        delay_s = blackout_s if switch else 0.0
         total = 0.0
         for extra in scenarios:
             ready_s = now_s + delay_s
@@ -139,8 +146,16 @@ def _planning_job(view: JobView, index: int, now_s: float, sizes: tuple[int, ...
 def _arriving_at(job: Job, arrival_s: float) -> Job:
     if arrival_s == job.arrival_s:
         return job
-    return Job(job.job_id, arrival_s, job.deadline_s, job.kind, job.scaling, job.durations_s, job.dur_full_s,
-               job.sizes)
+    return Job(
+        job.job_id,
+        arrival_s,
+        job.deadline_s,
+        job.kind,
+        job.scaling,
+        job.durations_s,
+        job.dur_full_s,
+        job.sizes,
+    )
 
 
 @PARTITIONERS.register("lookahead")
