@@ -3,7 +3,8 @@ the controller, run as ``wattsched slurm controller``, changes a GPU from config
 2g.10gb@4 + 1g.10gb@6) to 4 (4g.20gb@0 + 1g.5gb@4 + 1g.5gb@5 + 1g.10gb@6) while jobs run on the kept 4g and
 on the destroyed 2g (waited for, or, preemptible, signalled and requeued); then a controller killed between
 the MIG change and the GRES reload is restarted, and one killed in the wait phase and again while the reload
-command hangs."""
+command hangs; the fake GPU refuses a destroy (a process on the slice) or a create (another process takes the
+placement first): retried, and rolled back after ``max_attempts``."""
 
 from __future__ import annotations
 
@@ -142,6 +143,11 @@ def _repartition(box: sandbox_module.Sandbox, config: Path) -> dict[str, object]
     return entries[-1] if entries else None
 
 
+def _attempts(box: sandbox_module.Sandbox, config: Path) -> int:
+    """The refused tries of the last repartition (0 before it starts)."""
+    return int((_repartition(box, config) or {}).get("attempts") or 0)  # type: ignore[call-overload]
+
+
 def _layout(box: sandbox_module.Sandbox) -> list[str]:
     return [i.label for i in FakeGpuState(box.fake_gpu_state).instances(0)]
 
@@ -214,6 +220,23 @@ def _start_until_the_epoch(
         _stop(controller)
         raise
     return _Started(controller, long, short, long_script, trigger, short_script)
+
+
+def _start_idle_until_the_epoch(
+    box: sandbox_module.Sandbox, tmp_path: Path, config: Path
+) -> subprocess.Popen[bytes]:
+    """A controller on ``config`` with no job, and once the day has ended one short job: the decision epoch
+    that starts the repartition of the idle GPU. The caller stops the controller (:func:`_stop`)."""
+    controller = _controller(box, config)
+    began = time.monotonic()
+    try:
+        _wait(lambda: (box.directory / "state.db").exists(), 20, "the controller to start", box)
+        time.sleep(max(0.0, began + SWITCH_S + 1.5 - time.monotonic()))
+        _sbatch(box, _script(tmp_path, "epoch", 0.5), "wattsched: work=0.5s deadline=+300s")
+    except BaseException:
+        _stop(controller)
+        raise
+    return controller
 
 
 def _stop(controller: subprocess.Popen[bytes]) -> None:
@@ -410,6 +433,28 @@ def test_a_controller_killed_between_the_mig_change_and_the_gres_reload_finishes
         _stop(controller)
 
 
+OLD = ["4g.20gb@0", "2g.10gb@4", "1g.10gb@6"]
+#: The layout a try leaves while another process wins the race for 1g.5gb@4: its 1g.10gb there.
+RACED = ["4g.20gb@0", "1g.10gb@4", "1g.10gb@6"]
+
+
+def _refusals(box: sandbox_module.Sandbox) -> list[str]:
+    """The controller's log lines of refused MIG changes."""
+    log = (box.directory / "controller.log").read_text(errors="replace").splitlines()
+    return [line for line in log if "MIG change refused" in line]
+
+
+def _placement_taken(lines: list[str], max_attempts: int) -> None:
+    """One line per try, numbered, each refused by a 1g.10gb another process had just made at 4, a new one
+    at each try (the try before's plan destroyed the last one, idle, as any instance the target lacks)."""
+    takers = []
+    for number, line in enumerate(lines, start=1):
+        assert f"(try {number} of {max_attempts})" in line and "1g.5gb@4 overlaps 1g.10gb@4" in line, line
+        assert "placement taken" in line
+        takers.append(line.split("1g.10gb@4 (")[1].split(")")[0])
+    assert len(set(takers)) == len(takers)
+
+
 def test_a_destroy_the_fake_gpu_refuses_is_logged_in_one_line_and_retried(
     box: sandbox_module.Sandbox, tmp_path: Path
 ) -> None:
@@ -419,14 +464,10 @@ def test_a_destroy_the_fake_gpu_refuses_is_logged_in_one_line_and_retried(
     state = FakeGpuState(box.fake_gpu_state)
     doomed = next(i.uuid for i in state.instances(0) if i.label == "2g.10gb@4")
     state.set_busy(doomed, "inference")
-    controller = _controller(box, config)
-    began = time.monotonic()
+    controller = _start_idle_until_the_epoch(box, tmp_path, config)
     try:
-        _wait(lambda: (box.directory / "state.db").exists(), 20, "the controller to start", box)
-        time.sleep(max(0.0, began + SWITCH_S + 1.5 - time.monotonic()))
-        _sbatch(box, _script(tmp_path, "epoch", 0.5), "wattsched: work=0.5s deadline=+300s")
-        _wait(lambda: ((_repartition(box, config) or {}).get("attempts") or 0) >= 2, 30, "two refusals", box)
-        assert _layout(box) == ["4g.20gb@0", "2g.10gb@4", "1g.10gb@6"]  # nothing half-done
+        _wait(lambda: _attempts(box, config) >= 2, 30, "two refusals", box)
+        assert _layout(box) == OLD  # nothing half-done
         state.set_busy(doomed, None)
         _wait(
             lambda: (_repartition(box, config) or {}).get("phase") == "done",
@@ -437,11 +478,71 @@ def test_a_destroy_the_fake_gpu_refuses_is_logged_in_one_line_and_retried(
         assert _layout(box) == TARGET and "a100_1g.5gb:2" in _node_gres(box)
     finally:
         _stop(controller)
-    log = (box.directory / "controller.log").read_text(errors="replace").splitlines()
-    refused = [line for line in log if "MIG change refused" in line]
-    entry = _repartition(box, config)
-    assert entry is not None and len(refused) == entry["attempts"] >= 2
+    refused = _refusals(box)
+    assert len(refused) == _attempts(box, config) >= 2
     assert all("2g.10gb@4" in line and "nothing changed" in line for line in refused)
+
+
+def test_a_create_refused_because_the_placement_is_taken_is_retried_until_it_is_free(
+    box: sandbox_module.Sandbox, tmp_path: Path
+) -> None:
+    """Another process takes the placement of each 1g.5gb the controller creates (the fake GPU's create
+    race): every try is refused in one line and leaves a whole layout; once the race ends, the next try
+    makes the change."""
+    config = _config(box, tmp_path / "wattsched.toml", {})
+    state = FakeGpuState(box.fake_gpu_state)
+    kept = {i.label: i.uuid for i in state.instances(0) if i.label != "2g.10gb@4"}
+    state.set_create_race(0, "1g.5gb", "1g.10gb")
+    controller = _start_idle_until_the_epoch(box, tmp_path, config)
+    try:
+        _wait(lambda: _attempts(box, config) >= 2, 30, "two refusals", box)
+        assert _layout(box) == RACED  # a whole layout: the 2g destroyed, the other process's 1g.10gb in place
+        state.set_create_race(0, None)
+        _wait(
+            lambda: (_repartition(box, config) or {}).get("phase") == "done",
+            30,
+            "the repartition to end",
+            box,
+        )
+        assert _layout(box) == TARGET and "a100_1g.5gb:2" in _node_gres(box)
+    finally:
+        _stop(controller)
+    refused = _refusals(box)
+    assert len(refused) == _attempts(box, config) >= 2
+    _placement_taken(refused, 20)
+    # The instances both layouts have were never touched.
+    assert {i.label: i.uuid for i in state.instances(0) if i.label in kept} == kept
+
+
+def test_a_create_refused_at_every_try_is_rolled_back_to_exactly_the_old_layout(
+    box: sandbox_module.Sandbox, tmp_path: Path
+) -> None:
+    """The race never ends: after ``max_attempts`` refused tries the GPU is brought back to the old layout
+    (the 2g made again where the other process's instance was), Slurm never told of a change."""
+    config = _config(box, tmp_path / "wattsched.toml", {"max_attempts": 2})
+    state = FakeGpuState(box.fake_gpu_state)
+    kept = {i.label: i.uuid for i in state.instances(0) if i.label != "2g.10gb@4"}
+    gres = _node_gres(box)
+    state.set_create_race(0, "1g.5gb", "1g.10gb")
+    controller = _start_idle_until_the_epoch(box, tmp_path, config)
+    try:
+        _wait(
+            lambda: (_repartition(box, config) or {}).get("phase") == "rolled_back",
+            30,
+            "the roll back",
+            box,
+        )
+    finally:
+        _stop(controller)
+    assert _layout(box) == OLD and _node_gres(box) == gres
+    assert {i.label: i.uuid for i in state.instances(0) if i.label in kept} == kept
+    entry = _repartition(box, config)
+    assert entry is not None and entry["attempts"] == 2
+    phases = entry["phase_s"]
+    assert isinstance(phases, dict) and set(phases) == {"drain", "wait", "apply"}
+    refused = _refusals(box)
+    assert len(refused) == 2
+    _placement_taken(refused, 2)
 
 
 def test_a_controller_killed_in_the_wait_and_in_the_gres_phase_finishes_on_restart(
