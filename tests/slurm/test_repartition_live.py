@@ -24,6 +24,7 @@ import pytest
 from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.slurm import sandbox as sandbox_module
 from wattsched.slurm.client import JobState
+from wattsched.slurm.gres_update import device_uuids
 
 from .conftest import require_slurm, sandbox_directory
 
@@ -518,10 +519,11 @@ def test_a_create_refused_at_every_try_is_rolled_back_to_exactly_the_old_layout(
     box: sandbox_module.Sandbox, tmp_path: Path
 ) -> None:
     """The race never ends: after ``max_attempts`` refused tries the GPU is brought back to the old layout
-    (the 2g made again where the other process's instance was), Slurm never told of a change."""
+    (the 2g made again where the other process's instance was); Slurm's GRES are the old ones throughout."""
     config = _config(box, tmp_path / "wattsched.toml", {"max_attempts": 2})
     state = FakeGpuState(box.fake_gpu_state)
     kept = {i.label: i.uuid for i in state.instances(0) if i.label != "2g.10gb@4"}
+    doomed = next(i.uuid for i in state.instances(0) if i.label == "2g.10gb@4")
     gres = _node_gres(box)
     state.set_create_race(0, "1g.5gb", "1g.10gb")
     controller = _start_idle_until_the_epoch(box, tmp_path, config)
@@ -536,6 +538,9 @@ def test_a_create_refused_at_every_try_is_rolled_back_to_exactly_the_old_layout(
         _stop(controller)
     assert _layout(box) == OLD and _node_gres(box) == gres
     assert {i.label: i.uuid for i in state.instances(0) if i.label in kept} == kept
+    # The 2g made again is a new device: Slurm's device list was brought to it (the reload command ran).
+    remade = next(i.uuid for i in state.instances(0) if i.label == "2g.10gb@4")
+    assert remade != doomed and remade in (device_uuids(box.conf_path) or [])
     entry = _repartition(box, config)
     assert entry is not None and entry["attempts"] == 2
     phases = entry["phase_s"]
