@@ -615,6 +615,30 @@ def test_a_create_refused_because_the_placement_is_taken_is_retried_then_rolled_
     assert controller.gpus[0].configuration.ident == 3 and controller.gpus[0].draining == frozenset()
 
 
+def test_a_roll_back_that_remade_an_instance_runs_the_reload_command_once(tmp_path: Path) -> None:
+    """The tries destroyed the 2g and the roll back made it again: a new instance (a new MIG UUID, on a
+    real GPU a new device), so the reload command runs once and Slurm's devices are the GPU's again."""
+    marker = tmp_path / "reloaded"
+    command = f'reload_command = ["sh", "-c", "echo x >> {marker}"]'
+    controller, slurm, fake, clock, switch = _setup(tmp_path, f"requeue = false\nmax_attempts = 2\n{command}")
+    old_2g = next(i.uuid for i in fake.instances(0) if i.label == DESTROYED)
+    fake.set_create_race(0, "1g.5gb", "1g.10gb")
+    _start_repartition(controller, slurm, fake, clock, switch, passes=2)
+    entry = controller.store.repartitions()[-1]
+    assert entry.phase == "rolled_back" and _labels(fake) == [KEPT, DESTROYED, "1g.10gb@6"]
+    assert next(i.uuid for i in fake.instances(0) if i.label == DESTROYED) != old_2g  # made again
+    assert marker.read_text() == "x\n"  # the reload ran once
+
+
+def test_a_roll_back_after_refused_destroys_runs_no_reload_command(tmp_path: Path) -> None:
+    """The tries changed nothing (the 2g's process never left): Slurm's devices are still the GPU's."""
+    marker = tmp_path / "reloaded"
+    command = f'reload_command = ["touch", "{marker}"]'
+    controller, slurm, fake, clock, switch = _setup(tmp_path, f"requeue = false\nmax_attempts = 2\n{command}")
+    _start_repartition(controller, slurm, fake, clock, switch, passes=2, process_exits=False)
+    assert controller.store.repartitions()[-1].phase == "rolled_back" and not marker.exists()
+
+
 def test_a_roll_back_the_gpu_refuses_fails_the_repartition_on_the_old_configuration(tmp_path: Path) -> None:
     """The instance that took the placement is busy: the tries and the roll back are refused. The MIG change
     was never finished, so the old configuration stays in force (not the target, whose 1g.5gb were never

@@ -915,11 +915,19 @@ class Controller:
 
     def _roll_back(self, model: GpuModel, entry: Repartition, now: float, report: PassReport) -> None:
         """Give the repartition up: the GPU back to the old layout (the instances the tries destroyed made
-        again), the drained slices open again."""
+        again), the drained slices open again. A remade instance is a new device (a new MIG UUID): then the
+        reload command runs once, for Slurm to see the GPU's devices again (its GRES types do not change)."""
         old = model.configuration
+        settings = self.config.repartition
         try:
-            carry_out(self._backend(model.node), model.index, model.gpu, old)
-        except (GpuError, ConfigError) as exc:
+            before, after = carry_out(self._backend(model.node), model.index, model.gpu, old)
+            if before != after and settings.reload_command:
+                try:
+                    run_reload(settings.reload_command, model.node, settings.reload_timeout_s)
+                except ReloadError as exc:
+                    raise ReloadError(f"Slurm not told of the instances made again: {exc}") from None
+                self._refresh_uuids(model.node)
+        except (GpuError, ConfigError, ReloadError) as exc:
             entry.detail += f"; roll back failed: {' '.join(str(exc).split())}"
             self._close(model, entry, "failed", now, report)
             log.error("repartition %d of %s: %s", entry.id, model.name, entry.detail)

@@ -13,9 +13,10 @@ written to the state file (table ``repartitions``) before its work is done, so t
 3. **apply** — the plan (:func:`wattsched.hardware.mig_plan.plan_repartition` from what the GPU holds now
    to the target: kept instances are never touched, destroys before creates) is carried out behind the
    guards of :func:`wattsched.hardware.gpu.apply.apply_plan`; a refusal (an instance still in use, a
-   placement taken) is logged in one line, changes nothing and is tried again at the next pass, up to
-   ``repartition.max_attempts`` tries, then the GPU is brought back to the old layout (``rolled_back``;
-   ``failed``, the old configuration in force, when that is refused too);
+   placement taken) is logged in one line and tried again at the next pass (a refused create leaves the
+   destroys before it done: a whole layout), up to ``repartition.max_attempts`` tries, then the GPU is
+   brought back to the old layout (``rolled_back``; the reload command runs when that made instances again,
+   new devices; ``failed``, the old configuration in force, when that is refused too);
    since the plan is always computed from the GPU's present layout, a restart half-way goes on from there;
 4. **gres** — ``repartition.reload_command`` (``{node}`` replaced) makes Slurm see the node's new GRES;
 5. **resume** — the GPU's model is rebuilt on the new configuration (its running jobs on their slices,

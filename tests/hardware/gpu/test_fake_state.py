@@ -138,6 +138,34 @@ def test_refusals(a100: FakeGpuState) -> None:
     assert [i.label for i in a100.instances(0)] == ["4g.20gb@0", "3g.20gb@4"]
 
 
+def test_a_create_race_another_process_wins_takes_the_placement_first(a100: FakeGpuState) -> None:
+    """With a race set for 1g.5gb, each create of a 1g.5gb finds an idle 1g.10gb just made at its placement
+    (kept: the other process made it) and is refused as the placement taken; other profiles, and a taker
+    that does not fit, are not raced; clearing the race ends it."""
+    a100.set_create_race(0, "1g.5gb", "1g.10gb")
+    middle = a100.instances(0)[1]
+    a100.destroy_instance(0, middle.uuid)
+    before = a100.generation()
+    with pytest.raises(GpuError, match=r"1g\.5gb@4 overlaps 1g\.10gb@4 .*placement taken"):
+        a100.create_instance(0, "1g.5gb", 4)
+    assert [i.label for i in a100.instances(0)] == ["4g.20gb@0", "1g.10gb@4", "1g.10gb@6"]
+    assert not a100.instances(0)[1].busy and a100.generation() == before + 1
+    # The taker at 4 is there: a 1g.5gb at 5 races a 1g.10gb that cannot be placed at 5, so it is refused
+    # by the taker at 4 alone, and nothing is added.
+    with pytest.raises(GpuError, match=r"1g\.5gb@5 overlaps 1g\.10gb@4"):
+        a100.create_instance(0, "1g.5gb", 5)
+    assert len(a100.instances(0)) == 3
+    taker = a100.instances(0)[1]
+    a100.destroy_instance(0, taker.uuid)
+    assert a100.create_instance(0, "2g.10gb", 4).label == "2g.10gb@4"  # not raced
+    a100.destroy_instance(0, a100.instances(0)[1].uuid)
+    a100.set_create_race(0, None)
+    assert a100.create_instance(0, "1g.5gb", 4).label == "1g.5gb@4"
+    assert [i.label for i in a100.instances(0)] == ["4g.20gb@0", "1g.5gb@4", "1g.10gb@6"]
+    with pytest.raises(GpuError, match=r"unknown profile '9g\.99gb'"):
+        a100.set_create_race(0, "1g.5gb", "9g.99gb")
+
+
 def test_unreadable_files(tmp_path: Path, repo_data: Path) -> None:
     with pytest.raises(InputError, match="cannot open"):
         FakeGpuState(tmp_path / "missing.json").gpus()

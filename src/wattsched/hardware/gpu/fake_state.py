@@ -22,6 +22,11 @@ backend interface, as ``fake:FILE`` should for such a file)::
                "instances": [{"uuid": "MIG-…", "profile": "4g.20gb", "start": 0, "size": 4, "compute": 4,
                               "gpu_instance_id": 1, "kind": null | "inference" | "training"}, ...]}]}
 
+A GPU may also carry ``"create_race": {"profile": "1g.5gb", "by": "1g.10gb"}``
+(:meth:`FakeGpuState.set_create_race`): every create of that profile loses a race to another process,
+which makes an idle ``by`` instance at the placement just before, so the create is refused as the placement
+taken — what a real GPU shared with another MIG manager can do between a repartition's destroys and its
+creates.
 ``catalogue`` is a catalogue name or the absolute path of a catalogue ``.toml``; ``generation`` counts the
 changes to instances and busy slices (a cheap way to notice one); UUIDs are derived from the seed, so a
 sandbox built twice with one seed has the same UUIDs. Command line (for Slurm's Prolog and Epilog)::
@@ -294,40 +299,52 @@ class FakeGpuState:
         self._transaction(change)
 
     def create_instance(self, gpu_index: int, profile: str, start: int) -> FakeInstance:
-        """Create an idle instance of ``profile`` (catalogue name) at placement ``start``."""
+        """Create an idle instance of ``profile`` (catalogue name) at placement ``start``; with a create race
+        set for ``profile`` (:meth:`set_create_race`), another process's instance is made there first."""
 
-        def change(data: dict[str, Any]) -> FakeInstance:
+        def change(data: dict[str, Any]) -> FakeInstance | str:
             raw = _gpu_at(data, gpu_index)
             gpu = self._model(raw)
             if not raw["mig_mode"]:
                 raise GpuError(f"GPU {gpu_index}: MIG mode is off; cannot create a GPU instance")
-            try:
+            race = raw.get("create_race")
+            raced = False
+            if race is not None and race["profile"] == profile:
+                taker = gpu.profile(race["by"])
+                if _refusal(gpu_index, raw, gpu, taker.name, start) is None:
+                    _add_instance(data, gpu_index, taker.name, start, taker.memory_slots, taker.compute)
+                    raced = True
+            refused = _refusal(gpu_index, raw, gpu, profile, start)
+            if refused is None:
                 chosen = gpu.profile(profile)
+                return _add_instance(data, gpu_index, profile, start, chosen.memory_slots, chosen.compute)
+            if raced:
+                return refused  # the other process's instance is kept: the file is written
+            raise GpuError(refused)
+
+        made = self._transaction(change)
+        if isinstance(made, str):
+            raise GpuError(made)
+        return made
+
+    def set_create_race(self, gpu_index: int, profile: str | None, by: str | None = None) -> None:
+        """Make every later create of ``profile`` on GPU ``gpu_index`` lose a race to another process,
+        which creates an idle ``by`` instance at the same placement just before (when it fits there): the
+        create is refused as the placement taken, as NVML's is. ``profile=None`` ends the race."""
+
+        def change(data: dict[str, Any]) -> None:
+            raw = _gpu_at(data, gpu_index)
+            if profile is None:
+                raw.pop("create_race", None)
+                return
+            gpu = self._model(raw)
+            try:
+                names = [gpu.profile(name).name for name in (profile, by or "")]
             except ConfigError as exc:
                 raise GpuError(f"GPU {gpu_index}: {exc}") from None
-            if (start, chosen.memory_slots) not in chosen.placements:
-                raise GpuError(
-                    f"GPU {gpu_index}: {profile} cannot be placed at {start} "
-                    f"(placements {list(chosen.placements)})"
-                )
-            existing = _instances(raw)
-            for other in existing:
-                if start < other.start + other.size and other.start < start + chosen.memory_slots:
-                    raise GpuError(
-                        f"GPU {gpu_index}: {profile}@{start} overlaps {other.label} ({other.uuid}); "
-                        "placement taken (NVML: Insufficient Resources)"
-                    )
-            used = sum(other.compute for other in existing)
-            if used + chosen.compute > gpu.compute_slices:
-                raise GpuError(
-                    f"GPU {gpu_index}: {profile} needs {chosen.compute} compute slices, "
-                    f"{gpu.compute_slices - used} are free (NVML: Insufficient Resources)"
-                )
-            if sum(other.profile == profile for other in existing) >= chosen.max_instances:
-                raise GpuError(f"GPU {gpu_index}: at most {chosen.max_instances} instance(s) of {profile}")
-            return _add_instance(data, gpu_index, profile, start, chosen.memory_slots, chosen.compute)
+            raw["create_race"] = {"profile": names[0], "by": names[1]}
 
-        return self._transaction(change)
+        self._transaction(change, change=False)
 
     def destroy_instance(self, gpu_index: int, instance_uuid: str) -> None:
         """Destroy an idle instance; a busy one is refused ("in use")."""
@@ -532,6 +549,34 @@ def _add_instance(
     }
     raw["instances"].append(item)
     return instance
+
+
+def _refusal(gpu_index: int, raw: dict[str, Any], gpu: MigGpu, profile: str, start: int) -> str | None:
+    """Why NVML would refuse to create ``profile`` at ``start`` on the GPU ``raw``; ``None``: it would not."""
+    try:
+        chosen = gpu.profile(profile)
+    except ConfigError as exc:
+        return f"GPU {gpu_index}: {exc}"
+    if (start, chosen.memory_slots) not in chosen.placements:
+        return (
+            f"GPU {gpu_index}: {profile} cannot be placed at {start} (placements {list(chosen.placements)})"
+        )
+    existing = _instances(raw)
+    for other in existing:
+        if start < other.start + other.size and other.start < start + chosen.memory_slots:
+            return (
+                f"GPU {gpu_index}: {profile}@{start} overlaps {other.label} ({other.uuid}); "
+                "placement taken (NVML: Insufficient Resources)"
+            )
+    used = sum(other.compute for other in existing)
+    if used + chosen.compute > gpu.compute_slices:
+        return (
+            f"GPU {gpu_index}: {profile} needs {chosen.compute} compute slices, "
+            f"{gpu.compute_slices - used} are free (NVML: Insufficient Resources)"
+        )
+    if sum(other.profile == profile for other in existing) >= chosen.max_instances:
+        return f"GPU {gpu_index}: at most {chosen.max_instances} instance(s) of {profile}"
+    return None
 
 
 class FakeStateBackend:
