@@ -24,8 +24,13 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 venv: $(STAMP)
 
+# The tests in TEST_WORKERS processes (pytest-xdist; auto: one per core, 0: in this process), each test file
+# in one of them: the live Slurm tests spend most of their time waiting on real daemons, which the other
+# files' work fills.
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow" -p no:cacheprovider --cov=wattsched --cov-report=term:skip-covered
+	$(BIN)/python -m pytest -q -m "not slow" -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile \
+		--cov=wattsched --cov-report=term:skip-covered
 
 test-slow: $(STAMP)
 	HYPOTHESIS_PROFILE=slow $(BIN)/python -m pytest -q -p no:cacheprovider

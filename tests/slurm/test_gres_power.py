@@ -205,3 +205,12 @@ def test_the_commands_from_the_cli(tmp_path: Path) -> None:
     assert "suspend gpu02: recorded" in ran.stderr
     unknown = _cli("resume", "nodeX", "--config", str(config))
     assert unknown.returncode == 2 and "nodeX are not in the config" in unknown.stderr
+    # Slurm starts the programs with their standard streams closed: the run still succeeds, with no crash.
+    closed = subprocess.run(
+        ["sh", "-c", 'exec "$0" gpu02 >&- 2>&-', str(suspend)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "TMPDIR": str(tmp_path)},
+    )
+    assert closed.returncode == 0
+    assert not list(tmp_path.glob("wattsched-crash-*"))

@@ -418,11 +418,13 @@ def test_a_failing_reload_command_is_retried_and_a_restart_goes_on_from_the_gres
 def test_the_config_takes_registry_partitioners_and_repartition_settings(tmp_path: Path) -> None:
     gpu_file = tmp_path / "gpu.json"
     FakeGpuState.create(gpu_file, [("a100-40gb", 3)])
-    config = load_config(_config(tmp_path, gpu_file, "requeue = false\nmax_wait_s = 30"))
+    config = load_config(_config(tmp_path, gpu_file, "requeue = true\nmax_wait_s = 30"))
     node = config.nodes[0]
     assert node.partitioner == "day-night" and node.dynamic
     assert dict(node.partitioner_options) == {"day_configuration": 3, "night_configuration": 4}
-    assert config.repartition.requeue is False and config.repartition.max_wait_s == 30.0
+    assert config.repartition.requeue is True and config.repartition.max_wait_s == 30.0
+    # Requeueing is off unless asked for: Slurm 22.05 does not run a job requeued across a GRES change.
+    assert load_config(_config(tmp_path, gpu_file, "max_wait_s = 30")).repartition.requeue is False
     with pytest.raises(ConfigError, match=r"unknown partitioner 'day-nite' \(did you mean 'day-night'\?\)"):
         load_config(_config(tmp_path, gpu_file, partitioner="day-nite"))
     with pytest.raises(ConfigError, match=r"repartition\.requeue must be true or false"):

@@ -63,10 +63,16 @@ def test_cells_are_unique_and_cover_every_variant_and_method() -> None:
                 for d in range(c.first_day, c.first_day + c.days)
             )
             assert held == list(range(days))  # the same held-out days 0..days-1 for every method
-    # heaviest first: every DQN training, the rollout blocks (10 days each), then the lookahead blocks
-    labels_in_order = [c.method.label if c.method else "selection" for c in cells]
-    assert labels_in_order[:2] == ["dynamic"] * 2
-    assert labels_in_order[2:12] == ["dynamic-rollout"] * 10 and labels_in_order[12] == "lookahead"
+    # heaviest first: every DQN training (the busiest load first), the rollout blocks (10 days each) of the
+    # lightest load (its training ends first), the lookahead blocks (no network needed), the other rollouts
+    order = [(c.variant.name, c.method.label if c.method else "selection") for c in cells]
+    assert order[:2] == [("paper", "dynamic"), ("literal", "dynamic")]
+    assert order[2:7] == [("literal", "dynamic-rollout")] * 5
+    lookahead = [k for k, (_, label) in enumerate(order) if label == "lookahead"]
+    assert lookahead == list(range(7, 7 + len(lookahead)))
+    after = 7 + len(lookahead)
+    assert order[after : after + 5] == [("paper", "dynamic-rollout")] * 5
+    assert "dynamic-rollout" not in {label for _, label in order[after + 5 :]}
     assert {c.days for c in cells if c.method and c.method.rollout} == {10}
     dynamic = Method("dynamic")
     paper_scale = [c for c in study.cells("paper") if isinstance(c, Table3Cell) and c.method == dynamic]
@@ -79,9 +85,9 @@ def test_cells_are_unique_and_cover_every_variant_and_method() -> None:
     assert {(c.variant, c.dqn_hyperparameters, c.dqn_ensemble) for c in rollout} == {
         (c.variant, c.dqn_hyperparameters, c.dqn_ensemble) for c in paper_scale
     }
-    # the recipe's 8 networks at paper scale (None: the hyperparameters'), 4 of them at quick scale
+    # the recipe's 8 networks at paper scale (None: the hyperparameters'), 3 of them at quick scale
     assert {c.dqn_ensemble for c in paper_scale} == {None}
-    assert {c.dqn_ensemble for c in cells if c.method == dynamic} == {4}
+    assert {c.dqn_ensemble for c in cells if c.method == dynamic} == {3}
     for scale in ("quick", "paper"):
         given = [c for c in Table3Study(dqn_ensemble=2).cells(scale) if isinstance(c, Table3Cell)]
         assert {c.dqn_ensemble for c in given if c.method == dynamic} == {2}  # dqn_ensemble wins at both
@@ -89,6 +95,14 @@ def test_cells_are_unique_and_cover_every_variant_and_method() -> None:
     assert {c.dqn_ensemble for c in whole if c.method == dynamic} == {None}
     off = [c for c in Table3Study(dqn_rollout=0).cells("quick") if isinstance(c, Table3Cell)]
     assert not [c for c in off if c.method and c.method.rollout]
+    # the rollout's sampled days: 1 at quick scale, 2 at paper scale, dqn_rollout at both when given
+    rollouts = {
+        (scale, given): {c.method.rollout for c in Table3Study(dqn_rollout=given).cells(scale)
+                         if isinstance(c, Table3Cell) and c.method and c.method.rollout}
+        for scale in ("quick", "paper")
+        for given in (None, 3)
+    }
+    assert rollouts == {("quick", None): {1}, ("paper", None): {2}, ("quick", 3): {3}, ("paper", 3): {3}}
     asked = [c for c in Table3Study(dqn_hyperparameters="paper").cells("paper") if isinstance(c, Table3Cell)]
     assert {c.dqn_hyperparameters for c in asked if c.method == dynamic} == {"paper"}
     paper = [c for c in cells if c.variant.name == "paper"]
@@ -107,6 +121,8 @@ def test_options_are_validated() -> None:
         Table3Study(dqn_hyperparameters="tuned")
     with pytest.raises(ConfigError, match="quick_dqn_ensemble must be >= 1, got 0"):
         Table3Study(quick_dqn_ensemble=0)
+    with pytest.raises(ConfigError, match="quick_dqn_rollout must be >= 0"):
+        Table3Study(quick_dqn_rollout=-1)
     study = STUDIES.make("table3", variants=["literal"], preset="literal")
     assert {c.variant.name for c in study.cells("quick") if isinstance(c, Table3Cell)} == {"literal"}
 

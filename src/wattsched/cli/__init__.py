@@ -185,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``wattsched argv`` (default: ``sys.argv[1:]``) and return the exit status."""
     if argv is None and "_ARGCOMPLETE" in os.environ:
         _complete()
+    _bind_closed_streams()
     raw = list(sys.argv[1:] if argv is None else argv)
     rest, flags = split_global_flags(raw)
     rest, modules = split_plugins(rest)
@@ -195,6 +196,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _dispatch(rest, raw, flags["debug"], modules)
     finally:
         _restore_logging(previous)
+
+
+def _bind_closed_streams() -> None:
+    """A program started with its standard output or error closed (Slurm runs ``SuspendProgram`` and
+    ``ResumeProgram`` so) has ``sys.stdout``/``sys.stderr`` set to ``None``: write those to the null device
+    rather than fail on the first line of output."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - for the process's life
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,

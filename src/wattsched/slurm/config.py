@@ -20,7 +20,7 @@ partitioner = "static"             # or any registry partitioner (wattsched mig 
 partitioner_options = {}           # keyword arguments of the partitioner (day-night: day_configuration...)
 backend = "nvml"                   # or fake:FILE (a fake GPU state file)
 [repartition]                      # optional: how a live repartition is carried out
-requeue = true                     # preemptible jobs on destroyed slices are requeued (else waited for)
+requeue = false                    # true: preemptible jobs on destroyed slices are requeued (else waited for)
 max_wait_s = 600                   # give up (and reopen the drained slices) after waiting this long
 max_attempts = 10                  # tries of the MIG change before giving up (rolled back)
 reload_command = ["/usr/local/sbin/mig-gres-reload", "{node}"]  # brings Slurm's GRES to the new slices
@@ -112,7 +112,7 @@ class RepartitionConfig:
     of the MIG change before it is rolled back, and the command (``{node}`` replaced) that makes Slurm see
     the node's new GRES (empty: none is run; a sandbox's config names its own)."""
 
-    requeue: bool = True
+    requeue: bool = False
     max_wait_s: float = 600.0
     max_attempts: int = 10
     reload_command: tuple[str, ...] = ()
@@ -236,7 +236,7 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
 
 
 def _repartition(table: dict[str, Any], where: str) -> RepartitionConfig:
-    requeue = table.get("requeue", True)
+    requeue = table.get("requeue", False)
     if not isinstance(requeue, bool):
         raise ConfigError(f"{where}: repartition.requeue must be true or false, got {requeue!r}")
     attempts = table.get("max_attempts", 10)

@@ -9,14 +9,14 @@ Cells (each a pure function of its fields):
 * ``<variant>/<method>/bNNN`` for no-mig, static (the GPU's static role: P1's cfg 3 on the A100-40GB),
   static-best (the selected one, reported beside it), day-night and lookahead: ``block_days`` held-out days;
 * ``<variant>/dynamic/b000``: trains the DQN deterministically from the study seed on the variant's workload
-  and GPU (:func:`wattsched.rl.dqn.quick_config`, the tuned ensemble, at both scales — 4 of its 8
+  and GPU (:func:`wattsched.rl.dqn.quick_config`, the tuned ensemble, at both scales — 3 of its 8
   networks at quick scale, ``quick_dqn_ensemble``; the
   one-network DQN we propose for P1 with ``dqn_hyperparameters = "paper"``), then evaluates it on every
   held-out day;
 * ``<variant>/dynamic-rollout/bNNN``: the same DQN improved by rollouts (``dqn_rollout`` sampled days at each
-  decision) on ``rollout_block_days`` of those days — the heaviest evaluation, so in blocks that both
-  workers share. Every cell of a variant gets the one trained DQN from :mod:`wattsched.rl.cache` (trained by
-  the first cell to ask, the others wait for it and load it);
+  decision: 2, or ``quick_dqn_rollout`` = 1 at quick scale) on ``rollout_block_days`` of those days — the
+  heaviest evaluation, so in blocks that both workers share. Every cell of a variant gets the one trained DQN
+  from :mod:`wattsched.rl.cache` (trained by the first cell to ask, the others wait for it and load it);
 * ``sens/...``: the load and deadline-slack sensitivity (:mod:`.table3_sensitivity`).
 
 Every method of a variant runs on the same held-out days (common random numbers; variants that differ only in
@@ -152,8 +152,8 @@ class Table3Study:
     #: variants); ``None``: the H200 (``wattsched reproduce --gpu``).
     gpus: tuple[str, ...] | None = None
     block_days: int = 25
-    #: Held-out days of a method at quick scale (the first command a newcomer runs: about 7 min on two cores
-    #: in all; paper scale keeps the statistics of 500 days).
+    #: Held-out days of a method at quick scale (the first command a newcomer runs; paper scale keeps the
+    #: statistics of 500 days).
     quick_days: int = 50
     paper_days: int = 500
     #: Days of the ``extra`` variants (deadline-rule and GPU comparisons).
@@ -174,15 +174,19 @@ class Table3Study:
     #: hyperparameters' at paper scale: 8 with "quick", keeping the best 3; fewer than the kept number act
     #: all together).
     dqn_ensemble: int | None = None
-    #: Networks each DQN trains at quick scale when ``dqn_ensemble`` is not set: 4 of the recipe's 8 (each the
-    #: same 120k-step network, the best 3 kept), which halves the two trainings that bound a quick run's
-    #: wall time; ``None``: the hyperparameters' 8, as at paper scale.
-    quick_dqn_ensemble: int | None = 4
+    #: Networks each DQN trains at quick scale when ``dqn_ensemble`` is not set: 3 of the recipe's 8 (each the
+    #: same 120k-step network, all three acting: no choice of the best 3), for the two trainings that bound a
+    #: quick run's wall time; ``None``: the hyperparameters' 8, as at paper scale.
+    quick_dqn_ensemble: int | None = 3
     #: Also score ``dynamic-rollout`` (the trained DQN improved by rollouts over this many sampled days at
-    #: each decision, :class:`~wattsched.mig.partition.rollout.RolloutPartitioner`) on the DQN's days,
-    #: in the DQN's cell; 0: not scored. With 2, about 5 s of one core a day at the ``paper`` load and
-    #: 0.3 s at ``literal`` (quick scale: +9 min of CPU; paper scale: +45 min, in one cell).
-    dqn_rollout: int = 2
+    #: each decision, :class:`~wattsched.mig.partition.rollout.RolloutPartitioner`) on the DQN's days, at
+    #: both scales; 0: not scored; ``None``: 2 at paper scale, ``quick_dqn_rollout`` at quick scale. With 2,
+    #: about 6 s of one core a day at the ``paper`` load and 0.6 s at ``literal``.
+    dqn_rollout: int | None = None
+    #: Sampled days of the rollout at quick scale when ``dqn_rollout`` is not set: 1 halves the rollout,
+    #: the longest part of a quick run, for about a point of its gain (on 20 days of the ``paper`` preset:
+    #: 27.0 % over Day-Night with one sampled day, 28.3 % with two, the DQN alone 23.8 %).
+    quick_dqn_rollout: int = 1
     #: Held-out days per ``dynamic-rollout`` cell (the rollout costs ~5 s of one core a day at ``paper``).
     rollout_block_days: int = 10
     #: Variants that train a DQN at quick scale (each costs ~3 min of one core); at paper scale every
@@ -204,8 +208,10 @@ class Table3Study:
             value = getattr(self, key)
             if value is not None and value < 1:
                 raise ConfigError(f"{key} must be >= 1, got {value}")
-        if self.dqn_rollout < 0:
-            raise ConfigError(f"dqn_rollout must be >= 0 (0: off), got {self.dqn_rollout}")
+        for key in ("dqn_rollout", "quick_dqn_rollout"):
+            value = getattr(self, key)
+            if value is not None and value < 0:
+                raise ConfigError(f"{key} must be >= 0 (0: off), got {value}")
         if self.rollout_block_days < 1:
             raise ConfigError(f"rollout_block_days must be >= 1, got {self.rollout_block_days}")
         known = {v.name: v for v in variants_with_gpus(DEFAULT_VARIANTS, self.gpus, _gpu_variant)}
@@ -225,10 +231,13 @@ class Table3Study:
         ensemble = self.dqn_ensemble
         if ensemble is None and not paper:
             ensemble = self.quick_dqn_ensemble
+        scenarios = self.dqn_rollout
+        if scenarios is None:
+            scenarios = 2 if paper else self.quick_dqn_rollout
         # Heaviest first so that workers finish together: the DQN trainings (the busiest load first), the
-        # rollout blocks, then the lookahead blocks. The rollout blocks of the lightest load come first: its
-        # training ends first, so a worker freed by it finds blocks whose network is ready instead of
-        # waiting for a training still under way.
+        # rollout blocks and the lookahead blocks. The rollout blocks of the lightest load come first (its
+        # training ends first), then the lookahead blocks, which need no network, then the other rollout
+        # blocks: a worker freed by a training finds work instead of waiting for a training under way.
         training: list[Table3Cell] = []
         rollouts: list[Table3Cell] = []
         heavy: list[Table3Cell] = []
@@ -261,8 +270,8 @@ class Table3Study:
 
             if variant.dqn and (paper or variant.name in self.quick_dqn_variants):
                 training.append(cell(Method("dynamic"), 0, 0, days))
-                if self.dqn_rollout:
-                    rollout = Method("dynamic", rollout=self.dqn_rollout)
+                if scenarios:
+                    rollout = Method("dynamic", rollout=scenarios)
                     for block, first in enumerate(range(0, days, self.rollout_block_days)):
                         count = min(self.rollout_block_days, days - first)
                         rollouts.append(cell(rollout, block, first, count))
@@ -271,9 +280,14 @@ class Table3Study:
                 for block, first in enumerate(range(0, days, self.block_days)):
                     target = heavy if method.kind == "lookahead" else light
                     target.append(cell(method, block, first, min(self.block_days, days - first)))
-        training.sort(key=lambda c: -c.variant.workload().rate_multiplier)  # stable: ties keep variant order
-        rollouts.sort(key=lambda c: c.variant.workload().rate_multiplier)
-        return [*training, *rollouts, *heavy, *light, *self._sensitivity_cells(scale, selection)]
+        def load(c: Table3Cell) -> float:
+            return float(c.variant.workload().rate_multiplier)
+
+        training.sort(key=lambda c: -load(c))  # stable: ties keep variant order
+        rollouts.sort(key=load)
+        lightest = [c for c in rollouts if load(c) == load(rollouts[0])]
+        others = rollouts[len(lightest) :]
+        return [*training, *lightest, *heavy, *others, *light, *self._sensitivity_cells(scale, selection)]
 
     def _sensitivity_cells(self, scale: Scale, selection: int) -> list[Table3SensCell]:
         lookahead = scale == "paper" if self.sensitivity_lookahead is None else self.sensitivity_lookahead
