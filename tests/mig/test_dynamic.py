@@ -128,6 +128,41 @@ class _HalfSpeed:
         return 0
 
 
+class _ThreeLevels:
+    """A governor that slows down when the tightest running job has slack: levels 0 (full), 1 and 2."""
+
+    speed = (1.0, 0.8, 0.6)
+    power_scale = (1.0, 0.7, 0.5)
+    initial_level = 0
+
+    def level_for(self, slack_ratio: float) -> int:
+        return 0 if slack_ratio < 1.5 else 1 if slack_ratio < 3.0 else 2
+
+
+@pytest.mark.parametrize("clock", [None, _ThreeLevels()], ids=["no-clock", "three-levels"])
+def test_energy_so_far_is_power_times_busy_time_over_every_state(clock: object) -> None:
+    """At every epoch, energy_j (which visits only the states entered) equals the sum over the whole table:
+    per clock level, Σ power × busy time over its states, the levels added in order."""
+    jobs = generate_jobs(WorkloadSpec(rate_per_min=1.0, hours=4.0), 3)
+    sim = MigSimulation(jobs, 3, "edf-ss", clock=clock)  # type: ignore[arg-type]
+    states = sim._states
+    levels = len(sim._power_w) // states
+    epochs = 0
+    while sim.advance():
+        epochs += 1
+        if epochs % 7 == 0:
+            sim.repartition(4 if (epochs // 7) % 2 else 3)
+        power, busy = sim._power_w, sim._busy_time
+        expected = 0.0
+        for level in range(levels):
+            span = range(level * states, (level + 1) * states)
+            expected += sum(power[i] * busy[i] for i in span if busy[i])
+        assert sim.energy_j == expected
+    assert epochs > 100 and sim.energy_j > 0
+    if clock is not None:
+        assert len({i // states for i, t in enumerate(sim._busy_time) if t}) >= 2  # the clock changed
+
+
 def test_a_clock_governor_scales_time_and_busy_power() -> None:
     # One 7g job of 100 s on configuration 1 at half speed: 200 s at 40 + (248.5 - 40) x 0.8 W.
     job = Job("a", 0.0, 1000.0, JobKind.INFERENCE, Scaling.LINEAR, (700.0, 350.0, 700 / 3, 175.0, 100.0),

@@ -44,6 +44,7 @@ import math
 import operator
 from bisect import insort
 from collections.abc import Callable, Mapping, Sequence
+from itertools import groupby
 from operator import itemgetter
 from typing import Literal
 
@@ -157,6 +158,7 @@ class MigSimulation:
     _levels_used: set[int]  # clock levels entered so far (busy time is zero at every other level)
     _busy: int  # the state: ``level · states + busy state`` (an index into _power_w)
     _busy_time: list[float]  # seconds spent in each state
+    _entered: list[int]  # the states whose busy time may be non-zero, ascending (energy_j sums only those)
     # ---- the clock and the totals
     _last_s: float  # time up to which busy time is counted
     _now_s: float
@@ -249,6 +251,7 @@ class MigSimulation:
         self._busy_time = [0.0] * len(self._power_w)
         self._busy = self._level * self._states
         self._levels_used = {self._level}
+        self._entered = []
         self._dropped = 0
         self._reference = False
         self._finished_jobs = FinishedJobs()
@@ -301,18 +304,25 @@ class MigSimulation:
 
     @property
     def energy_j(self) -> float:
-        """Energy consumed so far (up to ``now_s``; up to ``end_s`` once finished)."""
-        if self._clock is None:
-            return sum(p * t for p, t in zip(self._power_w, self._busy_time, strict=True) if t)
-        states = self._states
+        """Energy consumed so far (up to ``now_s``; up to ``end_s`` once finished): Σ power × busy time over
+        the states in index order; with a clock governor, that sum per clock level, the levels added in
+        order. Only the states entered are visited (the others' busy time is zero), in the same order."""
         busy = self._busy_time
         power = self._power_w
+        if self._clock is None:
+            return sum(power[i] * busy[i] for i in self._entered if busy[i])
+        states = self._states
         total = 0.0
-        for level in sorted(self._levels_used):  # the same sum, without the levels never entered
-            start = level * states
-            total += sum(p * t for p, t in zip(power[start : start + states], busy[start : start + states],
-                                               strict=True) if t)
+        for _, indices in groupby(self._entered, key=lambda i: i // states):
+            total += sum(power[i] * busy[i] for i in indices if busy[i])
         return total
+
+    def _count_busy(self, seconds: float) -> None:
+        """Add ``seconds`` to the busy time of the state in force."""
+        state = self._busy
+        if not self._busy_time[state] and state not in self._entered:
+            insort(self._entered, state)
+        self._busy_time[state] += seconds
 
     @property
     def accrued_tardiness_s(self) -> float:
@@ -857,7 +867,7 @@ class MigSimulation:
         self._queue.advance_to(t)
         if self._speed is not None:
             self._settle(t)
-        self._busy_time[self._busy] += t - self._last_s
+        self._count_busy(t - self._last_s)
         self._last_s = t
         self._now_s = t
         self._state.now_s = t
@@ -968,7 +978,7 @@ class MigSimulation:
 
         Returns whether it was a decision epoch (an arrival or completion outside a blackout). Speeds are
         :meth:`_handle_capped`'s."""
-        self._busy_time[self._busy] += t - self._last_s
+        self._count_busy(t - self._last_s)
         self._last_s = t
         self._now_s = t
         st = self._state
@@ -1194,7 +1204,7 @@ class MigSimulation:
 
     def _finish(self) -> None:
         end = max(self._horizon_s, self._last_s)
-        self._busy_time[self._busy] += end - self._last_s
+        self._count_busy(end - self._last_s)
         self._last_s = end
         self._now_s = end
         self._end_s = end
