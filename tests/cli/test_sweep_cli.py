@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from wattsched.cli import main
-from wattsched.experiments.sweep_run import CONTRACT_COLUMNS
+from wattsched.experiments.sweep_run import SWEEP_RUN_COLUMNS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -40,7 +40,7 @@ def test_policies_example_gives_24_rows_and_report_and_plot_read_it(
     assert "sweep: 24 runs (24 ran, 0 reused)" in err and "et over the whole pool (mig 24 runs, a = " in err
     runs = pd.read_parquet(out_dir / "runs.parquet")
     assert len(runs) == 24  # 2 GPUs x 3 configurations x 2 policies x 2 seeds
-    assert list(runs.columns[: len(CONTRACT_COLUMNS)]) == list(CONTRACT_COLUMNS)
+    assert list(runs.columns[: len(SWEEP_RUN_COLUMNS)]) == list(SWEEP_RUN_COLUMNS)
     seeds = runs.groupby(["gpu", "configuration", "policy"]).seed.apply(sorted)
     assert len(seeds) == 12 and all(s == [1, 2] for s in seeds)
     assert set(runs.gpu) == {"a100-40gb", "h200-141gb"} and set(runs.configuration) == {"3", "6", "no-mig"}

@@ -17,7 +17,7 @@ from wattsched.experiments import sweep_run
 from wattsched.experiments.executors import CellFailedError
 from wattsched.experiments.sweep import validate_sweep
 from wattsched.experiments.sweep_expand import expand_sweep
-from wattsched.experiments.sweep_run import CONTRACT_COLUMNS, run_sweep
+from wattsched.experiments.sweep_run import SWEEP_RUN_COLUMNS, run_sweep
 
 #: 1 GPU x 2 configurations x 2 policies x 2 seeds = 8 runs, plus 2 partitioners x 2 seeds = 4 days.
 SMALL = {
@@ -48,7 +48,7 @@ def test_rows_equal_mig_run_and_et_uses_the_whole_pool(
 ) -> None:
     result = _sweep(tmp_path, SMALL, workers=1)
     runs = result.runs
-    assert len(runs) == 12 and list(runs.columns[: len(CONTRACT_COLUMNS)]) == list(CONTRACT_COLUMNS)
+    assert len(runs) == 12 and list(runs.columns[: len(SWEEP_RUN_COLUMNS)]) == list(SWEEP_RUN_COLUMNS)
     # A fixed cell is `mig run` with the same options (the sweep's preset default is literal, as mig run's).
     row = runs[(runs.configuration == "3") & (runs.policy == "edf-fs") & (runs.seed == 2)].iloc[0]
     single = _cli_json(

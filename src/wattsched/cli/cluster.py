@@ -197,7 +197,7 @@ def _workload(args: argparse.Namespace, gpus: int, largest_server: int) -> tuple
 
 def _run(args: argparse.Namespace) -> int:
     from wattsched.cluster.engine import ClusterSimulation
-    from wattsched.cluster.result import CONTRACT_KEYS
+    from wattsched.cluster.result import SUMMARY_KEYS
     from wattsched.cluster.spec import ClusterOptions, PowerStates
     from wattsched.mig.partition import check_workload_source
     from wattsched.workload.traces import file_format, require_sizes
@@ -237,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
     summary = {"placement": args.placement, "partitioner": args.partitioner, "policy": args.policy,
                "config": args.config, "power_states": args.power_states, **result.to_dict(),
                **notes.to_dict(), **clock_levels(result.clock_time_s)}
-    bad = [k for k in CONTRACT_KEYS if isinstance(summary[k], float) and not math.isfinite(summary[k])]
+    bad = [k for k in SUMMARY_KEYS if isinstance(summary[k], float) and not math.isfinite(summary[k])]
     if bad:
         raise InputError(f"the simulation overflowed ({', '.join(bad)} not finite): times or durations "
                          "are too large", path=args.trace)

@@ -8,10 +8,10 @@ from typing import Any
 
 from wattsched.mig.results import JobRecord, SimResult
 
-__all__ = ["CONTRACT_KEYS", "ClusterJobRecord", "ClusterResult"]
+__all__ = ["SUMMARY_KEYS", "ClusterJobRecord", "ClusterResult"]
 
 #: Keys ``cluster run --json`` always prints (docs/concepts/datacentre.md).
-CONTRACT_KEYS = ("energy_j", "energy_idle_j", "energy_overhead_j", "avg_tardiness_s", "jobs", "late_jobs",
+SUMMARY_KEYS = ("energy_j", "energy_idle_j", "energy_overhead_j", "avg_tardiness_s", "jobs", "late_jobs",
                  "repartitions", "gpus", "server_turn_ons", "end_s")
 
 

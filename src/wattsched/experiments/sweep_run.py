@@ -41,12 +41,11 @@ if TYPE_CHECKING:
 
     from wattsched.experiments.study import Scale, Study
 
-__all__ = ["CONTRACT_COLUMNS", "ET_DEFINITION", "SweepResult", "run_sweep"]
+__all__ = ["ET_DEFINITION", "SWEEP_RUN_COLUMNS", "SweepResult", "run_sweep"]
 
 log = logging.getLogger(__name__)
 
-#: The columns docs/howto/sweep.md requires, first in ``runs.parquet``.
-CONTRACT_COLUMNS = SWEEP_RUN_COLUMNS
+#: Columns of ``runs.parquet`` after :data:`SWEEP_RUN_COLUMNS` (the ones docs/howto/sweep.md requires).
 _MORE_COLUMNS = (
     "partitioner",
     "workload",
@@ -175,7 +174,7 @@ def tidy_runs(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, dict[str, flo
             "mean_et": float(runs.loc[mask, "et"].mean()),
         }
     runs = runs.dropna(axis=1, how="all")
-    first = [c for c in (*CONTRACT_COLUMNS, *_MORE_COLUMNS) if c in runs.columns]
+    first = [c for c in (*SWEEP_RUN_COLUMNS, *_MORE_COLUMNS) if c in runs.columns]
     rest = [c for c in runs.columns if c not in first and c != "cell"]
     return runs[[*first, *rest, "cell"]], pools
 
