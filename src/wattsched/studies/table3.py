@@ -181,7 +181,7 @@ class Table3Study:
     #: Also score ``dynamic-rollout`` (the trained DQN improved by rollouts over this many sampled days at
     #: each decision, :class:`~wattsched.mig.partition.rollout.RolloutPartitioner`) on the DQN's days, at
     #: both scales; 0: not scored; ``None``: 2 at paper scale, ``quick_dqn_rollout`` at quick scale. With 2,
-    #: about 6 s of one core a day at the ``paper`` load and 0.6 s at ``literal``.
+    #: about 8 s of one core a day at the ``paper`` load (1: 4 s) and 0.6 s at ``literal``.
     dqn_rollout: int | None = None
     #: Sampled days of the rollout at quick scale when ``dqn_rollout`` is not set: 1 halves the rollout,
     #: the longest part of a quick run, for about a point of its gain (on 20 days of the ``paper`` preset:

@@ -19,7 +19,7 @@ and every other configuration of the GPU.
 
 Cost per decision: ``candidates × scenarios`` simulations of ``window_s``; with the DQN as base, 3
 candidates, 2 sampled days and a 30-minute window, a day of the ``paper`` preset (~520 jobs, ~1,000 epochs)
-takes about 7 s on one core.
+takes about 8 s on one core (1 sampled day: about 4 s).
 """
 
 from __future__ import annotations
