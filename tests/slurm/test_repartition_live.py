@@ -456,20 +456,21 @@ def _placement_taken(lines: list[str], max_attempts: int) -> None:
     assert len(set(takers)) == len(takers)
 
 
-def test_a_destroy_the_fake_gpu_refuses_is_logged_in_one_line_and_retried(
-    box: sandbox_module.Sandbox, tmp_path: Path
-) -> None:
-    """A process outside Slurm holds the 2g (the fake GPU marks it busy): the MIG change is refused, the
-    layout stays whole, the controller tries again at every pass and goes on once the process is gone."""
-    config = _config(box, tmp_path / "wattsched.toml", {})
-    state = FakeGpuState(box.fake_gpu_state)
-    doomed = next(i.uuid for i in state.instances(0) if i.label == "2g.10gb@4")
-    state.set_busy(doomed, "inference")
+def _refused_until_freed(
+    box: sandbox_module.Sandbox,
+    tmp_path: Path,
+    config: Path,
+    refused_layout: list[str],
+    free: Callable[[], None],
+) -> list[str]:
+    """Start the controller on an idle GPU whose change the fake GPU refuses; after two refused tries the
+    layout is ``refused_layout`` (whole); ``free()`` ends the refusal and the change is made. Returns the
+    refusal lines, one per try."""
     controller = _start_idle_until_the_epoch(box, tmp_path, config)
     try:
         _wait(lambda: _attempts(box, config) >= 2, 30, "two refusals", box)
-        assert _layout(box) == OLD  # nothing half-done
-        state.set_busy(doomed, None)
+        assert _layout(box) == refused_layout
+        free()
         _wait(
             lambda: (_repartition(box, config) or {}).get("phase") == "done",
             30,
@@ -481,6 +482,20 @@ def test_a_destroy_the_fake_gpu_refuses_is_logged_in_one_line_and_retried(
         _stop(controller)
     refused = _refusals(box)
     assert len(refused) == _attempts(box, config) >= 2
+    return refused
+
+
+def test_a_destroy_the_fake_gpu_refuses_is_logged_in_one_line_and_retried(
+    box: sandbox_module.Sandbox, tmp_path: Path
+) -> None:
+    """A process outside Slurm holds the 2g (the fake GPU marks it busy): the MIG change is refused, the
+    layout stays whole, the controller tries again at every pass and goes on once the process is gone."""
+    config = _config(box, tmp_path / "wattsched.toml", {})
+    state = FakeGpuState(box.fake_gpu_state)
+    doomed = next(i.uuid for i in state.instances(0) if i.label == "2g.10gb@4")
+    state.set_busy(doomed, "inference")
+    # OLD after the refusals: nothing half-done.
+    refused = _refused_until_freed(box, tmp_path, config, OLD, lambda: state.set_busy(doomed, None))
     assert all("2g.10gb@4" in line and "nothing changed" in line for line in refused)
 
 
@@ -494,22 +509,8 @@ def test_a_create_refused_because_the_placement_is_taken_is_retried_until_it_is_
     state = FakeGpuState(box.fake_gpu_state)
     kept = {i.label: i.uuid for i in state.instances(0) if i.label != "2g.10gb@4"}
     state.set_create_race(0, "1g.5gb", "1g.10gb")
-    controller = _start_idle_until_the_epoch(box, tmp_path, config)
-    try:
-        _wait(lambda: _attempts(box, config) >= 2, 30, "two refusals", box)
-        assert _layout(box) == RACED  # a whole layout: the 2g destroyed, the other process's 1g.10gb in place
-        state.set_create_race(0, None)
-        _wait(
-            lambda: (_repartition(box, config) or {}).get("phase") == "done",
-            30,
-            "the repartition to end",
-            box,
-        )
-        assert _layout(box) == TARGET and "a100_1g.5gb:2" in _node_gres(box)
-    finally:
-        _stop(controller)
-    refused = _refusals(box)
-    assert len(refused) == _attempts(box, config) >= 2
+    # RACED after the refusals, a whole layout: the 2g destroyed, the other process's 1g.10gb in place.
+    refused = _refused_until_freed(box, tmp_path, config, RACED, lambda: state.set_create_race(0, None))
     _placement_taken(refused, 20)
     # The instances both layouts have were never touched.
     assert {i.label: i.uuid for i in state.instances(0) if i.label in kept} == kept
