@@ -187,7 +187,7 @@ class Table3Study:
     #: the longest part of a quick run, for about a point of its gain (on 20 days of the ``paper`` preset:
     #: 27.0 % over Day-Night with one sampled day, 28.3 % with two, the DQN alone 23.8 %).
     quick_dqn_rollout: int = 1
-    #: Held-out days per ``dynamic-rollout`` cell (the rollout costs ~5 s of one core a day at ``paper``).
+    #: Held-out days per ``dynamic-rollout`` cell (the costliest evaluation a day: see ``dqn_rollout``).
     rollout_block_days: int = 10
     #: Variants that train a DQN at quick scale (each costs ~3 min of one core); at paper scale every
     #: variant with ``dqn`` does.
