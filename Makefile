@@ -37,6 +37,7 @@ test-slow: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks examples docs/hooks
 	$(BIN)/mypy
 
 # The site, offline (open site/index.html from disk); --strict: a broken link or reference fails the build.

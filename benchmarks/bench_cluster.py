@@ -64,9 +64,11 @@ def alibaba() -> dict[str, float]:
         return ClusterSimulation(nodes.spec, options, horizon_s=report.horizon_s).run(jobs)
 
     result, cpu, wall = _timed(replay)
-    print(f"Alibaba 2023 replay: {result.jobs:,} jobs on {result.gpus:,} GPUs ({result.servers:,} servers), "
-          f"{result.end_s / 86_400:.0f} days: {cpu:.1f} s CPU ({wall:.1f} s wall) including the import; "
-          f"target 60 s: {cpu / 60:.2f} of it; {result.jobs / cpu:,.0f} jobs/s")
+    print(
+        f"Alibaba 2023 replay: {result.jobs:,} jobs on {result.gpus:,} GPUs ({result.servers:,} servers), "
+        f"{result.end_s / 86_400:.0f} days: {cpu:.1f} s CPU ({wall:.1f} s wall) including the import; "
+        f"target 60 s: {cpu / 60:.2f} of it; {result.jobs / cpu:,.0f} jobs/s"
+    )
     return {"jobs": result.jobs, "gpus": result.gpus, "cpu_s": cpu, "wall_s": wall}
 
 
@@ -77,6 +79,7 @@ def cost(rounds: int) -> dict[str, float]:
     one_gpu_jobs = sum(len(day) for day in singles)
     best_cluster, best_single = float("inf"), float("inf")
     for _ in range(rounds):
+
         def run_cluster() -> Any:
             spec = ClusterSpec.homogeneous(8, 8)
             return ClusterSimulation(spec, ClusterOptions(keep_outcomes=False), horizon_s=86_400.0).run(jobs)
@@ -91,9 +94,11 @@ def cost(rounds: int) -> dict[str, float]:
         _, cpu, _ = _timed(run_singles)
         best_single = min(best_single, cpu / one_gpu_jobs)
     ratio = best_cluster / best_single
-    print(f"Cost per job, paper load, one day: 64-GPU cluster {best_cluster * 1e6:.1f} µs "
-          f"({1 / best_cluster:,.0f} jobs/s) vs one-GPU engine {best_single * 1e6:.1f} µs "
-          f"({1 / best_single:,.0f} jobs/s): ratio {ratio:.2f} (target ≤ 2)")
+    print(
+        f"Cost per job, paper load, one day: 64-GPU cluster {best_cluster * 1e6:.1f} µs "
+        f"({1 / best_cluster:,.0f} jobs/s) vs one-GPU engine {best_single * 1e6:.1f} µs "
+        f"({1 / best_single:,.0f} jobs/s): ratio {ratio:.2f} (target ≤ 2)"
+    )
     return {"cluster_us": best_cluster * 1e6, "one_gpu_us": best_single * 1e6, "ratio": ratio}
 
 
@@ -108,15 +113,23 @@ def scaling(jobs_per_point: int) -> dict[str, list[float]]:
         shape = ClusterSpec.homogeneous(max(gpus // 8, 1), min(gpus, 8))
         simulation, build, _ = _timed(
             lambda shape=shape, hours=hours: ClusterSimulation(
-                shape, ClusterOptions(keep_outcomes=False), horizon_s=hours * 3600.0))
+                shape, ClusterOptions(keep_outcomes=False), horizon_s=hours * 3600.0
+            )
+        )
         _, cpu, wall = _timed(lambda jobs=jobs, simulation=simulation: simulation.run(jobs))
         rates.append(len(jobs) / cpu)
         counts.append(len(jobs))
         builds.append(build)
-        print(f"  {gpus:>5} GPUs: {len(jobs):>8,} jobs over {hours:5.2f} h: {cpu:6.2f} s CPU "
-              f"({wall:.1f} s wall), {len(jobs) / cpu:>8,.0f} jobs/s; building the cluster {build:.2f} s")
-    data = {"gpus": [float(g) for g in sizes], "jobs": [float(c) for c in counts], "jobs_per_s": rates,
-            "build_s": builds}
+        print(
+            f"  {gpus:>5} GPUs: {len(jobs):>8,} jobs over {hours:5.2f} h: {cpu:6.2f} s CPU "
+            f"({wall:.1f} s wall), {len(jobs) / cpu:>8,.0f} jobs/s; building the cluster {build:.2f} s"
+        )
+    data = {
+        "gpus": [float(g) for g in sizes],
+        "jobs": [float(c) for c in counts],
+        "jobs_per_s": rates,
+        "build_s": builds,
+    }
     OUT.mkdir(exist_ok=True)
     (OUT / "cluster_scaling.json").write_text(json.dumps(data, indent=1) + "\n")
     import matplotlib
@@ -149,10 +162,12 @@ def month(days: float) -> dict[str, float]:
 
     result, cpu, wall = _timed(run)
     scale = 30.0 / days
-    print(f"\n{days:g} days on 1,024 GPUs, paper load: {result.jobs:,} jobs in {cpu:.0f} s CPU "
-          f"({wall:.0f} s wall), "
-          f"{result.jobs / cpu:,.0f} jobs/s; a 30-day month: {cpu * scale / 60:.1f} min CPU (target 15 min: "
-          f"{cpu * scale / 900:.2f} of it)")
+    print(
+        f"\n{days:g} days on 1,024 GPUs, paper load: {result.jobs:,} jobs in {cpu:.0f} s CPU "
+        f"({wall:.0f} s wall), "
+        f"{result.jobs / cpu:,.0f} jobs/s; a 30-day month: {cpu * scale / 60:.1f} min CPU (target 15 min: "
+        f"{cpu * scale / 900:.2f} of it)"
+    )
     import resource
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -183,8 +198,10 @@ def main() -> int:
     if args.cost or everything:
         results["cost"] = cost(args.rounds)
     if args.scaling or everything:
-        print("Jobs per second against cluster size (paper load per GPU; first-fit, static 3, "
-              "restricted EDF-SS):")
+        print(
+            "Jobs per second against cluster size (paper load per GPU; first-fit, static 3, "
+            "restricted EDF-SS):"
+        )
         results["scaling"] = scaling(args.jobs_per_point)
     if args.month:
         results["month"] = month(args.days)

@@ -332,9 +332,7 @@ def _print_main(
         spread = {m: [g[m] for g in members.values()] for m, _ in TARGETS}
         print(
             f"each of the {len(members)} networks alone (mean [min, max]): "
-            + ", ".join(
-                f"vs {m} {np.mean(v):.1%} [{min(v):.1%}, {max(v):.1%}]" for m, v in spread.items()
-            )
+            + ", ".join(f"vs {m} {np.mean(v):.1%} [{min(v):.1%}, {max(v):.1%}]" for m, v in spread.items())
         )
     g = pool4["dynamic_vs_lookahead"]
     print(
@@ -342,8 +340,10 @@ def _print_main(
         f" ({g['days_better']} of {g['days']} days better)"
     )
     if "pool4r" in summary:
-        print(f"\n{ROLLOUT} (the DQN improved by rollouts at each decision; pool4r: P1's pool with it as "
-              f"Dynamic, a = {summary['pool4r']['a_per_j']:.3e}/J)")
+        print(
+            f"\n{ROLLOUT} (the DQN improved by rollouts at each decision; pool4r: P1's pool with it as "
+            f"Dynamic, a = {summary['pool4r']['a_per_j']:.3e}/J)"
+        )
         columns = ("rollout (pool4r)", "rollout (pool4)", "rollout (pool3)")
         print(f"{'':<22} {'target':>7} " + " ".join(f"{c:>26}" for c in columns))
         for method, target in TARGETS:

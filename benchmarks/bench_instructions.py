@@ -72,8 +72,15 @@ def worker(task: str, run: bool) -> int:
 
 def count(src: Path, task: str, run: bool) -> tuple[int, int]:
     """``(instructions, jobs)`` of one worker run under callgrind, with ``src`` first on the path."""
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__,
-               "--worker", task] + (["--run"] if run else [])
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--callgrind-out-file=/dev/null",
+        sys.executable,
+        __file__,
+        "--worker",
+        task,
+    ] + (["--run"] if run else [])
     # A fixed hash seed and one BLAS thread: without them the same code's count moves by about 5 % a run.
     env = {**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
@@ -101,8 +108,10 @@ def main() -> int:
         print(worker(args.worker, args.run))
         return 0
     if shutil.which("valgrind") is None:  # skipped, not failed: `make bench` runs every script
-        print("bench_instructions.py: skipped, valgrind is not installed (apt-get install valgrind)",
-              file=sys.stderr)
+        print(
+            "bench_instructions.py: skipped, valgrind is not installed (apt-get install valgrind)",
+            file=sys.stderr,
+        )
         return 0
     everything = not (args.engine or args.cost)
     if args.engine or everything:
@@ -120,8 +129,10 @@ def main() -> int:
                 subprocess.run([*git, "remove", "--force", str(folder)], check=False)
     if args.cost or everything:
         cluster, single = per_job(ROOT / "src", "cost-cluster"), per_job(ROOT / "src", "cost-single")
-        print(f"Cost per job, {HOURS:g} h at the paper load: 64-GPU cluster {cluster:,.0f} instructions, "
-              f"one-GPU engine {single:,.0f}: ratio {cluster / single:.2f}")
+        print(
+            f"Cost per job, {HOURS:g} h at the paper load: 64-GPU cluster {cluster:,.0f} instructions, "
+            f"one-GPU engine {single:,.0f}: ratio {cluster / single:.2f}"
+        )
     return 0
 
 

@@ -104,8 +104,17 @@ def run_tree(
     src: Path, traces: int, configurations: list[int], backlog: list[float] | None = None, repeat: int = 1
 ) -> Any:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [sys.executable, __file__, "--worker", "--traces", str(traces), "--repeat", str(repeat),
-               "--configurations", ",".join(map(str, configurations))]
+    command = [
+        sys.executable,
+        __file__,
+        "--worker",
+        "--traces",
+        str(traces),
+        "--repeat",
+        str(repeat),
+        "--configurations",
+        ",".join(map(str, configurations)),
+    ]
     if backlog is not None:
         command += ["--backlog", "--backlog-hours", ",".join(map(str, backlog))]
     result = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
@@ -113,8 +122,10 @@ def run_tree(
 
 
 def print_backlog(results: dict[str, dict[str, dict[str, list[float]]]], hours: list[float]) -> None:
-    print(f"One overloaded GPU: {BACKLOG_RATE_PER_MIN} jobs/min on configuration 3 (CPU seconds; µs per job; "
-          "growth of the cost per job at each doubling)")
+    print(
+        f"One overloaded GPU: {BACKLOG_RATE_PER_MIN} jobs/min on configuration 3 (CPU seconds; µs per job; "
+        "growth of the cost per job at each doubling)"
+    )
     print(f"{'policy':<8}{'tree':<20}" + "".join(f"{f'{h:g} h':>26}" for h in hours))
     for policy in BACKLOG_POLICIES:
         for name, result in results.items():
@@ -137,8 +148,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=4, help="24 h traces per measurement (default 4)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per tree (default 3)")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="timings of each policy and configuration per round, best kept (default 3)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="timings of each policy and configuration per round, best kept (default 3)",
+    )
     parser.add_argument("--baseline", default="e80848b", help="commit to compare with (default e80848b)")
     parser.add_argument("--no-baseline", action="store_true", help="measure this tree only")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -175,8 +190,10 @@ def main() -> int:
                 subprocess.run([*git, "remove", "--force", str(folder)], check=False)
     results = {name: best(s) for name, s in samples.items()}
     mine = results["this tree"]
-    print(f"{args.traces} traces at {RATE_PER_MIN}/min over 24 h, best of {args.rounds} alternating rounds x "
-          f"{args.repeat} timings; bare heapq loop: {mine['bare-heap']['all']:,.0f} jobs/s")
+    print(
+        f"{args.traces} traces at {RATE_PER_MIN}/min over 24 h, best of {args.rounds} alternating rounds x "
+        f"{args.repeat} timings; bare heapq loop: {mine['bare-heap']['all']:,.0f} jobs/s"
+    )
     header = (
         f"{'policy':<20}{'tree':<20}{'cfg 3 jobs/s':>14}{'mean all cfgs jobs/s':>22}"
         f"{'vs baseline (cfg 3 / mean)':>28}"
@@ -196,8 +213,10 @@ def main() -> int:
         base = next(r for n, r in results.items() if n != "this tree")
         ratios = [mine[p][c] / base[p][c] for p in POLICY_NAMES for c in mine[p]]
         geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
-        print(f"geometric mean of the {len(ratios)} policy x configuration ratios: {geo:.3f} "
-              f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
+        print(
+            f"geometric mean of the {len(ratios)} policy x configuration ratios: {geo:.3f} "
+            f"(min {min(ratios):.3f}, max {max(ratios):.3f})"
+        )
     return 0
 
 

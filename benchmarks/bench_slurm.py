@@ -58,8 +58,9 @@ def _quantiles(values: list[float]) -> str:
 
 def _script(folder: Path, name: str) -> Path:
     script = folder / f"{name}.sh"
-    script.write_text('#!/bin/sh\necho "began $(date +%s.%N) $CUDA_VISIBLE_DEVICES"\nsleep 1\n'
-                      'echo "ended $(date +%s.%N)"\n')
+    script.write_text(
+        '#!/bin/sh\necho "began $(date +%s.%N) $CUDA_VISIBLE_DEVICES"\nsleep 1\necho "ended $(date +%s.%N)"\n'
+    )
     script.chmod(0o755)
     return script
 
@@ -92,22 +93,38 @@ def live(events: int, folder: Path) -> None:
     try:
         client = box.client()
         jobs = events // 3 + 2  # per slice: jobs - 1 events
-        version = subprocess.run(["sinfo", "--version"], env=dict(os.environ, **box.env), capture_output=True,
-                                 text=True, check=False).stdout.strip()
+        version = subprocess.run(
+            ["sinfo", "--version"],
+            env=dict(os.environ, **box.env),
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
         print(f"sinfo --version: {version}")
         # Slurm alone: the unmanaged partition, each job asking for one slice type.
-        control = [client.submit(_script(folder, f"c{n}"), partition=box.unmanaged_partition,
-                                 output=folder / f"c{n}.out", extra=[f"--gres=gpu:{box.gres_types[n % 3]}:1"])
-                   for n in range(3 * jobs)]
+        control = [
+            client.submit(
+                _script(folder, f"c{n}"),
+                partition=box.unmanaged_partition,
+                output=folder / f"c{n}.out",
+                extra=[f"--gres=gpu:{box.gres_types[n % 3]}:1"],
+            )
+            for n in range(3 * jobs)
+        ]
         _wait_done(client, control, 120 + 3 * jobs * 2)
         alone = _gaps([folder / f"c{n}.out" for n in range(3 * jobs)])
         # The controller: the same jobs held in the managed partition, released one per free slice.
         config_path = sandbox_module.write_controller_config(box, folder / "wattsched.toml")
         config_path.write_text(config_path.read_text().replace("[slurm]\n", "[slurm]\npoll_s = 0.5\n"))
         config = load_config(config_path)
-        managed = [client.submit(_script(folder, f"m{n}"), output=folder / f"m{n}.out",
-                                 comment="wattsched: work=1s deadline=+3600s")
-                   for n in range(3 * jobs)]
+        managed = [
+            client.submit(
+                _script(folder, f"m{n}"),
+                output=folder / f"m{n}.out",
+                comment="wattsched: work=1s deadline=+3600s",
+            )
+            for n in range(3 * jobs)
+        ]
         controller = Controller(config, client, StateStore(config.state_path))
         tracemalloc.start()
         own = resource.getrusage(resource.RUSAGE_SELF)
@@ -133,10 +150,14 @@ def live(events: int, folder: Path) -> None:
         print(f"    Slurm alone:        {_quantiles(alone)}")
         print(f"\n(b) controller over {count} jobs, {time.time() - began:.0f} s")
         print(f"    CPU, controller process: {cpu:.2f} s ({cpu / count * 1000:.0f} ms per job)")
-        print(f"    CPU, its Slurm commands (squeue, scontrol): {cmd:.2f} s "
-              f"({cmd / count * 1000:.0f} ms per job)")
-        print(f"    peak Python memory (tracemalloc): {peak / 1024:.0f} KiB "
-              f"({peak / count / 1024:.1f} KiB per job); max RSS {own_end.ru_maxrss / 1024:.0f} MiB")
+        print(
+            f"    CPU, its Slurm commands (squeue, scontrol): {cmd:.2f} s "
+            f"({cmd / count * 1000:.0f} ms per job)"
+        )
+        print(
+            f"    peak Python memory (tracemalloc): {peak / 1024:.0f} KiB "
+            f"({peak / count / 1024:.1f} KiB per job); max RSS {own_end.ru_maxrss / 1024:.0f} MiB"
+        )
     finally:
         sandbox_module.stop(folder / "box")
 
@@ -197,9 +218,12 @@ def repartitions(count: int, folder: Path) -> None:
         for _ in range(5):
             for key, value in sandbox_module.reload_gres(box.directory).items():
                 steps.setdefault(key, []).append(value)
-        print("    the sandbox's reload alone (5 calls): " + "  ".join(
-            f"{key.removesuffix('_s')} {statistics.median(values):.3f} s" for key, values in steps.items()
-        ))
+        print(
+            "    the sandbox's reload alone (5 calls): "
+            + "  ".join(
+                f"{key.removesuffix('_s')} {statistics.median(values):.3f} s" for key, values in steps.items()
+            )
+        )
     finally:
         sandbox_module.stop(folder / "rbox")
 
@@ -222,10 +246,18 @@ def in_memory(count: int, folder: Path, max_passes: int) -> None:
     )
     config = load_config(folder / "fake.toml")
     instances = fake.instances(0)
-    slurm = FakeSlurmClient({"node0": [gres_type(fake.gpu(0), i.profile) for i in instances]},
-                            uuids={"node0": [i.uuid for i in instances]}, clock=clock)
-    controller = Controller(config, slurm, StateStore(config.state_path), clock=clock,
-                            meters={"node0": FakeGpuState(gpu_file, clock=clock)})
+    slurm = FakeSlurmClient(
+        {"node0": [gres_type(fake.gpu(0), i.profile) for i in instances]},
+        uuids={"node0": [i.uuid for i in instances]},
+        clock=clock,
+    )
+    controller = Controller(
+        config,
+        slurm,
+        StateStore(config.state_path),
+        clock=clock,
+        meters={"node0": FakeGpuState(gpu_file, clock=clock)},
+    )
     for n in range(count):
         slurm.submit(comment=f"wattsched: work={1 + n % 5}s deadline=+{100000 + n}s")
     passes: list[tuple[float, int]] = []

@@ -33,8 +33,19 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 0.4
 COMMANDS: dict[str, list[str]] = {
     "help": ["--help"],
-    "mig run": ["mig", "run", "--config", "3", "--policy", "edf-fs", "--profile", "alibaba-day",
-                "--seed", "1", "--json"],
+    "mig run": [
+        "mig",
+        "run",
+        "--config",
+        "3",
+        "--policy",
+        "edf-fs",
+        "--profile",
+        "alibaba-day",
+        "--seed",
+        "1",
+        "--json",
+    ],
 }
 FLOORS: dict[str, str] = {"python -c pass": "pass", "import numpy": "import numpy"}
 ENTRY = "import sys; from wattsched.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -79,11 +90,14 @@ def main() -> int:
                         samples.setdefault((name, command), []).append(timed(ENTRY, argv, src))
         finally:
             if not args.no_baseline:
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)],
-                               check=False)
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], check=False
+                )
     load = os.getloadavg()
-    print(f"{args.runs} runs each, trees alternating; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
-          f"on {os.cpu_count()} CPUs; target <= {TARGET_S} s")
+    print(
+        f"{args.runs} runs each, trees alternating; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+        f"on {os.cpu_count()} CPUs; target <= {TARGET_S} s"
+    )
     print(f"{'command':<16}{'tree':<22}{'min s':>8}{'median s':>10}{'vs baseline':>13}")
     summary: dict[str, dict[str, float]] = {}
     for (name, command), times in samples.items():
@@ -95,10 +109,19 @@ def main() -> int:
             ratio = f"{statistics.median(samples[base[0]]) / row['median_s']:.1f}x faster"
         print(f"{command:<16}{name:<22}{row['min_s']:>8.3f}{row['median_s']:>10.3f}{ratio:>13}")
     met = all(summary[f"{c} | this tree"]["median_s"] <= TARGET_S for c in COMMANDS)
-    print(json.dumps({"bench": "startup", "runs": args.runs, "load_avg_1m": round(load[0], 2),
-                      "target_s": TARGET_S, "target_met": met,
-                      "results": {k: {m: round(v, 4) for m, v in r.items()} for k, r in summary.items()}},
-                     sort_keys=True))
+    print(
+        json.dumps(
+            {
+                "bench": "startup",
+                "runs": args.runs,
+                "load_avg_1m": round(load[0], 2),
+                "target_s": TARGET_S,
+                "target_met": met,
+                "results": {k: {m: round(v, 4) for m, v in r.items()} for k, r in summary.items()},
+            },
+            sort_keys=True,
+        )
+    )
     return 0
 
 

@@ -48,8 +48,11 @@ def canonical(value: Any) -> Any:
         fields = [getattr(value, f.name) for f in dataclasses.fields(value)]
         return (*(canonical(v) for v in fields[:-1]), canonical(slices))
     if LEGACY and isinstance(value, SimSnapshot):
-        return tuple(canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
-                     if f.name != "gpu" and f.compare)
+        return tuple(
+            canonical(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.name != "gpu" and f.compare
+        )
     if LEGACY and isinstance(value, JobView):
         skip = ("kind", "scaling")
         kept = [f.name for f in dataclasses.fields(value) if f.name not in skip]
@@ -85,8 +88,7 @@ def fixed_runs(queues: int, full_day: int, hours: float) -> dict[str, Any]:
 
 
 def stepped_run(jobs: list[Job], horizon: float, policy: str, mode: str) -> Any:
-    sim = MigSimulation(jobs, 1, policy, horizon_s=horizon, record_jobs=True,
-                        repartition_mode=mode)  # type: ignore[arg-type]
+    sim = MigSimulation(jobs, 1, policy, horizon_s=horizon, record_jobs=True, repartition_mode=mode)  # type: ignore[arg-type]
     trail: list[Any] = []
     epoch = 0
     switches = 0
@@ -100,9 +102,13 @@ def stepped_run(jobs: list[Job], horizon: float, policy: str, mode: str) -> Any:
             if switches == 3:
                 fork_result = sim.fork().run()
     result = sim.result()
-    return (canonical(trail), canonical(result.to_dict()), canonical(result.records),
-            canonical(fork_result.to_dict() if fork_result else None),
-            canonical(fork_result.records if fork_result else None))
+    return (
+        canonical(trail),
+        canonical(result.to_dict()),
+        canonical(result.records),
+        canonical(fork_result.to_dict() if fork_result else None),
+        canonical(fork_result.records if fork_result else None),
+    )
 
 
 def stepped_runs(queues: int, hours: float) -> dict[str, Any]:

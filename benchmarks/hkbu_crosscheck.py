@@ -260,8 +260,12 @@ def _line(row: dict[str, Any]) -> str:
         f"| {m(row.get('csv_idle'))} | {m(row['code_idle'])} | {m(row['code_idle_at_37w'])} "
         f"| {row.get('csv_turnon', math.nan) / 200:.1f} | {row['code_turn_ons']:.1f} "
         f"| {m(row['ours_total'])} | {m(row['variant_total_37w'])} |"
-        + (f" their code fails (all 2048 GPUs on) in {row['code_crashed_sets']} sets; ours opens up to "
-           f"{row['ours_pairs_opened_max']} pairs |" if row["code_crashed_sets"] else "")
+        + (
+            f" their code fails (all 2048 GPUs on) in {row['code_crashed_sets']} sets; ours opens up to "
+            f"{row['ours_pairs_opened_max']} pairs |"
+            if row["code_crashed_sets"]
+            else ""
+        )
     )
 
 

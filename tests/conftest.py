@@ -45,8 +45,10 @@ def unshipped_file(relative: str) -> Path:
     for folder in UNSHIPPED_DATA_DIRS:
         if (folder / relative).is_file():
             return folder / relative
-    pytest.skip(f"needs data/{relative} or ../shared/data/{relative} (not redistributable: no licence; "
-                "data/README.md says where to get it)")
+    pytest.skip(
+        f"needs data/{relative} or ../shared/data/{relative} (not redistributable: no licence; "
+        "data/README.md says where to get it)"
+    )
 
 
 @pytest.fixture(scope="session")

@@ -16,8 +16,12 @@ GENERATE = "import sys; from wattsched.cli import main; sys.exit(main(sys.argv[1
 
 
 def _run(umask: int, code: str, *args: str) -> None:
-    subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True,
-                   preexec_fn=lambda: os.umask(umask))
+    subprocess.run(
+        [sys.executable, "-c", code, *args],
+        check=True,
+        capture_output=True,
+        preexec_fn=lambda: os.umask(umask),
+    )
 
 
 def _mode(path: Path) -> int:
@@ -32,6 +36,18 @@ def test_text_files_take_the_umask(tmp_path: Path, umask: int) -> None:
 
 @pytest.mark.parametrize(("umask", "name"), [(0o022, "queue.csv"), (0o002, "queue.parquet")])
 def test_traces_take_the_umask(tmp_path: Path, umask: int, name: str) -> None:
-    _run(umask, GENERATE, "mig", "generate", "--rate", "0.5", "--hours", "1", "--seed", "1",
-         "-o", str(tmp_path / name))
+    _run(
+        umask,
+        GENERATE,
+        "mig",
+        "generate",
+        "--rate",
+        "0.5",
+        "--hours",
+        "1",
+        "--seed",
+        "1",
+        "-o",
+        str(tmp_path / name),
+    )
     assert _mode(tmp_path / name) == 0o666 & ~umask

@@ -41,9 +41,18 @@ def test_errors() -> None:
 
 
 def test_summarize_runs() -> None:
-    keys = ("energy_j", "avg_tardiness_s", "max_tardiness_s", "late_jobs", "preemptions", "repartitions",
-            "jobs")
-    runs = [dict(zip(keys, (1.0, 2.0, 4.0, 1, 2, 0, 10), strict=True)),
-            dict(zip(keys, (3.0, 4.0, 8.0, 3, 4, 2, 10), strict=True))]
+    keys = (
+        "energy_j",
+        "avg_tardiness_s",
+        "max_tardiness_s",
+        "late_jobs",
+        "preemptions",
+        "repartitions",
+        "jobs",
+    )
+    runs = [
+        dict(zip(keys, (1.0, 2.0, 4.0, 1, 2, 0, 10), strict=True)),
+        dict(zip(keys, (3.0, 4.0, 8.0, 3, 4, 2, 10), strict=True)),
+    ]
     summary = summarize_runs(runs)
     assert summary["energy_j"] == 2.0 and summary["preemptions"] == 3.0 and summary["runs"] == 2.0

@@ -102,7 +102,10 @@ def test_shipped_data_folders_state_source_and_licence() -> None:
         assert "source" in text.lower(), f"{readme} names no source"
     # No file that no licence lets us redistribute.
     unlicensed = {
-        "openb_pod_list_default.csv", "openb_node_list_all_node.csv", "gtx1080ti.csv", "gtx2070s.csv"
+        "openb_pod_list_default.csv",
+        "openb_node_list_all_node.csv",
+        "gtx1080ti.csv",
+        "gtx2070s.csv",
     }
     assert not {p.name for p in data.rglob("*")} & unlicensed
     for licence in ("traces/LICENSE", "mig-profiles/parvagpu/LICENSE", "mig-profiles/miso/LICENSE"):

@@ -116,15 +116,18 @@ def _command_section(path: list[str], parser: argparse.ArgumentParser) -> str:
     helps = _subcommand_helps(parser)
     if helps:
         lines += ["| Command | Description |", "| --- | --- |"]
-        lines += [f"| [{escape(name)}](#{anchor([*path, name])}) | {escape(text)} |"
-                  for name, text in helps.items()]
+        lines += [
+            f"| [{escape(name)}](#{anchor([*path, name])}) | {escape(text)} |" for name, text in helps.items()
+        ]
         lines.append("")
     rows = _option_rows(parser)
     if rows:
         lines += ["| Argument | Description |", "| --- | --- |"]
         # A "|" in an invocation (--gpu NAME|FILE.toml) would end the table cell: written as an entity.
-        lines += [f"| <code>{html.escape(name).replace('|', '&#124;')}</code> | {escape(text)} |"
-                  for name, text in rows]
+        lines += [
+            f"| <code>{html.escape(name).replace('|', '&#124;')}</code> | {escape(text)} |"
+            for name, text in rows
+        ]
         lines.append("")
     if parser.epilog:
         lines += [escape(parser.epilog), ""]

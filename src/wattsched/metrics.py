@@ -114,9 +114,7 @@ def et_score(
     return float(et_values(energy_j, avg_tardiness_s, a).mean())
 
 
-def et_of_results(
-    results: Sequence[Any], a: float | None = None, *, allow_unfinished: bool = False
-) -> float:
+def et_of_results(results: Sequence[Any], a: float | None = None, *, allow_unfinished: bool = False) -> float:
     """:func:`et_score` of results (``SimResult``, ``ClusterResult``: ``energy_j``, ``avg_tardiness_s``,
     ``unfinished_jobs``); a result with unfinished jobs is refused unless ``allow_unfinished``."""
     return et_score(
@@ -131,8 +129,15 @@ def et_of_results(
 def summarize_runs(runs: Iterable[Mapping[str, float]] | Sequence[object]) -> dict[str, float]:
     """Means of the usual per-run totals (``energy_j``, ``avg_tardiness_s``, ``max_tardiness_s``,
     ``late_jobs``, ``preemptions``, ``repartitions``, ``jobs``) over runs given as mappings or results."""
-    keys = ("energy_j", "avg_tardiness_s", "max_tardiness_s", "late_jobs", "preemptions", "repartitions",
-            "jobs")
+    keys = (
+        "energy_j",
+        "avg_tardiness_s",
+        "max_tardiness_s",
+        "late_jobs",
+        "preemptions",
+        "repartitions",
+        "jobs",
+    )
     rows = [r if isinstance(r, Mapping) else {k: getattr(r, k) for k in keys} for r in runs]
     if not rows:
         raise ConfigError("summarize_runs needs at least one run")

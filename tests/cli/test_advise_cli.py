@@ -24,8 +24,25 @@ BASE = ["--servers", "2", "--gpus-per-server", "2", "--workers", "1"]
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("advise") / "jobs.csv"
-    assert main(["mig", "generate", "--rate", "0.25", "--hours", "4", "--seed", "3", "--gpu", "h100-80gb",
-                 "-o", str(path)]) == 0
+    assert (
+        main(
+            [
+                "mig",
+                "generate",
+                "--rate",
+                "0.25",
+                "--hours",
+                "4",
+                "--seed",
+                "3",
+                "--gpu",
+                "h100-80gb",
+                "-o",
+                str(path),
+            ]
+        )
+        == 0
+    )
     return path
 
 
@@ -34,8 +51,22 @@ def h100_advice(trace: Path) -> tuple[dict[str, Any], str]:
     # Module scope (one run for several tests): capsys is per test, so capture by hand.
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        assert main(["advise", "--trace", str(trace), *BASE, "--gpu", "h100-80gb", "--max-late-share", "0.2",
-                     "--json"]) == 0
+        assert (
+            main(
+                [
+                    "advise",
+                    "--trace",
+                    str(trace),
+                    *BASE,
+                    "--gpu",
+                    "h100-80gb",
+                    "--max-late-share",
+                    "0.2",
+                    "--json",
+                ]
+            )
+            == 0
+        )
     return json.loads(out.getvalue()), err.getvalue()
 
 
@@ -53,7 +84,11 @@ def test_json_has_the_table_the_recommendation_and_the_baseline(
     assert all(r["clocks"] is False for r in rows)  # no clock table: clocks never compared
     baseline = advice["baseline"]
     assert (baseline["partitioner"], baseline["placement"], baseline["clocks"], baseline["power_states"]) == (
-        "no-mig", "first-fit", False, False)
+        "no-mig",
+        "first-fit",
+        False,
+        False,
+    )
     assert [r["energy_j"] for r in rows] == sorted(r["energy_j"] for r in rows)
 
 
@@ -79,8 +114,9 @@ def test_pareto_flags_match_the_dominance_rule(h100_advice: tuple[dict[str, Any]
     rows = h100_advice[0]["pareto"]
     points = [(r["energy_j"], r["late_share"], r["avg_tardiness_s"]) for r in rows]
     for row, point in zip(rows, points, strict=True):
-        dominated = any(all(o <= p for o, p in zip(other, point, strict=True)) and other != point
-                        for other in points)
+        dominated = any(
+            all(o <= p for o, p in zip(other, point, strict=True)) and other != point for other in points
+        )
         assert row["pareto"] is not dominated
         assert row["total_tardiness_s"] == pytest.approx(row["avg_tardiness_s"] * row["jobs"])
 
@@ -96,13 +132,30 @@ def test_estimated_power_model_and_missing_clock_table_are_said(
 
 
 def test_a_budget_nobody_meets_names_the_closest_and_exits_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     trace = tmp_path / "busy.csv"  # 3 jobs a minute for an hour on 4 GPUs: some job is late everywhere
     assert main(["mig", "generate", "--rate", "3", "--hours", "1", "--seed", "3", "-o", str(trace)]) == 0
     capsys.readouterr()
-    assert main(["advise", "--trace", str(trace), *BASE, "--gpu", "a100-40gb", "--max-late-share", "0",
-                 "--max-tardiness", "0s", "--json"]) == 2
+    assert (
+        main(
+            [
+                "advise",
+                "--trace",
+                str(trace),
+                *BASE,
+                "--gpu",
+                "a100-40gb",
+                "--max-late-share",
+                "0",
+                "--max-tardiness",
+                "0s",
+                "--json",
+            ]
+        )
+        == 2
+    )
     out, err = capsys.readouterr()
     assert out == ""
     (line,) = [entry for entry in err.splitlines() if "error" in entry]
@@ -121,13 +174,17 @@ def test_a_budget_nobody_meets_names_the_closest_and_exits_2(
     assert f"closest is {advice.closest.setting.label}:" in line
 
 
-@pytest.mark.parametrize(("argv", "needle"), [
-    (["--gpu", "h100-80gbb"], "h100-80gb"),
-    (["--gpu", "a100-40gb", "--max-tardiness", "10 minutes"], "--max-tardiness"),
-    (["--gpu", "a100-40gb", "--max-late-share", "1.5"], "--max-late-share"),
-])
-def test_bad_input_is_one_line_and_exit_2(trace: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
-                                         needle: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--gpu", "h100-80gbb"], "h100-80gb"),
+        (["--gpu", "a100-40gb", "--max-tardiness", "10 minutes"], "--max-tardiness"),
+        (["--gpu", "a100-40gb", "--max-late-share", "1.5"], "--max-late-share"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    trace: Path, capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
     try:
         status = main(["advise", "--trace", str(trace), *BASE, *argv])
     except SystemExit as exc:  # option values are checked by the parser, which exits
@@ -143,11 +200,29 @@ def test_unknown_gpu_suggests_the_near_name(trace: Path, capsys: pytest.CaptureF
 
 
 def test_output_dir_files_exist_and_parse(
-    trace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    trace: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     out = tmp_path / "plan"
-    assert main(["advise", "--trace", str(trace), *BASE, "--gpu", "h200-141gb", "--max-late-share", "0.2",
-                 "--json", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "advise",
+                "--trace",
+                str(trace),
+                *BASE,
+                "--gpu",
+                "h200-141gb",
+                "--max-late-share",
+                "0.2",
+                "--json",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     advice = json.loads(capsys.readouterr().out)
     best = advice["recommended"]
     assert advice["clocks"] is True and advice["power_model"] == "measured"
@@ -163,8 +238,11 @@ def test_output_dir_files_exist_and_parse(
     if best["partitioner"] in ("static", "no-mig"):
         (config,) = imported  # every GPU the same layout: one entry for all devices
         assert config.devices == "all"
-        expected = None if best["partitioner"] == "no-mig" else gpu.configurations[
-            [str(i) for i, _ in gpu.configurations].index(best["configuration"])][1]
+        expected = (
+            None
+            if best["partitioner"] == "no-mig"
+            else gpu.configurations[[str(i) for i, _ in gpu.configurations].index(best["configuration"])][1]
+        )
         assert config.layout == expected
     if best["clocks"]:
         clocks = json.loads((out / "clocks.json").read_text())
@@ -190,7 +268,9 @@ def test_day_night_schedule_covers_the_day() -> None:
     rows = list(csv.DictReader(text.splitlines()))
     # The day (05:00-17:00) runs the GPU's "day" configuration, the rest of the day its "night" one.
     assert [(r["start"], r["end"], r["configuration"]) for r in rows] == [
-        ("00:00", "05:00", str(gpu.role("night"))), ("05:00", "17:00", str(gpu.role("day"))),
-        ("17:00", "24:00", str(gpu.role("night")))]
+        ("00:00", "05:00", str(gpu.role("night"))),
+        ("05:00", "17:00", str(gpu.role("day"))),
+        ("17:00", "24:00", str(gpu.role("night"))),
+    ]
     assert rows[1]["mig_parted_config"] == f"wattsched-h100-80gb-{gpu.role('day')}"
     assert _schedule(gpu, Setting("static", "3", "first-fit", False, False)) is None

@@ -36,11 +36,13 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_python_dash_m_wattsched_is_the_command() -> None:
-    done = subprocess.run([sys.executable, "-m", "wattsched", "--version"], capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "wattsched", "--version"], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0 and done.stdout == f"wattsched {version()}\n"
-    bad = subprocess.run([sys.executable, "-m", "wattsched", "mgi"], capture_output=True, text=True,
-                         check=False)
+    bad = subprocess.run(
+        [sys.executable, "-m", "wattsched", "mgi"], capture_output=True, text=True, check=False
+    )
     assert bad.returncode == 2 and "did you mean 'mig'" in bad.stderr
 
 
@@ -82,15 +84,21 @@ def test_verbose_anywhere_is_accepted_and_counted(capsys: pytest.CaptureFixture[
         ([*RUN, "--jsno"], "did you mean '--json'"),
         (["reproduce", "--scale", "quik"], "did you mean 'quick'"),
         (["mig", "run", "--config", "3", "--policy", "edf_fs", "--rate", "1"], "did you mean 'edf-fs'"),
-        (["mig", "run", "--config", "3", "--policy", "edf-fs", "--profile", "alibaba-dya"],
-         "did you mean 'alibaba-day'"),
+        (
+            ["mig", "run", "--config", "3", "--policy", "edf-fs", "--profile", "alibaba-dya"],
+            "did you mean 'alibaba-day'",
+        ),
         (["mig", "configs", "--gpu", "a100-40g"], "did you mean 'a100-40gb'"),
         (["schema", "trcae"], "did you mean 'trace'"),
         # A mistyped required option: argparse reports it missing; the hint names the typo.
-        (["mig", "run", "--polcy", "llf", "--config", "3"],
-         "'--polcy' is not an option (did you mean '--policy'"),
-        (["mig", "run", "--config=3", "--policyy=llf"],
-         "'--policyy' is not an option (did you mean '--policy'"),
+        (
+            ["mig", "run", "--polcy", "llf", "--config", "3"],
+            "'--polcy' is not an option (did you mean '--policy'",
+        ),
+        (
+            ["mig", "run", "--config=3", "--policyy=llf"],
+            "'--policyy' is not an option (did you mean '--policy'",
+        ),
     ],
 )
 def test_did_you_mean(argv: list[str], suggestion: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,8 +108,9 @@ def test_did_you_mean(argv: list[str], suggestion: str, capsys: pytest.CaptureFi
 
 
 def _actions() -> Iterator[tuple[str, argparse.ArgumentParser, argparse.Action]]:
-    def walk(parser: argparse.ArgumentParser, path: str) -> Iterator[tuple[str, argparse.ArgumentParser,
-                                                                          argparse.Action]]:
+    def walk(
+        parser: argparse.ArgumentParser, path: str
+    ) -> Iterator[tuple[str, argparse.ArgumentParser, argparse.Action]]:
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
                 for name, sub in action.choices.items():
@@ -114,8 +123,14 @@ def _actions() -> Iterator[tuple[str, argparse.ArgumentParser, argparse.Action]]
 
 def test_the_whole_tree_is_built() -> None:
     commands = {path for path, _, _ in _actions()}
-    assert {"wattsched mig run", "wattsched dvfs run", "wattsched mig day", "wattsched schema",
-            "wattsched gpu calibrate", "wattsched cluster run"} <= commands
+    assert {
+        "wattsched mig run",
+        "wattsched dvfs run",
+        "wattsched mig day",
+        "wattsched schema",
+        "wattsched gpu calibrate",
+        "wattsched cluster run",
+    } <= commands
     assert len(commands) > 25
 
 
@@ -127,7 +142,8 @@ def test_every_option_has_help_and_shows_its_default() -> None:
             missing.append(name)
         text = parser.formatter_class(prog=parser.prog)._get_help_string(action) or ""  # type: ignore[attr-defined]
         shown = action.default not in (None, False, argparse.SUPPRESS, []) and not isinstance(
-            action, argparse._CountAction)
+            action, argparse._CountAction
+        )
         if action.option_strings and shown and "default" not in text:
             no_default.append(name)
     assert missing == [] and no_default == []
@@ -206,9 +222,11 @@ def test_capacity_exceeded_warns(capsys: pytest.CaptureFixture[str]) -> None:
     result = json.loads(out)
     assert result["capacity_exceeded"] is True and result["pairs_used"] > 64
     used = result["pairs_used"]
-    assert err == (f"wattsched: warning: the schedule used {used} pairs, more than --pairs 64: "
-                   "tasks that found no free pair opened new ones (--strict-capacity keeps to --pairs and "
-                   "makes them late instead)\n")
+    assert err == (
+        f"wattsched: warning: the schedule used {used} pairs, more than --pairs 64: "
+        "tasks that found no free pair opened new ones (--strict-capacity keeps to --pairs and "
+        "makes them late instead)\n"
+    )
     assert cli([*argv, "--strict-capacity"]) == 0
     assert capsys.readouterr().err == ""
 
@@ -216,9 +234,23 @@ def test_capacity_exceeded_warns(capsys: pytest.CaptureFixture[str]) -> None:
 def test_speeds_of_another_gpu_warn(
     repo_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    base = ["mig", "import", "--format", "philly", "--input", str(repo_data / "traces" / "philly.csv"),
-            "--day", "40", "--target-rate", "0.1", "--scaling", "measured", "--speeds",
-            str(repo_data / "mig-profiles" / "slice_speed.csv"), "--json"]
+    base = [
+        "mig",
+        "import",
+        "--format",
+        "philly",
+        "--input",
+        str(repo_data / "traces" / "philly.csv"),
+        "--day",
+        "40",
+        "--target-rate",
+        "0.1",
+        "--scaling",
+        "measured",
+        "--speeds",
+        str(repo_data / "mig-profiles" / "slice_speed.csv"),
+        "--json",
+    ]
     assert cli([*base, "--gpu", "h200-141gb", "-o", str(tmp_path / "h.csv")]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("wattsched: warning: --speeds ")
@@ -275,8 +307,14 @@ def test_schema_lists_and_describes(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(["schema"]) == 0
     names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert names == ["trace", "tasks", "settings", "jobs", "timeline", "sweep"]
-    for name, column in [("trace", "dur_7g_s"), ("tasks", "gamma_w"), ("jobs", "energy_j"),
-                         ("timeline", "slice_start"), ("sweep", "configurations"), ("settings", "feasible")]:
+    for name, column in [
+        ("trace", "dur_7g_s"),
+        ("tasks", "gamma_w"),
+        ("jobs", "energy_j"),
+        ("timeline", "slice_start"),
+        ("sweep", "configurations"),
+        ("settings", "feasible"),
+    ]:
         assert cli(["schema", name]) == 0
         assert column in capsys.readouterr().out
 

@@ -54,17 +54,25 @@ def test_debug_raises_the_error_itself(crashing: Path) -> None:
 
 
 def test_debug_prints_the_traceback_from_the_command_line(tmp_path: Path) -> None:
-    code = ("import sys, wattsched.cli.mig as m\n"
-            "def boom(args): raise RuntimeError('the engine broke')\n"
-            "m._configs = boom\n"
-            "from wattsched.cli import main\n"
-            "sys.exit(main(sys.argv[1:]))\n")
+    code = (
+        "import sys, wattsched.cli.mig as m\n"
+        "def boom(args): raise RuntimeError('the engine broke')\n"
+        "m._configs = boom\n"
+        "from wattsched.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
     env = {"PATH": "/usr/bin:/bin", CRASH_DIR_ENV: str(tmp_path)}
-    plain = subprocess.run([sys.executable, "-c", code, "mig", "configs"], capture_output=True, text=True,
-                           env=env, check=False)
+    plain = subprocess.run(
+        [sys.executable, "-c", code, "mig", "configs"], capture_output=True, text=True, env=env, check=False
+    )
     assert plain.returncode == 1 and plain.stderr.count("\n") == 1 and "crash report: " in plain.stderr
-    debug = subprocess.run([sys.executable, "-c", code, "mig", "configs", "--debug"], capture_output=True,
-                           text=True, env=env, check=False)
+    debug = subprocess.run(
+        [sys.executable, "-c", code, "mig", "configs", "--debug"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert debug.returncode == 1
     assert "Traceback (most recent call last)" in debug.stderr
     assert "RuntimeError: the engine broke" in debug.stderr

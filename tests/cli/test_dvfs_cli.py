@@ -140,8 +140,11 @@ def test_reproduce_hkbu_equals_the_authors_code(capsys: pytest.CaptureFixture[st
     data = Path(__file__).resolve().parents[1] / "dvfs" / "data"
     reference = pd.read_csv(data / "hkbu_reference.csv")
     row = reference[
-        (reference["mode"] == "online") & (reference["algo"] == "edl") & (reference["dvfs"] == "on")
-        & (reference["theta"] == 1.0) & (reference["l"] == 16)
+        (reference["mode"] == "online")
+        & (reference["algo"] == "edl")
+        & (reference["dvfs"] == "on")
+        & (reference["theta"] == 1.0)
+        & (reference["l"] == 16)
     ].iloc[0]
     tasks = str(data / "hkbu_online.csv")
     common = ["--mode", "online", "--tasks", tasks, "--pairs-per-server", "16", "--reproduce-hkbu"]
@@ -158,8 +161,17 @@ def test_reproduce_hkbu_equals_the_authors_code(capsys: pytest.CaptureFixture[st
     # explicit options win over --reproduce-hkbu: the paper's idle power, continuous accounting, packing
     mixed = _json_run(
         capsys,
-        [*common, "--gpu", "rtx2070s", "--idle-power-w", "37", "--idle-accounting", "continuous",
-         "--initial-placement", "pack"],
+        [
+            *common,
+            "--gpu",
+            "rtx2070s",
+            "--idle-power-w",
+            "37",
+            "--idle-accounting",
+            "continuous",
+            "--initial-placement",
+            "pack",
+        ],
     )
     assert (mixed["idle_power_w"], mixed["idle_accounting"], mixed["initial_placement"]) == (
         37.0,
@@ -190,8 +202,13 @@ def test_rules_default_to_p2_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "initial_placement" not in offline
 
 
-def _write_measurements(path: Path, core_mhz: list[float], memory_mhz: list[float], base: tuple[float, float],
-                        apps: dict[str, tuple[float, float, float, float, float, float]]) -> None:
+def _write_measurements(
+    path: Path,
+    core_mhz: list[float],
+    memory_mhz: list[float],
+    base: tuple[float, float],
+    apps: dict[str, tuple[float, float, float, float, float, float]],
+) -> None:
     """A measurement CSV in the layout of the published GTX 1080 Ti / RTX 2070 SUPER files (``appName, coreF,
     memF, argNo, kernel, time/ms, power/W``; those files are not shipped): every application at every
     (coreF, memF) pair, its time and power exactly the DVFS model's at parameters
@@ -230,8 +247,13 @@ def test_fit_on_rows_in_the_published_layout(tmp_path: Path, capsys: pytest.Capt
 
 def test_fit_warns_once_on_clocks_of_another_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "rtx2070s-like.csv"  # the 2070 SUPER clocks, 1080 Ti defaults
-    _write_measurements(data, [1680, 1780, 1880, 1980, 2080], [5800, 6300, 6800, 7300], (1880, 6300),
-                        {"alpha": (60.0, 25.0, 110.0, 0.002, 0.010, 0.4)})
+    _write_measurements(
+        data,
+        [1680, 1780, 1880, 1980, 2080],
+        [5800, 6300, 6800, 7300],
+        (1880, 6300),
+        {"alpha": (60.0, 25.0, 110.0, 0.002, 0.010, 0.4)},
+    )
     assert main(["dvfs", "fit", "--data", str(data), "--json"]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("wattsched: warning: --data ")

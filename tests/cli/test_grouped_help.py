@@ -33,7 +33,7 @@ def test_help_lists_each_command_once_under_its_group_with_its_help_line(
     for title, names in COMMAND_GROUPS:
         start = lines.index(f"  {title}:")
         following = []
-        for line in lines[start + 1:]:
+        for line in lines[start + 1 :]:
             if not line.startswith("    "):
                 break
             following.append(line)
@@ -51,9 +51,15 @@ def test_a_command_in_no_group_is_listed_under_other_commands(capsys: pytest.Cap
     from wattsched.cli._parsing import Command, OneLineErrorParser, add_commands
 
     parser = OneLineErrorParser(prog="demo")
-    add_commands(parser, [Command("schema", "kinds of files", "wattsched.cli.schema"),
-                          Command("measure", "energy of a command", "wattsched.cli.measure")],
-                 [], (("Data", ("schema",)),))  # no command named: each gets its help line only
+    add_commands(
+        parser,
+        [
+            Command("schema", "kinds of files", "wattsched.cli.schema"),
+            Command("measure", "energy of a command", "wattsched.cli.measure"),
+        ],
+        [],
+        (("Data", ("schema",)),),
+    )  # no command named: each gets its help line only
     text = parser.format_help()
     expected = r"commands:\n  Data:\n    schema +kinds of files\n  Other commands:\n    measure +energy"
     assert re.search(expected, text), text

@@ -13,8 +13,16 @@ from wattsched.workload.generators import WorkloadSpec, generate_jobs
 from wattsched.workload.job import Job, JobKind, Scaling
 from wattsched.workload.traces import read_trace, write_trace
 
-RESULT_KEYS = {"energy_j", "avg_tardiness_s", "max_tardiness_s", "jobs", "late_jobs", "preemptions",
-               "repartitions", "end_s"}
+RESULT_KEYS = {
+    "energy_j",
+    "avg_tardiness_s",
+    "max_tardiness_s",
+    "jobs",
+    "late_jobs",
+    "preemptions",
+    "repartitions",
+    "end_s",
+}
 P_IDLE_W, P_FULL_W = 40.0, 248.5  # CONTRACT §4: P(0) and P(7)
 FIXED = ["--config", "3", "--policy", "edf-fs"]
 
@@ -46,8 +54,22 @@ def test_generate_profile_writes_the_generator_trace(tmp_path: Path, name: str) 
 
 def test_generate_rate_with_every_option(tmp_path: Path) -> None:
     out = tmp_path / "q.pq"
-    argv = ["mig", "generate", "--rate", "0.75", "--hours", "2.5", "--inference-share", "0.2",
-            "--rate-multiplier", "2", "--seed", "7", "--output", str(out)]
+    argv = [
+        "mig",
+        "generate",
+        "--rate",
+        "0.75",
+        "--hours",
+        "2.5",
+        "--inference-share",
+        "0.2",
+        "--rate-multiplier",
+        "2",
+        "--seed",
+        "7",
+        "--output",
+        str(out),
+    ]
     assert main(argv) == 0
     spec = WorkloadSpec(rate_per_min=0.75, hours=2.5, inference_share=0.2, rate_multiplier=2.0)
     assert read_trace(out) == generate_jobs(spec, 7)
@@ -88,8 +110,9 @@ def test_generate_bad_options(
 
 def test_generate_bad_suffix_and_missing_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "t.json"
-    assert_one_line_error(capsys, main(["mig", "generate", "--rate", "1", "-o", str(out)]),
-                          str(out), "unsupported file suffix")
+    assert_one_line_error(
+        capsys, main(["mig", "generate", "--rate", "1", "-o", str(out)]), str(out), "unsupported file suffix"
+    )
     with pytest.raises(SystemExit) as caught:
         main(["mig", "generate", "--rate", "1"])
     assert_one_line_error(capsys, int(caught.value.code or 0), "-o/--output")
@@ -110,12 +133,22 @@ def test_configs_json_follows_the_contract(capsys: pytest.CaptureFixture[str]) -
     data = json.loads(capsys.readouterr().out)
     assert data["gpu"] == "h200-141gb"
     one = next(p for p in data["profiles"] if p["name"] == "1g.18gb")
-    assert one == {"name": "1g.18gb", "nvml_id": 19, "compute": 1, "memory_slots": 1, "sms": 16,
-                   "memory_mb": 16384, "placements": [[s, 1] for s in range(7)], "media": False}
+    assert one == {
+        "name": "1g.18gb",
+        "nvml_id": 19,
+        "compute": 1,
+        "memory_slots": 1,
+        "sms": 16,
+        "memory_mb": 16384,
+        "placements": [[s, 1] for s in range(7)],
+        "media": False,
+    }
     three = next(c for c in data["configurations"] if c["id"] == 3)
-    assert three["slices"] == [{"profile": "4g.71gb", "compute": 4, "start": 0, "size": 4},
-                               {"profile": "2g.35gb", "compute": 2, "start": 4, "size": 2},
-                               {"profile": "1g.35gb", "compute": 1, "start": 6, "size": 2}]
+    assert three["slices"] == [
+        {"profile": "4g.71gb", "compute": 4, "start": 0, "size": 4},
+        {"profile": "2g.35gb", "compute": 2, "start": 4, "size": 2},
+        {"profile": "1g.35gb", "compute": 1, "start": 6, "size": 2},
+    ]
     assert data["power_w"]["cap_w"] == 700.0
     assert data["power_w"]["kinds"]["training"] == "transformer-training"
     assert main(["mig", "configs", "--list-gpus", "--json"]) == 0
@@ -137,8 +170,19 @@ def one_job_trace(tmp_path: Path, deadline_s: float, scaling: Scaling = Scaling.
 
 def test_acceptance_command(capsys: pytest.CaptureFixture[str]) -> None:
     needs_simulator()
-    argv = ["mig", "run", "--config", "3", "--policy", "edf-ss-restricted", "--profile", "alibaba-day",
-            "--seed", "1", "--json"]
+    argv = [
+        "mig",
+        "run",
+        "--config",
+        "3",
+        "--policy",
+        "edf-ss-restricted",
+        "--profile",
+        "alibaba-day",
+        "--seed",
+        "1",
+        "--json",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert out.count("\n") == 1
@@ -158,8 +202,26 @@ def test_run_json_matches_the_library(capsys: pytest.CaptureFixture[str]) -> Non
     needs_simulator()
     from wattsched.mig.simulator import simulate
 
-    assert main(["mig", "run", "--config", "6", "--policy", "edf-ss", "--rate", "0.5", "--hours", "4",
-                 "--seed", "3", "--json"]) == 0
+    assert (
+        main(
+            [
+                "mig",
+                "run",
+                "--config",
+                "6",
+                "--policy",
+                "edf-ss",
+                "--rate",
+                "0.5",
+                "--hours",
+                "4",
+                "--seed",
+                "3",
+                "--json",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     spec = WorkloadSpec(rate_per_min=0.5, hours=4)
     expected = simulate(generate_jobs(spec, 3), 6, "edf-ss", horizon_s=spec.horizon_s).to_dict()
@@ -176,8 +238,24 @@ def test_run_one_job_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert result["energy_j"] == pytest.approx(70.0 * 248.5)
     assert result["avg_tardiness_s"] == pytest.approx(20.0) and result["late_jobs"] == 1
     # A longer horizon adds idle power: 1000 s in all, 930 s of them at P(0) = 40 W.
-    assert main(["mig", "run", "--config", "1", "--policy", "edf-fs", "--trace", str(trace), "--horizon-s",
-                 "1000", "--json"]) == 0
+    assert (
+        main(
+            [
+                "mig",
+                "run",
+                "--config",
+                "1",
+                "--policy",
+                "edf-fs",
+                "--trace",
+                str(trace),
+                "--horizon-s",
+                "1000",
+                "--json",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["end_s"] == pytest.approx(1000.0)
     assert result["energy_j"] == pytest.approx(70.0 * 248.5 + 930.0 * 40.0)
@@ -195,13 +273,28 @@ def test_run_jobs_out(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: 
     trace = tmp_path / "in.csv"
     write_trace(jobs, trace)
     out = tmp_path / name
-    assert main(["mig", "run", "--config", "4", "--policy", "llf", "--trace", str(trace),
-                 "--jobs-out", str(out)]) == 0
+    assert (
+        main(
+            ["mig", "run", "--config", "4", "--policy", "llf", "--trace", str(trace), "--jobs-out", str(out)]
+        )
+        == 0
+    )
     table = capsys.readouterr().out
     assert "energy" in table and "avg tardiness" in table and "configuration     4" in table
     frame = pd.read_csv(out) if name.endswith(".csv") else pd.read_parquet(out)
-    assert list(frame.columns) == ["job_id", "start_s", "completion_s", "tardiness_s", "preemptions", "kind",
-                                   "arrival_s", "deadline_s", "slice", "compute", "energy_j"]
+    assert list(frame.columns) == [
+        "job_id",
+        "start_s",
+        "completion_s",
+        "tardiness_s",
+        "preemptions",
+        "kind",
+        "arrival_s",
+        "deadline_s",
+        "slice",
+        "compute",
+        "energy_j",
+    ]
     assert sorted(frame["job_id"]) == sorted(j.job_id for j in jobs)
     by_id = {j.job_id: j for j in jobs}
     for row in frame.to_dict("records"):
@@ -243,8 +336,20 @@ def test_run_trace_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     bad = tmp_path / "bad.csv"
     bad.write_text(trace.read_text().replace("training", "batch"))
     jobs_out = tmp_path / "jobs.csv"
-    code = main(["mig", "run", "--config", "3", "--policy", "edf-fs", "--trace", str(bad),
-                 "--jobs-out", str(jobs_out)])
+    code = main(
+        [
+            "mig",
+            "run",
+            "--config",
+            "3",
+            "--policy",
+            "edf-fs",
+            "--trace",
+            str(bad),
+            "--jobs-out",
+            str(jobs_out),
+        ]
+    )
     assert_one_line_error(capsys, code, str(bad), "row 1", "column 'kind'", "unknown kind 'batch'")
     assert not jobs_out.exists()
     missing = tmp_path / "missing.csv"

@@ -43,8 +43,23 @@ def test_live_apply_on_the_fake(h200: Path, tmp_path: Path, capsys: pytest.Captu
     facts.update(mig_mode_current_pending=[1, 1], fake_root=True)  # MIG on, no instance yet
     path = tmp_path / "gpu.json"
     path.write_text(json.dumps(facts))
-    argv = ["mig", "day", "--partitioner", "day-night", "--gpu", "h200-141gb", "--profile", "alibaba-day",
-            "--seed", "1", "--live", "--apply", "--backend", f"fake:{path}", "--json"]
+    argv = [
+        "mig",
+        "day",
+        "--partitioner",
+        "day-night",
+        "--gpu",
+        "h200-141gb",
+        "--profile",
+        "alibaba-day",
+        "--seed",
+        "1",
+        "--live",
+        "--apply",
+        "--backend",
+        f"fake:{path}",
+        "--json",
+    ]
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["live"]["applied"] is True

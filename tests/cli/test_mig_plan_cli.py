@@ -216,7 +216,11 @@ def test_export_per_gpu_writes_one_entry_per_device_and_reads_back(
     assert main(["mig", "import-config", str(out), "--gpu", "a100-40gb", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["configs"]
     assert [(r["devices"], r["configuration"]) for r in rows] == [
-        ([0], 3), ([1], 3), ([2], 12), ([3], "no-mig")]
+        ([0], 3),
+        ([1], 3),
+        ([2], 12),
+        ([3], "no-mig"),
+    ]
 
 
 def test_export_per_gpu_with_one_layout_keeps_devices_all(tmp_path: Path) -> None:

@@ -12,20 +12,25 @@ from wattsched.cli import main
 from wattsched.workload.traces import read_trace
 
 HEADER = "JobID|User|Partition|Submit|Start|End|Elapsed|Timelimit|State|AllocTRES|Comment|NodeList"
-LOG = "\n".join([
-    HEADER,
-    "100|alice|mig|2024-03-01T12:00:00|2024-03-01T12:01:00|2024-03-01T12:11:00|00:10:00|01:00:00|COMPLETED|"
-    "billing=1,cpu=1,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=1G,node=1||gpu01",
-    "100.batch|||2024-03-01T12:00:00|2024-03-01T12:01:00|2024-03-01T12:11:00|00:10:00||COMPLETED|"
-    "cpu=1,gres/gpu=1,mem=1G,node=1||gpu01",
-    "101|bob|mig|2024-03-01T13:00:00|2024-03-01T13:00:00|2024-03-01T14:00:00|01:00:00|02:00:00|COMPLETED|"
-    "cpu=1,gres/gpu=1,node=1|wattsched: deadline=+3h kind=inference work=30m|gpu02",
-    "102|bob|mig|2024-03-01T13:30:00|Unknown|Unknown|00:00:00|02:00:00|PENDING|||None assigned",
-    "103|bob|mig|2024-03-01T13:30:00|2024-03-01T13:31:00|2024-03-01T14:31:00|01:00:00|02:00:00|COMPLETED|"
-    "cpu=2,gres/gpu=2,node=1||gpu02",
-    "104|carol|mig|2024-03-01T14:00:00|2024-03-01T14:00:00|2024-03-01T14:20:00|00:20:00|UNLIMITED|COMPLETED|"
-    "gres/gpu:a100_1g.5gb=1|wattsched: kind=fast|gpu01",
-]) + "\n"
+LOG = (
+    "\n".join(
+        [
+            HEADER,
+            "100|alice|mig|2024-03-01T12:00:00|2024-03-01T12:01:00|2024-03-01T12:11:00|00:10:00|01:00:00|COMPLETED|"
+            "billing=1,cpu=1,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=1G,node=1||gpu01",
+            "100.batch|||2024-03-01T12:00:00|2024-03-01T12:01:00|2024-03-01T12:11:00|00:10:00||COMPLETED|"
+            "cpu=1,gres/gpu=1,mem=1G,node=1||gpu01",
+            "101|bob|mig|2024-03-01T13:00:00|2024-03-01T13:00:00|2024-03-01T14:00:00|01:00:00|02:00:00|COMPLETED|"
+            "cpu=1,gres/gpu=1,node=1|wattsched: deadline=+3h kind=inference work=30m|gpu02",
+            "102|bob|mig|2024-03-01T13:30:00|Unknown|Unknown|00:00:00|02:00:00|PENDING|||None assigned",
+            "103|bob|mig|2024-03-01T13:30:00|2024-03-01T13:31:00|2024-03-01T14:31:00|01:00:00|02:00:00|COMPLETED|"
+            "cpu=2,gres/gpu=2,node=1||gpu02",
+            "104|carol|mig|2024-03-01T14:00:00|2024-03-01T14:00:00|2024-03-01T14:20:00|00:20:00|UNLIMITED|COMPLETED|"
+            "gres/gpu:a100_1g.5gb=1|wattsched: kind=fast|gpu01",
+        ]
+    )
+    + "\n"
+)
 
 
 @pytest.fixture
@@ -52,19 +57,62 @@ def test_import_then_run_on_the_cluster_it_writes(
     assert [(j.job_id, j.arrival_s) for j in jobs] == [("100", 43_200.0), ("101", 46_800.0)]
     assert jobs[1].deadline_s == 46_800.0 + 3 * 3600.0
     data = json.loads(cluster.read_text(encoding="utf-8"))
-    assert [(s["name"], s["gpus"], s["gpu"]) for s in data["servers"]] == [("gpu01", 1, "a100-40gb"),
-                                                                           ("gpu02", 1, "a100-40gb")]
-    assert main(["cluster", "run", "--cluster", str(cluster), "--trace", str(trace), "--placement",
-                 "first-fit", "--partitioner", "static", "--policy", "edf-ss-restricted", "--json"]) == 0
+    assert [(s["name"], s["gpus"], s["gpu"]) for s in data["servers"]] == [
+        ("gpu01", 1, "a100-40gb"),
+        ("gpu02", 1, "a100-40gb"),
+    ]
+    assert (
+        main(
+            [
+                "cluster",
+                "run",
+                "--cluster",
+                str(cluster),
+                "--trace",
+                str(trace),
+                "--placement",
+                "first-fit",
+                "--partitioner",
+                "static",
+                "--policy",
+                "edf-ss-restricted",
+                "--json",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["jobs"] == 2 and result["gpus"] == 2 and result["energy_j"] > 0
 
 
 def test_json_report_and_options(log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace, cluster = tmp_path / "trace.parquet", tmp_path / "c.json"
-    assert main(["slurm", "import", "--sacct", str(log), "-o", str(trace), "--cluster-out", str(cluster),
-                 "--gpu", "h100-80gb", "--gpus-per-server", "4", "--multi-gpu", "fold", "--states",
-                 "completed,pending", "--timezone", "Europe/Berlin", "--json"]) == 0
+    assert (
+        main(
+            [
+                "slurm",
+                "import",
+                "--sacct",
+                str(log),
+                "-o",
+                str(trace),
+                "--cluster-out",
+                str(cluster),
+                "--gpu",
+                "h100-80gb",
+                "--gpus-per-server",
+                "4",
+                "--multi-gpu",
+                "fold",
+                "--states",
+                "completed,pending",
+                "--timezone",
+                "Europe/Berlin",
+                "--json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["rows_read"] == 6 and report["rows_kept"] == 3 and report["annotated"] == 1
     assert report["filtered"] == {"job_step": 1, "no_gpu": 1}  # the pending job has no allocation yet

@@ -30,8 +30,12 @@ print(json.dumps({{"code": code, "heavy": heavy, "out": out.getvalue()}}))
 
 def loaded(argv: list[str]) -> dict[str, object]:
     """Exit status, heavy modules imported and stdout of ``wattsched argv`` in a fresh interpreter."""
-    done = subprocess.run([sys.executable, "-c", PROBE.format(heavy=repr(HEAVY)), *argv],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=repr(HEAVY)), *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -59,8 +63,23 @@ def test_help_and_listing_import_no_heavy_library(argv: list[str]) -> None:
 
 
 def test_mig_run_json_imports_no_heavy_library() -> None:
-    probe = loaded(["mig", "run", "--config", "3", "--policy", "edf-fs", "--rate", "0.2", "--hours", "1",
-                    "--seed", "1", "--json"])
+    probe = loaded(
+        [
+            "mig",
+            "run",
+            "--config",
+            "3",
+            "--policy",
+            "edf-fs",
+            "--rate",
+            "0.2",
+            "--hours",
+            "1",
+            "--seed",
+            "1",
+            "--json",
+        ]
+    )
     assert probe["code"] == 0
     assert probe["heavy"] == []
     assert json.loads(str(probe["out"]))["jobs"] > 0
@@ -73,8 +92,10 @@ def test_a_command_that_needs_pandas_still_gets_it(tmp_path: object) -> None:
 
 
 def test_public_names_resolve_lazily() -> None:
-    code = ("import sys, wattsched.experiments as ex; before = 'pandas' in sys.modules; "
-            "from wattsched.experiments import StudyStore; "
-            "print(before, 'pandas' in sys.modules, callable(StudyStore), 'StudyStore' in dir(ex))")
+    code = (
+        "import sys, wattsched.experiments as ex; before = 'pandas' in sys.modules; "
+        "from wattsched.experiments import StudyStore; "
+        "print(before, 'pandas' in sys.modules, callable(StudyStore), 'StudyStore' in dir(ex))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True", "True", "True"]

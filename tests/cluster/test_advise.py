@@ -22,8 +22,14 @@ from wattsched.errors import ConfigError
 from wattsched.hardware.catalogue import load_gpu
 
 
-def _outcome(setting: Setting, energy_j: float, late: int, avg_s: float, max_s: float = 0.0,
-             clock: tuple[tuple[int, float], ...] = ()) -> Outcome:
+def _outcome(
+    setting: Setting,
+    energy_j: float,
+    late: int,
+    avg_s: float,
+    max_s: float = 0.0,
+    clock: tuple[tuple[int, float], ...] = (),
+) -> Outcome:
     return Outcome(setting, energy_j, 100, late, avg_s, max_s, 0, 0, clock)
 
 
@@ -44,8 +50,11 @@ def test_pareto_flags_by_hand() -> None:
 
 
 def test_budget_and_recommendation() -> None:
-    outcomes = [_outcome(BASELINE, 10.0, 0, 0.0, 0.0), _outcome(A, 6.0, 10, 5.0, 900.0),
-                _outcome(B, 8.0, 4, 2.0, 300.0)]
+    outcomes = [
+        _outcome(BASELINE, 10.0, 0, 0.0, 0.0),
+        _outcome(A, 6.0, 10, 5.0, 900.0),
+        _outcome(B, 8.0, 4, 2.0, 300.0),
+    ]
     # At most 5 % late: B (4 %) and the baseline meet it; B uses less energy.
     best, closest = _recommend(outcomes, Budget(0.05))
     assert best is outcomes[2] and closest is best
@@ -61,8 +70,10 @@ def test_budget_and_recommendation() -> None:
 
 
 def test_equal_outcomes_prefer_the_setting_closest_to_the_baseline() -> None:
-    same = [_outcome(Setting("no-mig", None, "best-fit", False, False), 5.0, 0, 0.0),
-            _outcome(BASELINE, 5.0, 0, 0.0)]
+    same = [
+        _outcome(Setting("no-mig", None, "best-fit", False, False), 5.0, 0, 0.0),
+        _outcome(BASELINE, 5.0, 0, 0.0),
+    ]
     best, _ = _recommend(same, Budget())
     assert best is not None and best.setting == BASELINE
 

@@ -37,8 +37,9 @@ A100 = load_gpu("a100-40gb")
 H200 = load_gpu("h200-141gb")
 
 
-def linear_job(name: str, arrival_s: float, dur_7g_s: float, deadline_s: float,
-               kind: JobKind = JobKind.INFERENCE) -> Job:
+def linear_job(
+    name: str, arrival_s: float, dur_7g_s: float, deadline_s: float, kind: JobKind = JobKind.INFERENCE
+) -> Job:
     """A linear job: dur_g = 7 · dur_7g / g (so dur_3g = 7/3 · dur_7g)."""
     durations = tuple(7.0 * dur_7g_s / g for g in (1, 2, 3, 4, 7))
     return Job(name, arrival_s, deadline_s, kind, Scaling.LINEAR, durations, dur_7g_s / 1.06)
@@ -222,8 +223,13 @@ def test_a_one_gpu_cluster_under_day_night_is_run_day(
     # The same decision epochs, choices and repartitions, and the same jobs, energy and tardiness, whatever
     # the blackout (600 s shifts the epochs that follow each repartition).
     jobs = generate_jobs(WorkloadSpec(profile="alibaba-day", rate_multiplier=2.5), 4)
-    day = run_day(jobs, PARTITIONERS.make("day-night"), horizon_s=86_400.0,
-                  gpu=replace(A100, repartition_s=repartition_s), record_jobs=True)
+    day = run_day(
+        jobs,
+        PARTITIONERS.make("day-night"),
+        horizon_s=86_400.0,
+        gpu=replace(A100, repartition_s=repartition_s),
+        record_jobs=True,
+    )
     decisions: list[Decision] = []
     monkeypatch.setattr(engine, "decide_epoch", lambda sim, decider: decide_epoch(sim, decider, decisions))
     options = ClusterOptions(partitioner="day-night", repartition_s=repartition_s, record_jobs=True)
@@ -231,7 +237,10 @@ def test_a_one_gpu_cluster_under_day_night_is_run_day(
     assert tuple(decisions) == day.decisions and day.result.repartitions == 2
     assert cluster.records is not None and tuple(r.record for r in cluster.records) == day.result.records
     assert (cluster.energy_j, cluster.avg_tardiness_s, cluster.end_s) == (
-        day.result.energy_j, day.result.avg_tardiness_s, day.result.end_s)
+        day.result.energy_j,
+        day.result.avg_tardiness_s,
+        day.result.end_s,
+    )
     assert cluster.repartitions == 2 and cluster.blackout_s == day.result.blackout_s == 2 * repartition_s
 
 
@@ -290,8 +299,12 @@ def test_a_cluster_matches_one_gpu_for_every_policy_with_the_paper_preset() -> N
     jobs = generate_jobs(cluster_spec(preset_spec("paper"), 1), 9)
     for policy in ("edf-fs", "edf-ss", "edf-ss-restricted", "llf", "lalf"):
         expected = simulate(jobs, 3, policy, horizon_s=86_400.0)
-        got = simulate_cluster(jobs, ClusterSpec.homogeneous(1, 1), ClusterOptions(policy=policy),
-                               horizon_s=86_400.0)
+        got = simulate_cluster(
+            jobs, ClusterSpec.homogeneous(1, 1), ClusterOptions(policy=policy), horizon_s=86_400.0
+        )
         assert (got.energy_j, got.avg_tardiness_s, got.end_s) == (
-            expected.energy_j, expected.avg_tardiness_s, expected.end_s)
+            expected.energy_j,
+            expected.avg_tardiness_s,
+            expected.end_s,
+        )
         assert math.isfinite(got.energy_j)

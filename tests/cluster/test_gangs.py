@@ -10,15 +10,19 @@ from wattsched.cluster.result import ClusterResult
 from wattsched.errors import ConfigError
 from wattsched.workload.job import Job, JobKind, Scaling
 
-WHOLE_GPUS = ClusterOptions(placement="first-fit", partitioner="static", configuration="no-mig",
-                            policy="edf-fs", record_jobs=True)
+WHOLE_GPUS = ClusterOptions(
+    placement="first-fit", partitioner="static", configuration="no-mig", policy="edf-fs", record_jobs=True
+)
 IDLE_W, BUSY_W = 40.0, 248.5  # A100-40GB with MIG disabled
 
 
 def spans(result: ClusterResult) -> dict[tuple[str, int], tuple[float, float]]:
     """(job, GPU) -> (start, completion) from every GPU's own records (a gang has one on each of its GPUs)."""
-    return {(r.job_id, gpu): (r.start_s, r.completion_s)
-            for gpu, own in enumerate(result.gpu_results) for r in own.records or ()}
+    return {
+        (r.job_id, gpu): (r.start_s, r.completion_s)
+        for gpu, own in enumerate(result.gpu_results)
+        for r in own.records or ()
+    }
 
 
 def job(name: str, arrival_s: float, full_s: float, deadline_s: float, gpus: int = 1) -> Job:
@@ -33,11 +37,22 @@ def test_a_two_gpu_job_waits_for_two_gpus_of_one_server_and_both_end_together() 
     # GPUs are both busy, server 1 has one busy GPU (c, until 50) and one idle: g reserves GPUs 2 and 3 and
     # starts on both at 50, when c ends; both end at 350 (deadline 320: 30 s late). d (10 s) arrives at 20:
     # GPUs 2 and 3 are held, 0 and 1 busy; it queues on the least-loaded GPU, 0, and runs 100-110.
-    jobs = [job("a", 0, 100, 1000), job("b", 0, 200, 1000), job("c", 0, 50, 1000),
-            job("g", 10, 300, 320, gpus=2), job("d", 20, 10, 1000)]
+    jobs = [
+        job("a", 0, 100, 1000),
+        job("b", 0, 200, 1000),
+        job("c", 0, 50, 1000),
+        job("g", 10, 300, 320, gpus=2),
+        job("d", 20, 10, 1000),
+    ]
     result = simulate_cluster(jobs, ClusterSpec.homogeneous(2, 2, "a100-40gb"), WHOLE_GPUS)
-    assert spans(result) == {("a", 0): (0.0, 100.0), ("d", 0): (100.0, 110.0), ("b", 1): (0.0, 200.0),
-                             ("c", 2): (0.0, 50.0), ("g", 2): (50.0, 350.0), ("g", 3): (50.0, 350.0)}
+    assert spans(result) == {
+        ("a", 0): (0.0, 100.0),
+        ("d", 0): (100.0, 110.0),
+        ("b", 1): (0.0, 200.0),
+        ("c", 2): (0.0, 50.0),
+        ("g", 2): (50.0, 350.0),
+        ("g", 3): (50.0, 350.0),
+    }
     # One job of five, counted once: 30 s late.
     assert (result.jobs, result.late_jobs, result.max_tardiness_s) == (5, 1, 30.0)
     assert result.avg_tardiness_s == 30.0 / 5
@@ -61,18 +76,24 @@ def test_a_single_job_waits_while_gangs_hold_every_gpu() -> None:
 def test_gangs_start_in_arrival_order_on_the_freest_server() -> None:
     # Two servers of two idle GPUs: g1 takes server 0 at 0; g2 (arriving at 1) takes server 1 at once;
     # g3 (at 2) waits for the first to end (g2 at 51) and runs 51-61 on server 1.
-    jobs = [job("g1", 0, 100, 1000, gpus=2), job("g2", 1, 50, 1000, gpus=2),
-            job("g3", 2, 10, 1000, gpus=2)]
+    jobs = [job("g1", 0, 100, 1000, gpus=2), job("g2", 1, 50, 1000, gpus=2), job("g3", 2, 10, 1000, gpus=2)]
     result = simulate_cluster(jobs, ClusterSpec.homogeneous(2, 2, "a100-40gb"), WHOLE_GPUS)
-    assert spans(result) == {("g1", 0): (0.0, 100.0), ("g1", 1): (0.0, 100.0), ("g2", 2): (1.0, 51.0),
-                             ("g2", 3): (1.0, 51.0), ("g3", 2): (51.0, 61.0), ("g3", 3): (51.0, 61.0)}
+    assert spans(result) == {
+        ("g1", 0): (0.0, 100.0),
+        ("g1", 1): (0.0, 100.0),
+        ("g2", 2): (1.0, 51.0),
+        ("g2", 3): (1.0, 51.0),
+        ("g3", 2): (51.0, 61.0),
+        ("g3", 3): (51.0, 61.0),
+    }
     assert result.jobs == 3
 
 
 def test_a_gang_larger_than_every_server_is_refused() -> None:
     with pytest.raises(ConfigError, match="needs 4 GPUs at once; the largest server has 2"):
-        simulate_cluster([job("g", 0, 10, 100, gpus=4)], ClusterSpec.homogeneous(3, 2, "a100-40gb"),
-                         WHOLE_GPUS)
+        simulate_cluster(
+            [job("g", 0, 10, 100, gpus=4)], ClusterSpec.homogeneous(3, 2, "a100-40gb"), WHOLE_GPUS
+        )
 
 
 def test_choose_members_prefers_idle_gpus_then_low_load_then_low_server() -> None:
@@ -87,8 +108,9 @@ def test_choose_members_prefers_idle_gpus_then_low_load_then_low_server() -> Non
 
 @pytest.mark.parametrize("placement", ["first-fit", "best-fit", "least-energy", "deadline-aware"])
 @pytest.mark.parametrize("power_states", [False, True])
-def test_every_gang_runs_on_one_server_starting_and_ending_together(placement: str,
-                                                                    power_states: bool) -> None:
+def test_every_gang_runs_on_one_server_starting_and_ending_together(
+    placement: str, power_states: bool
+) -> None:
     from dataclasses import replace
 
     import numpy as np
@@ -99,11 +121,18 @@ def test_every_gang_runs_on_one_server_starting_and_ending_together(placement: s
 
     spec = ClusterSpec.homogeneous(2, 4, "a100-40gb")
     draws = np.random.default_rng(1)
-    jobs = [replace(j, gpus=int(draws.choice([1, 1, 1, 1, 2, 3, 4])))
-            for j in generate_jobs(cluster_spec(preset_spec("paper", 2.0), spec.gpus), 5)]
-    options = ClusterOptions(placement=placement, partitioner="static", policy="edf-ss-restricted",
-                             power_states=PowerStates(enabled=power_states), compact_every=16,
-                             record_jobs=True)
+    jobs = [
+        replace(j, gpus=int(draws.choice([1, 1, 1, 1, 2, 3, 4])))
+        for j in generate_jobs(cluster_spec(preset_spec("paper", 2.0), spec.gpus), 5)
+    ]
+    options = ClusterOptions(
+        placement=placement,
+        partitioner="static",
+        policy="edf-ss-restricted",
+        power_states=PowerStates(enabled=power_states),
+        compact_every=16,
+        record_jobs=True,
+    )
     result = simulate_cluster(jobs, spec, options)
     assert result.jobs == len(jobs) and result.records is not None and len(result.records) == len(jobs)
     runs: dict[str, list[tuple[int, float, float]]] = {}

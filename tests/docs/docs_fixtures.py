@@ -29,9 +29,22 @@ def build_site(site: Path) -> subprocess.CompletedProcess[str]:
     """``mkdocs build --strict`` of this tree into ``site`` (the running interpreter's mkdocs)."""
     env = {**os.environ, "PYTHONPATH": str(SRC), "NO_MKDOCS_2_WARNING": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(MKDOCS_YML),
-         "--site-dir", str(site)],
-        capture_output=True, text=True, env=env, timeout=600, check=False,
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(MKDOCS_YML),
+            "--site-dir",
+            str(site),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
     )
 
 

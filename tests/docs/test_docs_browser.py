@@ -27,11 +27,17 @@ LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-untrusted", 
 
 pytestmark = pytest.mark.browser
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (the [test] extra)")
-_missing = [why for why, absent in (
-    ("Debian's chromium and chromium-driver are missing (apt-get install chromium chromium-driver)",
-     not (CHROMIUM.is_file() and CHROMEDRIVER.is_file())),
-    ("the [docs] extra (mkdocs, mkdocs-material, mkdocstrings) is missing", not have_mkdocs()),
-) if absent]
+_missing = [
+    why
+    for why, absent in (
+        (
+            "Debian's chromium and chromium-driver are missing (apt-get install chromium chromium-driver)",
+            not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()),
+        ),
+        ("the [docs] extra (mkdocs, mkdocs-material, mkdocstrings) is missing", not have_mkdocs()),
+    )
+    if absent
+]
 if _missing:
     if os.environ.get("WATTSCHED_REQUIRE_BROWSER"):  # set by .ci/run, which installs them
         pytest.fail("; ".join(_missing), pytrace=False)
@@ -50,9 +56,19 @@ def browser() -> Iterator[Any]:
     profile = tempfile.mkdtemp(prefix="wattsched-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,1000"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
@@ -109,8 +125,11 @@ def test_offline_search_finds_a_command(browser: Any, site: Path, tmp_path: Path
     button = browser.find_element(By.CSS_SELECTOR, "label.md-header__button[for='__search']")
     if button.is_displayed():
         button.click()
-    box = _wait(lambda: [e for e in browser.find_elements(By.CSS_SELECTOR, "input.md-search__input")
-                         if e.is_displayed()])
+    box = _wait(
+        lambda: [
+            e for e in browser.find_elements(By.CSS_SELECTOR, "input.md-search__input") if e.is_displayed()
+        ]
+    )
     assert box, "the search box did not open"
     box[0].send_keys("completion")
     results = _wait(lambda: browser.find_elements(By.CSS_SELECTOR, ".md-search-result__item"))

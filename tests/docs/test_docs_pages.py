@@ -71,22 +71,32 @@ def run_blocks(page: str, blocks: list[str], tmp_path: Path) -> str | None:
         pytest.skip("bash is not installed")
     work = tmp_path / "work"
     work.mkdir()
-    path = os.pathsep.join([str(_shim(tmp_path / "bin")), str(Path(sys.executable).parent),
-                            os.environ.get("PATH", "")])
+    path = os.pathsep.join(
+        [str(_shim(tmp_path / "bin")), str(Path(sys.executable).parent), os.environ.get("PATH", "")]
+    )
     env = {**os.environ, "PATH": path, "PYTHONPATH": str(SRC), "COLUMNS": "100"}
     env.pop("_ARGCOMPLETE", None)
     left_s = float(PAGE_TIMEOUT_S)  # the page's time, shared by its blocks
     for number, block in enumerate(blocks, start=1):
         started = time.monotonic()
         try:
-            done = subprocess.run([shell, "-euo", "pipefail", "-c", block], cwd=work, env=env,
-                                  capture_output=True, text=True, timeout=max(1.0, left_s), check=False)
+            done = subprocess.run(
+                [shell, "-euo", "pipefail", "-c", block],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=max(1.0, left_s),
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             return f"{page}: block {number} did not finish within the page's {PAGE_TIMEOUT_S} s"
         left_s -= time.monotonic() - started
         if done.returncode != 0:
-            return (f"{page}: block {number} exited {done.returncode}\n--- block ---\n{block}"
-                    f"--- stdout ---\n{done.stdout}--- stderr ---\n{done.stderr}")
+            return (
+                f"{page}: block {number} exited {done.returncode}\n--- block ---\n{block}"
+                f"--- stdout ---\n{done.stdout}--- stderr ---\n{done.stderr}"
+            )
     return None
 
 
@@ -100,8 +110,11 @@ def test_the_examples_of_a_page_run(page: str, tmp_path: Path) -> None:
 
 
 def test_blocks_share_a_folder_and_a_failure_names_page_block_and_output(tmp_path: Path) -> None:
-    blocks = ["echo 3 > n.txt\n", "test \"$(cat n.txt)\" = 3\nwattsched --version\n",
-              "echo about to fail\nfalse | cat\necho never\n"]
+    blocks = [
+        "echo 3 > n.txt\n",
+        'test "$(cat n.txt)" = 3\nwattsched --version\n',
+        "echo about to fail\nfalse | cat\necho never\n",
+    ]
     failure = run_blocks("x.md", blocks, tmp_path)
     assert failure is not None
     assert failure.startswith("x.md: block 3 exited 1")  # pipefail: `false | cat` fails the block

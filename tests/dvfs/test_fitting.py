@@ -39,9 +39,7 @@ def test_exact_model_data_is_recovered() -> None:
 @pytest.mark.parametrize(
     ("name", "gpu", "apps"), [("gtx1080ti.csv", "gtx1080ti", 30), ("gtx2070s.csv", "rtx2070s", 20)]
 )
-def test_real_measurements_fit_well(
-    unshipped: Callable[[str], Path], name: str, gpu: str, apps: int
-) -> None:
+def test_real_measurements_fit_well(unshipped: Callable[[str], Path], name: str, gpu: str, apps: int) -> None:
     fits = fit_measurements(unshipped(f"dvfs-measurements/{name}"), load_dvfs_gpu(gpu))
     assert len(fits) == apps and all(f.samples == 20 for f in fits)
     assert np.mean([f.time_mape for f in fits]) < 0.02

@@ -32,7 +32,13 @@ def test_method_specs() -> None:
     assert Method("static").label == "static" and Method("static", best=True).label == "static-best"
     assert Method("static", configuration=5, name="five").label == "five"
     assert list(METHOD_LABELS) == [
-        "no-mig", "static", "static-best", "day-night", "lookahead", "dynamic", "dynamic-rollout"
+        "no-mig",
+        "static",
+        "static-best",
+        "day-night",
+        "lookahead",
+        "dynamic",
+        "dynamic-rollout",
     ]
     assert method_from_label("dynamic-rollout") == Method("dynamic", rollout=2)
     assert method_from_label("static-best") == Method("static", best=True)

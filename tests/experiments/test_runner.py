@@ -148,7 +148,6 @@ def test_reproduce_options_and_unknown_names(tmp_path: Path) -> None:
         reproduce(tmp_path, "quick", only=["fake"], ray_address="127.0.0.1:6379")
 
 
-
 def test_reproduce_without_registered_studies_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

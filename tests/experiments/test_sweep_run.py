@@ -365,12 +365,20 @@ def test_ray_gives_the_same_rows_as_local(tmp_path: Path) -> None:
 
 def _stored_rows(unfinished: list[int] | None) -> pd.DataFrame:
     """Three MIG rows as the store holds them (``None``: a store written before ``unfinished_jobs``)."""
-    rows = pd.DataFrame({
-        "part": ["mig"] * 3, "gpu": ["a100-40gb"] * 3, "configuration": ["3"] * 3,
-        "policy": ["edf-ss", "edf-fs", "llf"], "seed": [1, 1, 1],
-        "energy_j": [100.0, 200.0, 300.0], "avg_tardiness_s": [60.0, 120.0, 180.0],
-        "late_jobs": [1, 2, 3], "preemptions": [0, 0, 0], "cell": ["a", "b", "c"],
-    })
+    rows = pd.DataFrame(
+        {
+            "part": ["mig"] * 3,
+            "gpu": ["a100-40gb"] * 3,
+            "configuration": ["3"] * 3,
+            "policy": ["edf-ss", "edf-fs", "llf"],
+            "seed": [1, 1, 1],
+            "energy_j": [100.0, 200.0, 300.0],
+            "avg_tardiness_s": [60.0, 120.0, 180.0],
+            "late_jobs": [1, 2, 3],
+            "preemptions": [0, 0, 0],
+            "cell": ["a", "b", "c"],
+        }
+    )
     if unfinished is not None:
         rows["unfinished_jobs"] = unfinished
     return rows

@@ -31,6 +31,7 @@ def run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 
 # ---------------------------------------------------------------------------------------------- mig generate
 
+
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 @pytest.mark.parametrize(
     "source",
@@ -53,14 +54,33 @@ def test_mig_generate_is_byte_identical(tmp_path: Path, suffix: str, source: lis
 
 # ---------------------------------------------------------------------------------------------- mig run
 
+
 @pytest.mark.parametrize("policy", ["edf-fs", "edf-ss", "edf-ss-restricted", "llf", "lalf"])
 def test_mig_run_json_and_jobs_out_are_identical(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], policy: str
 ) -> None:
     def simulate(name: str, seed: str) -> tuple[str, bytes]:
         jobs = tmp_path / f"{name}.parquet"
-        out = run(capsys, ["mig", "run", "--config", "4", "--policy", policy, "--rate", "1.5", "--hours", "2",
-                           "--seed", seed, "--json", "--jobs-out", str(jobs)])
+        out = run(
+            capsys,
+            [
+                "mig",
+                "run",
+                "--config",
+                "4",
+                "--policy",
+                policy,
+                "--rate",
+                "1.5",
+                "--hours",
+                "2",
+                "--seed",
+                seed,
+                "--json",
+                "--jobs-out",
+                str(jobs),
+            ],
+        )
         return out, jobs.read_bytes()
 
     first = simulate("a", "5")
@@ -76,32 +96,84 @@ def test_mig_run_from_a_written_trace_equals_the_generated_run(
     # generator's jobs directly, given the same horizon (2 h = 7200 s).
     trace = tmp_path / "t.csv"
     assert main(["mig", "generate", "--rate", "1", "--hours", "2", "--seed", "3", "-o", str(trace)]) == 0
-    direct = run(capsys, ["mig", "run", "--config", "2", "--policy", "llf", "--rate", "1", "--hours", "2",
-                          "--seed", "3", "--json"])
-    from_file = run(capsys, ["mig", "run", "--config", "2", "--policy", "llf", "--trace", str(trace),
-                             "--horizon-s", "7200", "--json"])
+    direct = run(
+        capsys,
+        [
+            "mig",
+            "run",
+            "--config",
+            "2",
+            "--policy",
+            "llf",
+            "--rate",
+            "1",
+            "--hours",
+            "2",
+            "--seed",
+            "3",
+            "--json",
+        ],
+    )
+    from_file = run(
+        capsys,
+        [
+            "mig",
+            "run",
+            "--config",
+            "2",
+            "--policy",
+            "llf",
+            "--trace",
+            str(trace),
+            "--horizon-s",
+            "7200",
+            "--json",
+        ],
+    )
     # the results are equal; only the description of the workload differs (a trace has no preset)
-    unlabelled = [{k: v for k, v in json.loads(out).items() if k not in ("preset", "workload")}
-                  for out in (from_file, direct)]
+    unlabelled = [
+        {k: v for k, v in json.loads(out).items() if k not in ("preset", "workload")}
+        for out in (from_file, direct)
+    ]
     assert unlabelled[0] == unlabelled[1] and json.loads(from_file)["preset"] is None
 
 
 def test_fresh_processes_with_different_hash_seeds_agree(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["mig", "run", "--config", "5", "--policy", "edf-ss-restricted", "--profile", "alibaba-day",
-            "--hours", "6", "--seed", "9", "--json"]
+    argv = [
+        "mig",
+        "run",
+        "--config",
+        "5",
+        "--policy",
+        "edf-ss-restricted",
+        "--profile",
+        "alibaba-day",
+        "--hours",
+        "6",
+        "--seed",
+        "9",
+        "--json",
+    ]
     here = run(capsys, argv)
     outputs = []
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        done = subprocess.run([sys.executable, "-m", "wattsched.cli", *argv], capture_output=True, text=True,
-                              env=env, timeout=120, check=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "wattsched.cli", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=True,
+        )
         outputs.append(done.stdout)
     assert outputs == [here, here]
 
 
 # ---------------------------------------------------------------------------------------------- mig import
+
 
 @pytest.fixture
 def philly(tmp_path: Path) -> Path:
@@ -123,9 +195,28 @@ def test_mig_import_seed_is_byte_identical(
     # Every random step is on: thinning (40 -> 24 jobs), class share and deadline slack.
     def import_(name: str, seed: str) -> tuple[str, bytes]:
         out = tmp_path / f"{name}{suffix}"
-        report = run(capsys, ["mig", "import", "--format", "philly", "--input", str(philly), "-o", str(out),
-                              "--day", "0", "--target-rate", str(24 / 1440), "--inference-share", "0.5",
-                              "--seed", seed, "--json"])
+        report = run(
+            capsys,
+            [
+                "mig",
+                "import",
+                "--format",
+                "philly",
+                "--input",
+                str(philly),
+                "-o",
+                str(out),
+                "--day",
+                "0",
+                "--target-rate",
+                str(24 / 1440),
+                "--inference-share",
+                "0.5",
+                "--seed",
+                seed,
+                "--json",
+            ],
+        )
         return json.loads(report)["rows_kept"], out.read_bytes()
 
     first = import_("a", "4")
@@ -138,15 +229,36 @@ def test_mig_import_with_measured_curves_is_identical(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], philly: Path
 ) -> None:
     speeds = tmp_path / "speeds.csv"
-    speeds.write_text("source,model,kind,batch_size,slice_g,throughput_or_time,unit\n"
-                      "x,a,training,8,1,10,samples/s\nx,a,training,8,7,40,samples/s\n"
-                      "x,b,training,8,2,3,s/iter\nx,b,training,8,4,2,s/iter\n"
-                      "x,c,inference,1,1,5,samples/s\nx,c,inference,1,3,12,samples/s\n", encoding="utf-8")
+    speeds.write_text(
+        "source,model,kind,batch_size,slice_g,throughput_or_time,unit\n"
+        "x,a,training,8,1,10,samples/s\nx,a,training,8,7,40,samples/s\n"
+        "x,b,training,8,2,3,s/iter\nx,b,training,8,4,2,s/iter\n"
+        "x,c,inference,1,1,5,samples/s\nx,c,inference,1,3,12,samples/s\n",
+        encoding="utf-8",
+    )
 
     def import_(name: str) -> bytes:
         out = tmp_path / f"{name}.csv"
-        run(capsys, ["mig", "import", "--format", "philly", "--input", str(philly), "-o", str(out),
-                     "--scaling", "measured", "--speeds", str(speeds), "--seed", "2", "--json"])
+        run(
+            capsys,
+            [
+                "mig",
+                "import",
+                "--format",
+                "philly",
+                "--input",
+                str(philly),
+                "-o",
+                str(out),
+                "--scaling",
+                "measured",
+                "--speeds",
+                str(speeds),
+                "--seed",
+                "2",
+                "--json",
+            ],
+        )
         return out.read_bytes()
 
     assert import_("a") == import_("b")
@@ -154,11 +266,29 @@ def test_mig_import_with_measured_curves_is_identical(
 
 # ---------------------------------------------------------------------------------------------- dvfs
 
+
 def test_dvfs_generate_is_byte_identical(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def generate(name: str, mode: str, seed: str) -> bytes:
         out = tmp_path / name
-        assert main(["dvfs", "generate", "--mode", mode, "--util", "0.5", "--pairs", "16", "--seed", seed,
-                     "-o", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "dvfs",
+                    "generate",
+                    "--mode",
+                    mode,
+                    "--util",
+                    "0.5",
+                    "--pairs",
+                    "16",
+                    "--seed",
+                    seed,
+                    "-o",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         return out.read_bytes()
 
     for mode in ("offline", "online"):
@@ -168,17 +298,43 @@ def test_dvfs_generate_is_byte_identical(tmp_path: Path, capsys: pytest.CaptureF
             assert generate(f"{mode}3{suffix}", mode, "4") != first
 
 
-@pytest.mark.parametrize(("mode", "algo", "theta"), [
-    ("offline", "edl", "0.9"), ("offline", "lpt-ff", "1"),
-    ("online", "edf-bf", "1"), ("online", "edl", "0.9"),
-])
+@pytest.mark.parametrize(
+    ("mode", "algo", "theta"),
+    [
+        ("offline", "edl", "0.9"),
+        ("offline", "lpt-ff", "1"),
+        ("online", "edf-bf", "1"),
+        ("online", "edl", "0.9"),
+    ],
+)
 def test_dvfs_run_json_is_identical(
     capsys: pytest.CaptureFixture[str], mode: str, algo: str, theta: str
 ) -> None:
     def once(seed: str) -> str:
-        return run(capsys, ["dvfs", "run", "--mode", mode, "--util", "0.5", "--pairs", "32",
-                            "--pairs-per-server", "4", "--algo", algo, "--theta", theta, "--dvfs", "on",
-                            "--seed", seed, "--json"])
+        return run(
+            capsys,
+            [
+                "dvfs",
+                "run",
+                "--mode",
+                mode,
+                "--util",
+                "0.5",
+                "--pairs",
+                "32",
+                "--pairs-per-server",
+                "4",
+                "--algo",
+                algo,
+                "--theta",
+                theta,
+                "--dvfs",
+                "on",
+                "--seed",
+                seed,
+                "--json",
+            ],
+        )
 
     first = once("7")
     assert json.loads(first)["tasks"] > 0
@@ -190,11 +346,48 @@ def test_dvfs_run_from_a_task_file_and_solve_are_identical(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tasks = tmp_path / "tasks.parquet"
-    assert main(["dvfs", "generate", "--mode", "online", "--util", "0.4", "--pairs", "16", "--seed", "1",
-                 "-o", str(tasks)]) == 0
-    runs = [run(capsys, ["dvfs", "run", "--mode", "online", "--tasks", str(tasks), "--pairs", "16",
-                         "--pairs-per-server", "2", "--algo", "edf-wf", "--dvfs", "on", "--json"])
-            for _ in range(2)]
+    assert (
+        main(
+            [
+                "dvfs",
+                "generate",
+                "--mode",
+                "online",
+                "--util",
+                "0.4",
+                "--pairs",
+                "16",
+                "--seed",
+                "1",
+                "-o",
+                str(tasks),
+            ]
+        )
+        == 0
+    )
+    runs = [
+        run(
+            capsys,
+            [
+                "dvfs",
+                "run",
+                "--mode",
+                "online",
+                "--tasks",
+                str(tasks),
+                "--pairs",
+                "16",
+                "--pairs-per-server",
+                "2",
+                "--algo",
+                "edf-wf",
+                "--dvfs",
+                "on",
+                "--json",
+            ],
+        )
+        for _ in range(2)
+    ]
     assert runs[0] == runs[1]
     solved = []
     for name in ("a.csv", "b.csv", "a.parquet", "b.parquet"):

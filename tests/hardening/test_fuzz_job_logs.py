@@ -14,14 +14,18 @@ from wattsched.errors import InputError
 from wattsched.workload.adapters import ImportOptions, import_trace
 from wattsched.workload.traces import read_trace
 
-LOG = (b"job_id,submit,start,end,gpus,deadline,kind,scaling\n"
-       b"a,2024-03-01T08:00:00Z,2024-03-01T08:01:00Z,2024-03-01T08:31:00Z,1,2024-03-01T10:00:00Z,training,linear\n"
-       b"b,2024-03-01 08:10:00,2024-03-01 08:12:00,2024-03-01 09:12:00,4,,,capped\n"
-       b"c,2024-03-01T09:20:00+01:00,2024-03-01T09:20:00+01:00,2024-03-01T09:25:00+01:00,2,,inference,\n")
+LOG = (
+    b"job_id,submit,start,end,gpus,deadline,kind,scaling\n"
+    b"a,2024-03-01T08:00:00Z,2024-03-01T08:01:00Z,2024-03-01T08:31:00Z,1,2024-03-01T10:00:00Z,training,linear\n"
+    b"b,2024-03-01 08:10:00,2024-03-01 08:12:00,2024-03-01 09:12:00,4,,,capped\n"
+    b"c,2024-03-01T09:20:00+01:00,2024-03-01T09:20:00+01:00,2024-03-01T09:25:00+01:00,2,,inference,\n"
+)
 EPOCH_LOG = b"submit,duration,gpus\n1709280000,900,1\n1709281200,60,2\n1709281300,3600,1\n"
-TRACE = (b"job_id,arrival_s,deadline_s,kind,scaling,dur_1g_s,dur_2g_s,dur_3g_s,dur_4g_s,dur_7g_s,gpus\n"
-         b"j0,0,700,training,linear,700,350,233.3,175,100,1\n"
-         b"j1,10,900,inference,linear,70,35,23.3,17.5,10,4\n")
+TRACE = (
+    b"job_id,arrival_s,deadline_s,kind,scaling,dur_1g_s,dur_2g_s,dur_3g_s,dur_4g_s,dur_7g_s,gpus\n"
+    b"j0,0,700,training,linear,700,350,233.3,175,100,1\n"
+    b"j1,10,900,inference,linear,70,35,23.3,17.5,10,4\n"
+)
 
 
 def import_or_input_error(path: Path, multi_gpu: str) -> None:
@@ -53,10 +57,14 @@ def test_job_log_reader_on_random_bytes(tmp_path: Path, data: bytes, multi_gpu: 
 
 
 @FUZZ
-@given(edits=st.lists(MUTATION, min_size=1, max_size=6), epoch=st.booleans(),
-       multi_gpu=st.sampled_from(["keep", "fold", "skip"]))
-def test_job_log_reader_on_mutated_logs(tmp_path: Path, edits: list[tuple[str, int, int, bytes]], epoch: bool,
-                                        multi_gpu: str) -> None:
+@given(
+    edits=st.lists(MUTATION, min_size=1, max_size=6),
+    epoch=st.booleans(),
+    multi_gpu=st.sampled_from(["keep", "fold", "skip"]),
+)
+def test_job_log_reader_on_mutated_logs(
+    tmp_path: Path, edits: list[tuple[str, int, int, bytes]], epoch: bool, multi_gpu: str
+) -> None:
     path = tmp_path / "fuzz.csv"
     path.write_bytes(mutate(EPOCH_LOG if epoch else LOG, edits))
     import_or_input_error(path, multi_gpu)
@@ -64,8 +72,9 @@ def test_job_log_reader_on_mutated_logs(tmp_path: Path, edits: list[tuple[str, i
 
 @FUZZ
 @given(edits=st.lists(MUTATION, min_size=1, max_size=6))
-def test_trace_reader_on_mutated_gpus_column(tmp_path: Path,
-                                             edits: list[tuple[str, int, int, bytes]]) -> None:
+def test_trace_reader_on_mutated_gpus_column(
+    tmp_path: Path, edits: list[tuple[str, int, int, bytes]]
+) -> None:
     path = tmp_path / "fuzz.csv"
     path.write_bytes(mutate(TRACE, edits))
     try:

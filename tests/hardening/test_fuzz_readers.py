@@ -26,10 +26,46 @@ from wattsched.workload.traces import read_trace, write_trace
 FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 TOKENS = [
-    b",", b"\n", b"\r\n", b"\r", b'"', b"'", b";", b"\t", b" ", b"#", b"nan", b"NaN", b"inf", b"-inf", b"-1",
-    b"-0", b"0", b"1e400", b"1e308", b"-1e308", b"5e-324", b"0x10", b"1_000", b"True", b"None", b"", b"\xff",
-    b"\xfe\xff", b"\x00", b"\xef\xbb\xbf", b"\xc3", b"j000000", b"inference", b"training", b"linear",
-    b"job_id", b"arrival_s", b"task_id", b"delta", b"9" * 400,
+    b",",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b'"',
+    b"'",
+    b";",
+    b"\t",
+    b" ",
+    b"#",
+    b"nan",
+    b"NaN",
+    b"inf",
+    b"-inf",
+    b"-1",
+    b"-0",
+    b"0",
+    b"1e400",
+    b"1e308",
+    b"-1e308",
+    b"5e-324",
+    b"0x10",
+    b"1_000",
+    b"True",
+    b"None",
+    b"",
+    b"\xff",
+    b"\xfe\xff",
+    b"\x00",
+    b"\xef\xbb\xbf",
+    b"\xc3",
+    b"j000000",
+    b"inference",
+    b"training",
+    b"linear",
+    b"job_id",
+    b"arrival_s",
+    b"task_id",
+    b"delta",
+    b"9" * 400,
 ]
 MUTATION = st.tuples(
     st.sampled_from(["insert", "delete", "replace", "truncate", "duplicate-line", "flip"]),
@@ -47,9 +83,9 @@ def mutate(data: bytes, edits: list[tuple[str, int, int, bytes]]) -> bytes:
         if op == "insert":
             out[at:at] = token
         elif op == "delete":
-            del out[at:at + span]
+            del out[at : at + span]
         elif op == "replace":
-            out[at:at + len(token)] = token
+            out[at : at + len(token)] = token
         elif op == "truncate":
             del out[at:]
         elif op == "duplicate-line":

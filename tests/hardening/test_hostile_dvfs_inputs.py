@@ -66,15 +66,27 @@ TASK_CASES: list[tuple[str, str, str | bytes | None, tuple[str, ...]]] = [
     ("truncated-row", "t.csv", lines(HEADER, "a,0,1000,40,20,40"), ("t.csv", "row 1", "t0_s")),
     ("truncated-mid-cell", "t.csv", HEADER + "\na,0,1000,40,2", ("t.csv", "row 1", "c_w")),
     ("row-longer-than-header", "t.csv", lines(HEADER, GOOD + ",7"), ("t.csv", "cannot parse")),
-    ("huge-1e308-time-and-power", "t.csv", lines(HEADER, "a,0,1e12,1e308,10,10,1e308,1e308,0.5"),
-     ("t.csv", "row 1", "p0_w", "<= 1e+12")),
-    ("huge-time", "t.csv", lines(HEADER, "a,0,1e12,40,20,40,1e308,1e308,0.5"),
-     ("row 1", "t0_s", "<= 1e+12 s")),
+    (
+        "huge-1e308-time-and-power",
+        "t.csv",
+        lines(HEADER, "a,0,1e12,1e308,10,10,1e308,1e308,0.5"),
+        ("t.csv", "row 1", "p0_w", "<= 1e+12"),
+    ),
+    (
+        "huge-time",
+        "t.csv",
+        lines(HEADER, "a,0,1e12,40,20,40,1e308,1e308,0.5"),
+        ("row 1", "t0_s", "<= 1e+12 s"),
+    ),
     ("huge-deadline", "t.csv", lines(HEADER, "a,0,1e308,40,20,40,60,240,0.5"), ("row 1", "deadline_s")),
     ("huge-arrival", "t.csv", lines(HEADER, "a,1e300,2e300,40,20,40,60,240,0.5"), ("row 1", "arrival_s")),
     ("1e400-is-inf", "t.csv", lines(HEADER, "a,0,1000,40,20,40,60,1e400,0.5"), ("row 1", "d_s", "finite")),
-    ("wrong-type-text", "t.csv", lines(HEADER, "a,soon,1000,40,20,40,60,240,0.5"),
-     ("row 1", "arrival_s", "'soon'")),
+    (
+        "wrong-type-text",
+        "t.csv",
+        lines(HEADER, "a,soon,1000,40,20,40,60,240,0.5"),
+        ("row 1", "arrival_s", "'soon'"),
+    ),
     ("wrong-type-bool", "t.csv", lines(HEADER, "a,0,1000,True,20,40,60,240,0.5"), ("row 1", "p0_w", "True")),
     ("wrong-type-hex", "t.csv", lines(HEADER, "a,0,1000,0x10,20,40,60,240,0.5"), ("row 1", "p0_w")),
     ("nan", "t.csv", lines(HEADER, GOOD, "b,0,nan,40,20,40,60,240,0.5"), ("row 2", "deadline_s", "finite")),
@@ -83,21 +95,37 @@ TASK_CASES: list[tuple[str, str, str | bytes | None, tuple[str, ...]]] = [
     ("negative", "t.csv", lines(HEADER, "a,0,1000,40,20,-40,60,240,0.5"), ("row 1", "c_w", ">= 0")),
     ("negative-arrival", "t.csv", lines(HEADER, "a,-1,1000,40,20,40,60,240,0.5"), ("row 1", "arrival_s")),
     ("delta-above-1", "t.csv", lines(HEADER, "a,0,1000,40,20,40,60,240,1.5"), ("row 1", "delta", "<= 1")),
-    ("deadline-before-arrival", "t.csv", lines(HEADER, "a,50,10,40,20,40,60,240,0.5"),
-     ("row 1", "deadline_s", "before")),
+    (
+        "deadline-before-arrival",
+        "t.csv",
+        lines(HEADER, "a,50,10,40,20,40,60,240,0.5"),
+        ("row 1", "deadline_s", "before"),
+    ),
     ("zero-time", "t.csv", lines(HEADER, "a,0,1000,40,20,40,0,0,0.5"), ("row 1", "d_s", "> 0")),
-    ("earliest-row-wins", "t.csv", lines(HEADER, GOOD, "b,0,1000,40,20,40,60,240,2", "c,x,1,1,1,1,1,1,1"),
-     ("row 2", "delta")),
+    (
+        "earliest-row-wins",
+        "t.csv",
+        lines(HEADER, GOOD, "b,0,1000,40,20,40,60,240,2", "c,x,1,1,1,1,1,1,1"),
+        ("row 2", "delta"),
+    ),
     ("empty-file", "t.csv", b"", ("t.csv", "empty")),
     ("header-only", "t.csv", lines(HEADER), ("t.csv", "no tasks")),
     ("blank-lines-only", "t.csv", b"\n\n\n", ("t.csv", "empty")),
-    ("missing-column", "t.csv", lines(HEADER.replace(",gamma_w", ""), "a,0,1000,40,40,60,240,0.5"),
-     ("t.csv", "gamma_w", "missing")),
+    (
+        "missing-column",
+        "t.csv",
+        lines(HEADER.replace(",gamma_w", ""), "a,0,1000,40,40,60,240,0.5"),
+        ("t.csv", "gamma_w", "missing"),
+    ),
     ("duplicate-id", "t.csv", lines(HEADER, GOOD, GOOD), ("t.csv", "row 2", "task_id", "duplicate")),
     ("duplicate-id-after-strip", "t.csv", lines(HEADER, GOOD, " " + GOOD), ("row 2", "task_id")),
     ("empty-id", "t.csv", lines(HEADER, "," + GOOD[2:]), ("row 1", "task_id", "empty")),
-    ("duplicate-header-column", "t.csv", lines(HEADER + ",delta", GOOD + ",0.2"),
-     ("t.csv", "delta", "twice")),
+    (
+        "duplicate-header-column",
+        "t.csv",
+        lines(HEADER + ",delta", GOOD + ",0.2"),
+        ("t.csv", "delta", "twice"),
+    ),
     ("wrong-suffix", "t.txt", lines(HEADER, GOOD), ("t.txt", "suffix")),
     ("no-suffix", "tasks", lines(HEADER, GOOD), ("tasks", "suffix")),
     ("non-utf8", "t.csv", lines(HEADER).encode() + b"\xff,0,1000,40,20,40,60,240,0.5\n", ("t.csv", "UTF-8")),
@@ -147,8 +175,13 @@ COMMANDS = {
 @pytest.mark.parametrize("command", list(COMMANDS))
 @pytest.mark.parametrize(("case", "name", "content", "pieces"), TASK_CASES, ids=[c[0] for c in TASK_CASES])
 def test_dvfs_commands_refuse_a_hostile_task_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, case: str, name: str,
-    content: str | bytes | None, pieces: tuple[str, ...],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    case: str,
+    name: str,
+    content: str | bytes | None,
+    pieces: tuple[str, ...],
 ) -> None:
     inputs, outputs = tmp_path / "in", tmp_path / "out"
     inputs.mkdir()
@@ -178,14 +211,17 @@ def task_file(tmp_path: Path) -> Path:
     return write(tmp_path / "tasks.csv", lines(HEADER, GOOD, "b,60,900,50,10,60,30,100,0.9"))
 
 
-@pytest.mark.parametrize(("output", "pieces"), [
-    ("s.txt", ("s.txt", "suffix")),
-    ("s", ("suffix",)),
-    ("nodir/s.csv", ("nodir/s.csv", "folder does not exist")),
-    ("nodir/s.parquet", ("nodir/s.parquet", "folder does not exist")),
-    ("isdir.csv", ("isdir.csv", "directory")),
-    ("afile/s.csv", ("afile/s.csv", "folder does not exist")),  # a file where a folder should be
-])
+@pytest.mark.parametrize(
+    ("output", "pieces"),
+    [
+        ("s.txt", ("s.txt", "suffix")),
+        ("s", ("suffix",)),
+        ("nodir/s.csv", ("nodir/s.csv", "folder does not exist")),
+        ("nodir/s.parquet", ("nodir/s.parquet", "folder does not exist")),
+        ("isdir.csv", ("isdir.csv", "directory")),
+        ("afile/s.csv", ("afile/s.csv", "folder does not exist")),  # a file where a folder should be
+    ],
+)
 def test_solve_bad_output_path(
     tmp_path: Path, task_file: Path, capsys: pytest.CaptureFixture[str], output: str, pieces: tuple[str, ...]
 ) -> None:
@@ -238,8 +274,10 @@ RUN_OPTION_CASES = [
     (["--util", "1", "--pairs", "64", "--mode", "online", "--slot-s", "1e9"], ("slot_s", "1e+12")),
     (["--util", "1", "--pairs", "64", "--idle-power-w", "nan"], ("--idle-power-w",)),
     (["--util", "1", "--pairs", "64", "--idle-power-w", "-1"], ("--idle-power-w",)),
-    (["--util", "1", "--pairs", "64", "--pairs-per-server", "4", "--idle-power-w", "1e308", "--json"],
-     ("overflowed", "energy_idle_j")),
+    (
+        ["--util", "1", "--pairs", "64", "--pairs-per-server", "4", "--idle-power-w", "1e308", "--json"],
+        ("overflowed", "energy_idle_j"),
+    ),
     (["--util", "1", "--pairs", "64", "--turn-on-j-per-pair", "inf"], ("--turn-on-j-per-pair",)),
     (["--util", "1", "--pairs", "64", "--turn-on-j-per-pair", "1e308"], ("overflowed", "energy_overhead_j")),
     (["--util", "1", "--pairs", "64", "--v-max", "nan"], ("--v-max",)),
@@ -255,35 +293,44 @@ RUN_OPTION_CASES = [
     (["--util", "1", "--pairs", "64", "--idle-accounting", "hourly"], ("--idle-accounting", "'hourly'")),
     (["--util", "1", "--pairs", "64", "--idle-accounting", ""], ("--idle-accounting",)),
     (["--util", "1", "--pairs", "64", "--idle-accounting"], ("--idle-accounting", "expected one argument")),
-    (["--util", "1", "--pairs", "64", "--mode", "online", "--initial-placement", "spread"],
-     ("--initial-placement", "'spread'")),
-    (["--util", "1", "--pairs", "64", "--initial-placement", "one-per-pair"],
-     ("--initial-placement", "online runs only")),
-    (["--util", "1", "--pairs", "64", "--reproduce-hkbu", "--initial-placement", "pack"],
-     ("--initial-placement", "online runs only")),
+    (
+        ["--util", "1", "--pairs", "64", "--mode", "online", "--initial-placement", "spread"],
+        ("--initial-placement", "'spread'"),
+    ),
+    (
+        ["--util", "1", "--pairs", "64", "--initial-placement", "one-per-pair"],
+        ("--initial-placement", "online runs only"),
+    ),
+    (
+        ["--util", "1", "--pairs", "64", "--reproduce-hkbu", "--initial-placement", "pack"],
+        ("--initial-placement", "online runs only"),
+    ),
     (["--util", "1", "--pairs", "64", "--next-start", "NEXT-SLOT"], ("--next-start", "'NEXT-SLOT'")),
     (["--util", "1", "--pairs", "64", "--next-start", "next_slot"], ("--next-start", "'next_slot'")),
     (["--util", "1", "--pairs", "64", "--grouping", "sorted-by-l"], ("--grouping", "'sorted-by-l'")),
     (["--util", "1", "--pairs", "64", "--reproduce-hkbu", "yes"], ("unrecognized arguments: yes",)),
     (["--util", "1", "--pairs", "64", "--reproduce-hkbu", "--idle-power-w", "-85"], ("--idle-power-w",)),
-    (["--util", "1", "--pairs", "64", "--reproduce-hkbu", "--pairs-per-server", "5"],
-     ("--pairs-per-server", "multiple")),
+    (
+        ["--util", "1", "--pairs", "64", "--reproduce-hkbu", "--pairs-per-server", "5"],
+        ("--pairs-per-server", "multiple"),
+    ),
     (["--util", "1", "--pairs", "64", "--reproduce-hkbu", "--gpu", "h100"], ("h100", "rtx2070s")),
 ]
 
 
 @pytest.mark.parametrize(("argv", "pieces"), RUN_OPTION_CASES)
 def test_dvfs_run_bad_options(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
     pieces: tuple[str, ...],
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert_one_line_error(capsys, run_in(tmp_path, ["dvfs", "run", *argv]), *pieces)
 
 
-def test_dvfs_run_tasks_with_generator_options(
-    task_file: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_dvfs_run_tasks_with_generator_options(task_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = cli(["dvfs", "run", "--mode", "online", "--tasks", str(task_file), "--util", "1", "--seed", "2"])
     assert_one_line_error(capsys, code, "--util, --seed", "--tasks")
 
@@ -316,11 +363,14 @@ def test_dvfs_generate_bad_options(
     assert_one_line_error(capsys, code, *pieces)
 
 
-@pytest.mark.parametrize(("output", "pieces"), [
-    ("t.txt", ("t.txt", "suffix")),
-    ("nodir/t.csv", ("nodir/t.csv", "folder does not exist")),
-    ("isdir.parquet", ("isdir.parquet", "directory")),
-])
+@pytest.mark.parametrize(
+    ("output", "pieces"),
+    [
+        ("t.txt", ("t.txt", "suffix")),
+        ("nodir/t.csv", ("nodir/t.csv", "folder does not exist")),
+        ("isdir.parquet", ("isdir.parquet", "directory")),
+    ],
+)
 def test_dvfs_generate_bad_output_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str, pieces: tuple[str, ...]
 ) -> None:
@@ -341,14 +391,17 @@ def test_failed_generate_keeps_the_previous_file(tmp_path: Path, capsys: pytest.
     assert out.read_bytes() == before
 
 
-@pytest.mark.parametrize(("argv", "piece"), [
-    (["dvfs"], "required: COMMAND"),  # was: help on stdout and exit 2
-    (["dvfs", "explode"], "invalid choice: 'explode'"),
-    (["dvfs", "solve", "-o", "x.csv"], "--tasks"),
-    (["dvfs", "generate"], "-o/--output"),
-    (["dvfs", "fit"], "--data"),
-    (["dvfs", "run", "--util", "1", "extra"], "unrecognized arguments: extra"),
-])
+@pytest.mark.parametrize(
+    ("argv", "piece"),
+    [
+        (["dvfs"], "required: COMMAND"),  # was: help on stdout and exit 2
+        (["dvfs", "explode"], "invalid choice: 'explode'"),
+        (["dvfs", "solve", "-o", "x.csv"], "--tasks"),
+        (["dvfs", "generate"], "-o/--output"),
+        (["dvfs", "fit"], "--data"),
+        (["dvfs", "run", "--util", "1", "extra"], "unrecognized arguments: extra"),
+    ],
+)
 def test_dvfs_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str], piece: str) -> None:
     assert_one_line_error(capsys, cli(argv), piece)
 
@@ -358,8 +411,12 @@ def test_dvfs_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str], 
 FIT_CASES: list[tuple[str, str, str | bytes, tuple[str, ...]]] = [
     ("empty", "m.csv", b"", ("m.csv", "empty")),
     ("header-only", "m.csv", lines(FIT_HEADER), ("m.csv", "no measurement rows")),
-    ("missing-column", "m.csv", lines("appName,coreF,time/ms,power/W", "app,1600,2,200"),
-     ("memF", "missing")),
+    (
+        "missing-column",
+        "m.csv",
+        lines("appName,coreF,time/ms,power/W", "app,1600,2,200"),
+        ("memF", "missing"),
+    ),
     ("text-value", "m.csv", lines(FIT_HEADER, "app,fast,4000,x,k,2,200", *FIT_ROWS), ("row 1", "coreF")),
     ("bool-value", "m.csv", lines(FIT_HEADER, *FIT_ROWS, "app,1600,4000,x,k,True,200"), ("row 5", "time/ms")),
     ("nan", "m.csv", lines(FIT_HEADER, *FIT_ROWS, "app,1600,nan,x,k,2,200"), ("row 5", "memF")),
@@ -370,11 +427,19 @@ FIT_CASES: list[tuple[str, str, str | bytes, tuple[str, ...]]] = [
     ("zero", "m.csv", lines(FIT_HEADER, *FIT_ROWS, "app,0,4000,x,k,2,200"), ("row 5", "coreF")),
     ("empty-app", "m.csv", lines(FIT_HEADER, ",1600,4000,x,k,2,200", *FIT_ROWS), ("row 1", "appName")),
     ("truncated-row", "m.csv", lines(FIT_HEADER, *FIT_ROWS, "app,1600,4000"), ("row 5", "time/ms")),
-    ("row-longer-than-header", "m.csv", lines(FIT_HEADER, FIT_ROWS[0] + ",9", *FIT_ROWS[1:]),
-     ("m.csv", "cannot parse")),
+    (
+        "row-longer-than-header",
+        "m.csv",
+        lines(FIT_HEADER, FIT_ROWS[0] + ",9", *FIT_ROWS[1:]),
+        ("m.csv", "cannot parse"),
+    ),
     ("malformed-quote", "m.csv", lines(FIT_HEADER, '"app,1600,4000,x,k,2,200'), ("m.csv", "cannot parse")),
-    ("duplicate-header-column", "m.csv", lines(FIT_HEADER + ",coreF", FIT_ROWS[0] + ",1"),
-     ("m.csv", "coreF", "twice")),
+    (
+        "duplicate-header-column",
+        "m.csv",
+        lines(FIT_HEADER + ",coreF", FIT_ROWS[0] + ",1"),
+        ("m.csv", "coreF", "twice"),
+    ),
     ("non-utf8", "m.csv", lines(FIT_HEADER).encode() + b"a\xffp,1600,4000,x,k,2,200\n", ("m.csv", "UTF-8")),
     ("wrong-suffix", "m.txt", lines(FIT_HEADER, *FIT_ROWS), ("m.txt", "suffix")),
     ("parquet-suffix", "m.parquet", lines(FIT_HEADER, *FIT_ROWS), ("m.parquet", "suffix", ".csv")),
@@ -383,7 +448,11 @@ FIT_CASES: list[tuple[str, str, str | bytes, tuple[str, ...]]] = [
 
 @pytest.mark.parametrize(("case", "name", "content", "pieces"), FIT_CASES, ids=[c[0] for c in FIT_CASES])
 def test_dvfs_fit_refuses_a_hostile_measurement_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, name: str, content: str | bytes,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+    name: str,
+    content: str | bytes,
     pieces: tuple[str, ...],
 ) -> None:
     data = write(tmp_path / name, content)
@@ -407,10 +476,13 @@ def test_dvfs_fit_data_that_is_not_a_file(
     assert_one_line_error(capsys, code, "m.csv", "not found" if kind == "missing" else "directory")
 
 
-@pytest.mark.parametrize(("output", "pieces"), [
-    ("fit.json", ("fit.json", "suffix")),
-    ("nodir/fit.csv", ("nodir/fit.csv", "folder does not exist")),
-])
+@pytest.mark.parametrize(
+    ("output", "pieces"),
+    [
+        ("fit.json", ("fit.json", "suffix")),
+        ("nodir/fit.csv", ("nodir/fit.csv", "folder does not exist")),
+    ],
+)
 def test_dvfs_fit_bad_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str, pieces: tuple[str, ...]
 ) -> None:
@@ -437,8 +509,9 @@ GPU_CASES: list[tuple[str, str | bytes, str]] = [
 
 
 @pytest.mark.parametrize(("content", "piece"), [c[1:] for c in GPU_CASES], ids=[c[0] for c in GPU_CASES])
-def test_dvfs_gpu_toml_hostile(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | bytes,
-                               piece: str) -> None:
+def test_dvfs_gpu_toml_hostile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | bytes, piece: str
+) -> None:
     gpu = write(tmp_path / "gpu.toml", content)
     with pytest.raises(InputError) as caught:
         load_dvfs_gpu(str(gpu))
@@ -457,9 +530,18 @@ EXTREME_POWER = EXTREME | st.just(MAX_POWER_W)
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     rows=st.lists(
-        st.tuples(EXTREME_TIME, EXTREME_TIME, EXTREME_POWER, EXTREME_POWER, EXTREME_POWER, EXTREME_TIME,
-                  EXTREME_TIME, st.sampled_from([0.0, 5e-324, 0.5, 1.0])),
-        min_size=1, max_size=4,
+        st.tuples(
+            EXTREME_TIME,
+            EXTREME_TIME,
+            EXTREME_POWER,
+            EXTREME_POWER,
+            EXTREME_POWER,
+            EXTREME_TIME,
+            EXTREME_TIME,
+            st.sampled_from([0.0, 5e-324, 0.5, 1.0]),
+        ),
+        min_size=1,
+        max_size=4,
     ),
     online=st.booleans(),
     dvfs=st.booleans(),
@@ -497,12 +579,28 @@ def test_extreme_valid_tasks_run_without_warnings(
 
 # ---------------------------------------------------------------------------------------- a real process
 
+
 def test_real_process_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
     tasks = write(tmp_path / "t.csv", lines(HEADER, "a,0,1e12,1e308,10,10,1e308,1e308,0.5"))
     done = subprocess.run(
-        [sys.executable, "-W", "error", "-m", "wattsched.cli", "dvfs", "run", "--mode", "online", "--tasks",
-         str(tasks), "--json"],
-        capture_output=True, text=True, timeout=60, check=False,
+        [
+            sys.executable,
+            "-W",
+            "error",
+            "-m",
+            "wattsched.cli",
+            "dvfs",
+            "run",
+            "--mode",
+            "online",
+            "--tasks",
+            str(tasks),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 2
     assert done.stdout == ""

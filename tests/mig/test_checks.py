@@ -59,9 +59,14 @@ class _PlacesTwice(EdfFastestSlice):
         return Assignment([decision[0], decision[0], *decision[2:]])
 
 
-@pytest.mark.parametrize(("policy", "message"), [
-    (_IdlesASlice(), "idles while"), (_WritesTheView(), "wrote its view"), (_PlacesTwice(), "two slices"),
-])
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        (_IdlesASlice(), "idles while"),
+        (_WritesTheView(), "wrote its view"),
+        (_PlacesTwice(), "two slices"),
+    ],
+)
 def test_the_policy_checker_catches_broken_policies(policy: Any, message: str) -> None:
     with pytest.raises(CheckError, match=message):
         check_policy(policy, traces=1)

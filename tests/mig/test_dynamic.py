@@ -18,8 +18,9 @@ from wattsched.workload.generators import WorkloadSpec, generate_jobs
 from wattsched.workload.job import Job, JobKind, Scaling
 
 
-def _driven(jobs: list[Job], config: int | str, policy: str, compact_every: int = 0,
-            horizon_s: float | None = None) -> MigSimulation:
+def _driven(
+    jobs: list[Job], config: int | str, policy: str, compact_every: int = 0, horizon_s: float | None = None
+) -> MigSimulation:
     """Give the jobs one at a time, stepping as a cluster does: every instant that starts more than 1 ns
     before the next arrival, then the arrival."""
     sim = MigSimulation([], config, policy, record_jobs=True)
@@ -39,8 +40,9 @@ def _driven(jobs: list[Job], config: int | str, policy: str, compact_every: int 
 
 
 @given(traces(), st.sampled_from(CONFIGS), st.sampled_from(POLICIES.available()), st.sampled_from([0, 1, 3]))
-def test_jobs_given_one_by_one_run_as_simulate(jobs: list[Job], config: int | str, policy: str,
-                                               compact_every: int) -> None:
+def test_jobs_given_one_by_one_run_as_simulate(
+    jobs: list[Job], config: int | str, policy: str, compact_every: int
+) -> None:
     expected = simulate(jobs, config, policy, record_jobs=True)
     sim = _driven(jobs, config, policy, compact_every)
     got = sim.result()
@@ -72,8 +74,11 @@ def test_long_queue_layout_gives_the_same_run(policy: str) -> None:
         seen.append(type(sim._state.waiting))
     assert BlockedSortedList in seen and list in seen
     blocked = sim.result()
-    for module, name, value in ((simulator_module, "LARGE", 2048), (_state, "LARGE", 2048),
-                                (_state, "SMALL", 512)):
+    for module, name, value in (
+        (simulator_module, "LARGE", 2048),
+        (_state, "LARGE", 2048),
+        (_state, "SMALL", 512),
+    ):
         setattr(module, name, value)
     assert simulate(jobs, 3, policy, record_jobs=True) == blocked
 
@@ -165,8 +170,9 @@ def test_energy_so_far_is_power_times_busy_time_over_every_state(clock: object) 
 
 def test_a_clock_governor_scales_time_and_busy_power() -> None:
     # One 7g job of 100 s on configuration 1 at half speed: 200 s at 40 + (248.5 - 40) x 0.8 W.
-    job = Job("a", 0.0, 1000.0, JobKind.INFERENCE, Scaling.LINEAR, (700.0, 350.0, 700 / 3, 175.0, 100.0),
-              100 / 1.06)
+    job = Job(
+        "a", 0.0, 1000.0, JobKind.INFERENCE, Scaling.LINEAR, (700.0, 350.0, 700 / 3, 175.0, 100.0), 100 / 1.06
+    )
     result = MigSimulation([job], 1, "edf-fs", clock=_HalfSpeed()).run()
     assert result.end_s == pytest.approx(200.0)
     assert result.energy_j == pytest.approx(200.0 * (40.0 + 208.5 * 0.8))

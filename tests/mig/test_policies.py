@@ -17,8 +17,19 @@ from wattsched.workload.job import Job, JobKind, Scaling
 BIG = 9999.0
 
 
-def job(name: str, arrival: float, deadline: float, *, d1: float = BIG, d2: float = BIG, d3: float = BIG,
-        d4: float = BIG, d7: float = BIG, full: float = BIG, scaling: Scaling = Scaling.MEASURED) -> Job:
+def job(
+    name: str,
+    arrival: float,
+    deadline: float,
+    *,
+    d1: float = BIG,
+    d2: float = BIG,
+    d3: float = BIG,
+    d4: float = BIG,
+    d7: float = BIG,
+    full: float = BIG,
+    scaling: Scaling = Scaling.MEASURED,
+) -> Job:
     return Job(name, arrival, deadline, JobKind.TRAINING, scaling, (d1, d2, d3, d4, d7), full)
 
 
@@ -81,8 +92,11 @@ def test_edf_ss_hand_schedule_keeps_the_slow_slice() -> None:
 
 def _restricted_trace(b_deadline: float) -> list[Job]:
     # A: d 1000, 4g 200 s / 3g 400 s. C: d 2000, 4g 1000 s / 3g 1500 s. B arrives at 100, 4g 100 s / 3g 120 s.
-    return [job("A", 0, 1000, d3=400, d4=200), job("C", 0, 2000, d3=1500, d4=1000),
-            job("B", 100, b_deadline, d3=120, d4=100)]
+    return [
+        job("A", 0, 1000, d3=400, d4=200),
+        job("C", 0, 2000, d3=1500, d4=1000),
+        job("B", 100, b_deadline, d3=120, d4=100),
+    ]
 
 
 def test_restricted_edf_ss_preempts_to_save_a_deadline() -> None:
@@ -168,8 +182,11 @@ def _lalf_trace() -> list[Job]:
     # Config 2; LALF laxity uses the mean of the 4g and 3g durations.
     # A: d 500, 4g 300 / 3g 600 (mean 450). B: d 400, 4g 200 / 3g 400 (mean 300). C: d 300, 4g 100 / 3g 200
     # (mean 150). All arrive at 0.
-    return [job("A", 0, 500, d3=600, d4=300), job("B", 0, 400, d3=400, d4=200),
-            job("C", 0, 300, d3=200, d4=100)]
+    return [
+        job("A", 0, 500, d3=600, d4=300),
+        job("B", 0, 400, d3=400, d4=200),
+        job("C", 0, 300, d3=200, d4=100),
+    ]
 
 
 def test_lalf_critical_events_thrash_until_the_per_job_cap_of_three() -> None:

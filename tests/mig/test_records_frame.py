@@ -19,8 +19,9 @@ from wattsched.workload.job import Job, JobKind, Scaling
 from wattsched.workload.traces import write_trace
 
 
-@pytest.mark.parametrize(("gpu_name", "config"), [("a100-40gb", 3), ("a100-40gb", "no-mig"),
-                                                  ("h200-141gb", 6), ("a100-40gb", 1)])
+@pytest.mark.parametrize(
+    ("gpu_name", "config"), [("a100-40gb", 3), ("a100-40gb", "no-mig"), ("h200-141gb", 6), ("a100-40gb", 1)]
+)
 def test_energy_columns_add_up_to_the_run(gpu_name: str, config: int | str) -> None:
     gpu = load_gpu(gpu_name)
     jobs = generate_jobs(WorkloadSpec(rate_per_min=0.6, hours=2), 5)
@@ -43,10 +44,13 @@ def test_hand_computed_energy_of_two_jobs() -> None:
     own run time (CONTRACT §4: P(0) = 40 W, P(7) = 248.5 W), so its energy is 248.5 W times that time."""
     gpu = load_gpu("a100-40gb")
     durations = (700.0, 350.0, 700.0 / 3, 175.0, 100.0)
-    jobs = [Job("a", 0.0, 1000.0, JobKind.TRAINING, Scaling.LINEAR, durations, 100.0),
-            Job("b", 500.0, 2000.0, JobKind.INFERENCE, Scaling.LINEAR, durations, 100.0)]
-    result = simulate(jobs, gpu.configuration("no-mig"), "edf-fs", gpu=gpu, horizon_s=1000.0,
-                      record_jobs=True)
+    jobs = [
+        Job("a", 0.0, 1000.0, JobKind.TRAINING, Scaling.LINEAR, durations, 100.0),
+        Job("b", 500.0, 2000.0, JobKind.INFERENCE, Scaling.LINEAR, durations, 100.0),
+    ]
+    result = simulate(
+        jobs, gpu.configuration("no-mig"), "edf-fs", gpu=gpu, horizon_s=1000.0, record_jobs=True
+    )
     frame = records_frame(result, jobs, gpu).set_index("job_id")
     assert frame.loc["a", "energy_j"] == pytest.approx(248.5 * 100.0)
     assert frame.loc["b", "energy_j"] == pytest.approx(248.5 * 100.0)
@@ -81,8 +85,24 @@ def test_jobs_out_is_records_frame(tmp_path: Path, suffix: str, capsys: pytest.C
     trace = tmp_path / "t.csv"
     write_trace(jobs, trace)
     out = tmp_path / f"jobs{suffix}"
-    assert main(["mig", "run", "--config", "5", "--policy", "llf", "--trace", str(trace), "--jobs-out",
-                 str(out), "--json"]) == 0
+    assert (
+        main(
+            [
+                "mig",
+                "run",
+                "--config",
+                "5",
+                "--policy",
+                "llf",
+                "--trace",
+                str(trace),
+                "--jobs-out",
+                str(out),
+                "--json",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     written = pd.read_csv(out, keep_default_na=False) if suffix == ".csv" else pd.read_parquet(out)
     gpu = load_gpu("a100-40gb")
@@ -90,7 +110,8 @@ def test_jobs_out_is_records_frame(tmp_path: Path, suffix: str, capsys: pytest.C
     expected = records_frame(result, jobs, gpu)
     assert list(written.columns) == list(RECORD_COLUMNS)
     for column in ("arrival_s", "deadline_s", "energy_j", "tardiness_s"):
-        assert all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(written[column], expected[column],
-                                                                     strict=True))
+        assert all(
+            math.isclose(a, b, rel_tol=1e-12) for a, b in zip(written[column], expected[column], strict=True)
+        )
     assert list(written["slice"]) == list(expected["slice"])
     assert list(written["kind"]) == list(expected["kind"])

@@ -15,8 +15,16 @@ from wattsched.workload.job import Job, JobKind, Scaling
 BIG = 9999.0
 
 
-def job(name: str, arrival: float, deadline: float, *, d3: float = BIG, d4: float = BIG, d7: float = BIG,
-        full: float = BIG) -> Job:
+def job(
+    name: str,
+    arrival: float,
+    deadline: float,
+    *,
+    d3: float = BIG,
+    d4: float = BIG,
+    d7: float = BIG,
+    full: float = BIG,
+) -> Job:
     return Job(name, arrival, deadline, JobKind.TRAINING, Scaling.MEASURED, (BIG, BIG, d3, d4, d7), full)
 
 
@@ -178,8 +186,18 @@ def test_result_to_dict_is_json_and_has_contract_keys() -> None:
     result = simulate(_repartition_trace(), 3, "edf-ss")
     data = result.to_dict()
     json.dumps(data)
-    for key in ("energy_j", "avg_tardiness_s", "max_tardiness_s", "jobs", "late_jobs", "preemptions",
-                "repartitions", "end_s", "busy_time_s", "blackout_s"):
+    for key in (
+        "energy_j",
+        "avg_tardiness_s",
+        "max_tardiness_s",
+        "jobs",
+        "late_jobs",
+        "preemptions",
+        "repartitions",
+        "end_s",
+        "busy_time_s",
+        "blackout_s",
+    ):
         assert key in data
     assert sum(data["busy_time_s"]) == pytest.approx(data["end_s"])  # type: ignore[arg-type]
 

@@ -83,11 +83,22 @@ def test_summary_scores_the_rollout_in_its_own_pool(bench: ModuleType) -> None:
     # Tardiness proportional to energy: ET (linear in both) is then proportional to energy, so every gain is
     # 1 - energy ratio whatever a is (by hand: the rollout uses 0.7 of Day-Night's energy each day, 0.5 of
     # Static's, 0.2 of No-MIG's).
-    energy = {"no-mig": 10.0, "static": 4.0, "day-night": 20.0 / 7.0, "dynamic": 2.5, "lookahead": 3.0,
-              bench.ROLLOUT: 2.0}
+    energy = {
+        "no-mig": 10.0,
+        "static": 4.0,
+        "day-night": 20.0 / 7.0,
+        "dynamic": 2.5,
+        "lookahead": 3.0,
+        bench.ROLLOUT: 2.0,
+    }
     rows = [
-        {"method": m, "day": d, "energy_j": e * 1e7 * (1 + d), "avg_tardiness_s": e * (1 + d),
-         "repartitions": 1}
+        {
+            "method": m,
+            "day": d,
+            "energy_j": e * 1e7 * (1 + d),
+            "avg_tardiness_s": e * (1 + d),
+            "repartitions": 1,
+        }
         for m, e in energy.items()
         for d in range(3)
     ]

@@ -113,8 +113,10 @@ def test_a_random_q_network_is_a_partitioner_the_checker_accepts() -> None:
 
     spec = ObservationSpec.for_gpu("h200-141gb")
     rng = np.random.default_rng(0)
-    network = QNetwork((rng.normal(size=(16, spec.size)), rng.normal(size=(spec.n_configurations, 16))),
-                       (rng.normal(size=16), rng.normal(size=spec.n_configurations)))
+    network = QNetwork(
+        (rng.normal(size=(16, spec.size)), rng.normal(size=(spec.n_configurations, 16))),
+        (rng.normal(size=16), rng.normal(size=spec.n_configurations)),
+    )
     check_partitioner(DQNPartitioner(network), gpus=("h200-141gb", "a100-40gb"), days=1, hours=2.0)
 
 
@@ -131,8 +133,9 @@ def test_switch_penalty_costs_exactly_p_per_repartition() -> None:
     actions = [0, 11, 2, 2, 5, 0, 3, 3, 3, 3]
     returns, repartitions = [], []
     for penalty in (0.0, 90.0):
-        config = EnvConfig(hours=1.0, et_coefficient=1e-6, jobs_norm=2.0, reward_scale=3.0,
-                           switch_penalty_s=penalty)
+        config = EnvConfig(
+            hours=1.0, et_coefficient=1e-6, jobs_norm=2.0, reward_scale=3.0, switch_penalty_s=penalty
+        )
         env = MigRepartitionEnv(config)
         env.reset(seed=0, options={"jobs": _two_jobs()})
         total, count, done, step = 0.0, 0, False, 0

@@ -128,8 +128,9 @@ def _replay(
         max_size=12,
     ),
     stream=st.lists(st.sampled_from([0.0, 1.0, 2.0, 2.0, 4.0]), max_size=6),
-    follow=st.lists(st.tuples(st.sampled_from([0.0, 5e-10, 0.5, 3.0]), st.integers(0, 3), st.booleans()),
-                    max_size=12),
+    follow=st.lists(
+        st.tuples(st.sampled_from([0.0, 5e-10, 0.5, 3.0]), st.integers(0, 3), st.booleans()), max_size=12
+    ),
 )
 @settings(max_examples=150, deadline=None)
 def test_drain_gives_exactly_the_instants_of_repeated_pop_instant(

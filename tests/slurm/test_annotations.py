@@ -32,13 +32,17 @@ def _parse(comment: str | None, **kwargs: object) -> Annotation:
     return parse_annotation(comment, submit_s=SUBMIT_S, **kwargs)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("comment", [None, "", "   ", "nightly run of model X", "xwattsched: kind=inference",
-                                     "wattsched:"])
+@pytest.mark.parametrize(
+    "comment", [None, "", "   ", "nightly run of model X", "xwattsched: kind=inference", "wattsched:"]
+)
 def test_no_annotation_takes_every_default(comment: str | None) -> None:
     annotation = _parse(comment)
     assert annotation == Annotation(
         deadline_s=SUBMIT_S + 2 * 3600.0,  # submission + 2 x the default work of 1 h
-        kind=JobKind.TRAINING, scaling=Scaling.LINEAR, work_s=3600.0, preemptible=False,
+        kind=JobKind.TRAINING,
+        scaling=Scaling.LINEAR,
+        work_s=3600.0,
+        preemptible=False,
         defaulted=frozenset(KEYS),
     )
     assert DEFAULTS.work_s == 3600.0 and DEFAULTS.deadline_factor == 2.0
@@ -57,8 +61,9 @@ def test_every_key_given_after_text_of_the_users_own() -> None:
     annotation = _parse(
         "checkpointed run  wattsched: deadline=+1h30m kind=inference scaling=capped work=15m preemptible=yes"
     )
-    assert annotation == Annotation(SUBMIT_S + 5400.0, JobKind.INFERENCE, Scaling.CAPPED, 900.0, True,
-                                    frozenset())
+    assert annotation == Annotation(
+        SUBMIT_S + 5400.0, JobKind.INFERENCE, Scaling.CAPPED, 900.0, True, frozenset()
+    )
 
 
 @pytest.mark.parametrize(
@@ -91,16 +96,26 @@ def test_a_naive_deadline_is_read_in_the_zone_the_caller_gives() -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("90s", 90.0), ("15m", 900.0), ("1h30m", 5400.0), ("2h", 7200.0), ("120", 120.0), ("12.5", 12.5),
-     ("1d", 86_400.0), ("1h0m30s", 3630.0), ("0.5h", 1800.0)],
+    [
+        ("90s", 90.0),
+        ("15m", 900.0),
+        ("1h30m", 5400.0),
+        ("2h", 7200.0),
+        ("120", 120.0),
+        ("12.5", 12.5),
+        ("1d", 86_400.0),
+        ("1h0m30s", 3630.0),
+        ("0.5h", 1800.0),
+    ],
 )
 def test_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
     assert _parse(f"wattsched: work={text}").work_s == seconds
 
 
-@pytest.mark.parametrize("text", ["", "h", "1h30", "30m1h", "1.5.5", "-5", "1e3", "5 m", "inf", "nan",
-                                  "1_000", "99999999999999d"])
+@pytest.mark.parametrize(
+    "text", ["", "h", "1h30", "30m1h", "1.5.5", "-5", "1e3", "5 m", "inf", "nan", "1_000", "99999999999999d"]
+)
 def test_not_durations(text: str) -> None:
     with pytest.raises(ValueError, match=r"DURATION|longer than"):
         parse_duration(text)
@@ -109,28 +124,49 @@ def test_not_durations(text: str) -> None:
 @pytest.mark.parametrize(
     ("comment", "key", "message"),
     [
-        ("wattsched: deadline=tomorrow", "deadline",
-         "deadline: expected an ISO 8601 time or +DURATION, got 'tomorrow'"),
+        (
+            "wattsched: deadline=tomorrow",
+            "deadline",
+            "deadline: expected an ISO 8601 time or +DURATION, got 'tomorrow'",
+        ),
         ("wattsched: deadline=+", "deadline", "deadline: expected an ISO 8601 time or +DURATION, got '+'"),
-        ("wattsched: deadline=+soon", "deadline",
-         "deadline: expected an ISO 8601 time or +DURATION, got 'soon'"),
-        ("wattsched: deadline=2024-03-01T11:59:59Z", "deadline",
-         "deadline: '2024-03-01T11:59:59Z' is before the job's submission (2024-03-01T12:00:00Z)"),
-        ("wattsched: deadlin=+1h", "deadlin",
-         "deadlin: unknown key (did you mean 'deadline'?); valid keys: deadline, kind, scaling, work, "
-         "preemptible"),
-        ("wattsched: colour=red", "colour",
-         "colour: unknown key; valid keys: deadline, kind, scaling, work, preemptible"),
+        (
+            "wattsched: deadline=+soon",
+            "deadline",
+            "deadline: expected an ISO 8601 time or +DURATION, got 'soon'",
+        ),
+        (
+            "wattsched: deadline=2024-03-01T11:59:59Z",
+            "deadline",
+            "deadline: '2024-03-01T11:59:59Z' is before the job's submission (2024-03-01T12:00:00Z)",
+        ),
+        (
+            "wattsched: deadlin=+1h",
+            "deadlin",
+            "deadlin: unknown key (did you mean 'deadline'?); valid keys: deadline, kind, scaling, work, "
+            "preemptible",
+        ),
+        (
+            "wattsched: colour=red",
+            "colour",
+            "colour: unknown key; valid keys: deadline, kind, scaling, work, preemptible",
+        ),
         ("wattsched: kind=inference kind=training", "kind", "kind: given twice ('inference' and 'training')"),
         ("wattsched: work=0", "work", "work: expected a DURATION > 0, got '0'"),
         ("wattsched: work=0h0m", "work", "work: expected a DURATION > 0, got '0h0m'"),
-        ("wattsched: work=-1h", "work",
-         "work: expected a DURATION such as 90s, 15m, 1h30m or 120, got '-1h'"),
+        (
+            "wattsched: work=-1h",
+            "work",
+            "work: expected a DURATION such as 90s, 15m, 1h30m or 120, got '-1h'",
+        ),
         ("wattsched: kind=", "kind", "kind: value missing: expected inference or training"),
         ("wattsched: kind=serving", "kind", "kind: expected inference or training, got 'serving'"),
         ("wattsched: kind=Inference", "kind", "kind: expected inference or training, got 'Inference'"),
-        ("wattsched: scaling=measured", "scaling",
-         "scaling: expected linear, sublinear or capped, got 'measured'"),
+        (
+            "wattsched: scaling=measured",
+            "scaling",
+            "scaling: expected linear, sublinear or capped, got 'measured'",
+        ),
         ("wattsched: preemptible=maybe", "preemptible", "preemptible: expected yes or no, got 'maybe'"),
         ("wattsched: foo", None, "malformed pair 'foo': expected key=value"),
         ("wattsched: =inference", None, "malformed pair '=inference': expected key=value"),
@@ -162,9 +198,7 @@ def test_a_comment_longer_than_the_bound_is_refused_unread() -> None:
     assert _parse("x" * MAX_COMMENT_CHARS).defaulted == frozenset(KEYS)
 
 
-@pytest.mark.parametrize(
-    "value", ["a" * 100, "\x1b[31mred\x00", "caf\u00e9\u202e", "'; rm -rf / #", "x\ry"]
-)
+@pytest.mark.parametrize("value", ["a" * 100, "\x1b[31mred\x00", "caf\u00e9\u202e", "'; rm -rf / #", "x\ry"])
 def test_messages_are_one_short_printable_line(value: str) -> None:
     with pytest.raises(AnnotationError) as caught:
         _parse(f"wattsched: kind={value}")
@@ -198,8 +232,15 @@ def test_format_writes_the_explicit_keys_in_canonical_order() -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(0.0, "0"), (90.0, "1m30s"), (5400.0, "1h30m"), (7200.0, "2h"), (86_401.0, "1d1s"), (12.5, "12.5"),
-     (0.00001, "0.00001")],
+    [
+        (0.0, "0"),
+        (90.0, "1m30s"),
+        (5400.0, "1h30m"),
+        (7200.0, "2h"),
+        (86_401.0, "1d1s"),
+        (12.5, "12.5"),
+        (0.00001, "0.00001"),
+    ],
 )
 def test_format_duration(seconds: float, text: str) -> None:
     assert format_duration(seconds) == text
@@ -223,17 +264,29 @@ _WORK = st.one_of(
     time_limit_s=st.one_of(st.none(), _WORK),
 )
 def test_format_then_parse_gives_back_the_annotation(
-    submit: int, offset_us: int, kind: JobKind, scaling: Scaling, work_s: float, preemptible: bool,
-    chosen: set[str], time_limit_s: float | None,
+    submit: int,
+    offset_us: int,
+    kind: JobKind,
+    scaling: Scaling,
+    work_s: float,
+    preemptible: bool,
+    chosen: set[str],
+    time_limit_s: float | None,
 ) -> None:
     # Deadlines are kept to the microsecond: build one from whole microseconds.
     deadline_s = (submit * 10**6 + offset_us) / 10**6
     raw = Annotation(deadline_s, kind, scaling, work_s, preemptible)
     keys = tuple(k for k in KEYS if k in chosen)
-    first = parse_annotation(format_annotation(raw, keys=keys), submit_s=float(submit),
-                             time_limit_s=time_limit_s)
-    for key, field in (("deadline", "deadline_s"), ("kind", "kind"), ("scaling", "scaling"),
-                       ("work", "work_s"), ("preemptible", "preemptible")):
+    first = parse_annotation(
+        format_annotation(raw, keys=keys), submit_s=float(submit), time_limit_s=time_limit_s
+    )
+    for key, field in (
+        ("deadline", "deadline_s"),
+        ("kind", "kind"),
+        ("scaling", "scaling"),
+        ("work", "work_s"),
+        ("preemptible", "preemptible"),
+    ):
         if key in chosen:
             assert getattr(first, field) == getattr(raw, field)
     assert first.defaulted == frozenset(KEYS) - chosen

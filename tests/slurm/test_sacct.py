@@ -22,14 +22,38 @@ HEADER = "JobID|User|Partition|Submit|Start|End|Elapsed|Timelimit|State|AllocTRE
 MIG3 = "billing=1,cpu=1,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=1G,node=1"
 
 
-def _row(job: str, submit: str = "12:00:00", start: str = "12:01:00", end: str = "12:11:00",
-         elapsed: str = "00:10:00", limit: str = "01:00:00", state: str = "COMPLETED", tres: str = MIG3,
-         comment: str = "", node: str = "gpu01", day: str = "2024-03-01") -> str:
+def _row(
+    job: str,
+    submit: str = "12:00:00",
+    start: str = "12:01:00",
+    end: str = "12:11:00",
+    elapsed: str = "00:10:00",
+    limit: str = "01:00:00",
+    state: str = "COMPLETED",
+    tres: str = MIG3,
+    comment: str = "",
+    node: str = "gpu01",
+    day: str = "2024-03-01",
+) -> str:
     def stamp(clock: str) -> str:
         return clock if clock in ("Unknown", "None", "") or "T" in clock else f"{day}T{clock}"
 
-    return "|".join([job, "alice", "mig", stamp(submit), stamp(start), stamp(end), elapsed, limit, state,
-                     tres, comment, node])
+    return "|".join(
+        [
+            job,
+            "alice",
+            "mig",
+            stamp(submit),
+            stamp(start),
+            stamp(end),
+            elapsed,
+            limit,
+            state,
+            tres,
+            comment,
+            node,
+        ]
+    )
 
 
 def _log(tmp_path: Path, *rows: str, header: str = HEADER) -> Path:
@@ -44,8 +68,15 @@ def test_a_small_log_by_hand(tmp_path: Path) -> None:
         _row("100"),  # 10 min on a 3g slice, submitted 12:00
         _row("100.batch", tres="cpu=1,gres/gpu=1,mem=1G,node=1"),
         _row("100.extern"),
-        _row("101", submit="13:00:00", start="13:00:00", end="14:00:00", elapsed="01:00:00",
-             tres="cpu=1,gres/gpu=1,node=1", comment="wattsched: deadline=+3h kind=inference work=30m"),
+        _row(
+            "101",
+            submit="13:00:00",
+            start="13:00:00",
+            end="14:00:00",
+            elapsed="01:00:00",
+            tres="cpu=1,gres/gpu=1,node=1",
+            comment="wattsched: deadline=+3h kind=inference work=30m",
+        ),
     )
     imported = import_sacct(path)
     first, second = imported.jobs
@@ -98,13 +129,31 @@ def test_every_reason_a_row_is_left_out(tmp_path: Path) -> None:
     imported = import_sacct(path)
     assert [j.job_id for j in imported.jobs] == ["1"]
     report = imported.report
-    assert report.filtered == {"job_step": 1, "not_completed": 2, "never_started": 1, "no_gpu": 1,
-                               "multi_gpu": 2, "zero_run_time": 1}
-    assert report.skipped == {"bad_field_count": 1, "bad_job_id": 1, "duplicate_id": 1, "bad_alloc_tres": 1,
-                              "bad_gpu_type": 1, "bad_time": 2, "bad_elapsed": 1, "bad_time_limit": 1,
-                              "negative_run_time": 1, "bad_annotation": 1}
-    assert report.rows_read == 20 == report.rows_kept + sum(report.skipped.values()) + sum(
-        report.filtered.values())
+    assert report.filtered == {
+        "job_step": 1,
+        "not_completed": 2,
+        "never_started": 1,
+        "no_gpu": 1,
+        "multi_gpu": 2,
+        "zero_run_time": 1,
+    }
+    assert report.skipped == {
+        "bad_field_count": 1,
+        "bad_job_id": 1,
+        "duplicate_id": 1,
+        "bad_alloc_tres": 1,
+        "bad_gpu_type": 1,
+        "bad_time": 2,
+        "bad_elapsed": 1,
+        "bad_time_limit": 1,
+        "negative_run_time": 1,
+        "bad_annotation": 1,
+    }
+    assert (
+        report.rows_read
+        == 20
+        == report.rows_kept + sum(report.skipped.values()) + sum(report.filtered.values())
+    )
 
 
 def test_more_states_can_be_kept(tmp_path: Path) -> None:
@@ -162,16 +211,22 @@ def test_comments_with_pipes_and_the_parsable_format(tmp_path: Path) -> None:
 
 def test_times_are_read_in_the_given_zone(tmp_path: Path) -> None:
     # 00:30 on 31 March in Berlin (CET) then 04:30 (CEST, clocks went forward at 02:00): 3 h apart, not 4.
-    path = _log(tmp_path, _row("1", submit="00:30:00", start="00:31:00", end="00:41:00", day="2024-03-31"),
-                _row("2", submit="04:30:00", start="04:31:00", end="04:41:00", day="2024-03-31"))
+    path = _log(
+        tmp_path,
+        _row("1", submit="00:30:00", start="00:31:00", end="00:41:00", day="2024-03-31"),
+        _row("2", submit="04:30:00", start="04:31:00", end="04:41:00", day="2024-03-31"),
+    )
     imported = import_sacct(path, timezone=ZoneInfo("Europe/Berlin"))
     assert [j.arrival_s for j in imported.jobs] == [1800.0, 1800.0 + 3 * 3600]
     assert "2024-03-31T00:00:00+01:00" in imported.report.origin
 
 
 def test_annotated_scaling_takes_the_controllers_curve_of_that_family(tmp_path: Path) -> None:
-    path = _log(tmp_path, _row("1", comment="wattsched: scaling=capped"),
-                _row("2", comment="wattsched: scaling=sublinear work=1h"))
+    path = _log(
+        tmp_path,
+        _row("1", comment="wattsched: scaling=capped"),
+        _row("2", comment="wattsched: scaling=sublinear work=1h"),
+    )
     one, two = import_sacct(path).jobs
     assert (one.scaling, two.scaling) == (Scaling.CAPPED, Scaling.SUBLINEAR)
     # Capped at 3: observed 600 s on 3g, so 1800 s on 1g, 900 s on 2g and 600 s on 3g, 4g and 7g.
@@ -202,9 +257,19 @@ def test_windows_and_duration_scale_apply(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("00:10:00", 600.0), ("1-00:00:00", 86_400.0), ("2-03:04:05", 2 * 86_400 + 3 * 3600 + 4 * 60 + 5),
-     ("05:30", 330.0), ("05:30.250", 330.25), ("90", 5400.0), ("1-12", 129_600.0), ("1-12:30", 131_400.0),
-     ("UNLIMITED", None), ("Partition_Limit", None), ("", None)],
+    [
+        ("00:10:00", 600.0),
+        ("1-00:00:00", 86_400.0),
+        ("2-03:04:05", 2 * 86_400 + 3 * 3600 + 4 * 60 + 5),
+        ("05:30", 330.0),
+        ("05:30.250", 330.25),
+        ("90", 5400.0),
+        ("1-12", 129_600.0),
+        ("1-12:30", 131_400.0),
+        ("UNLIMITED", None),
+        ("Partition_Limit", None),
+        ("", None),
+    ],
 )
 def test_slurm_durations(text: str, seconds: float | None) -> None:
     assert slurm_duration_s(text) == seconds
@@ -255,8 +320,10 @@ def test_the_cluster_is_the_nodes_at_their_busiest(tmp_path: Path) -> None:
     )
     imported = import_sacct(path)
     nodes = infer_cluster(imported)
-    assert [(s.name, s.gpus, s.gpu) for s in nodes.spec.servers] == [("gpu01", 2, "a100-40gb"),
-                                                                      ("gpu02", 1, "a100-40gb")]
+    assert [(s.name, s.gpus, s.gpu) for s in nodes.spec.servers] == [
+        ("gpu01", 2, "a100-40gb"),
+        ("gpu02", 1, "a100-40gb"),
+    ]
     assert nodes.models == ("a100_3g.20gb", "gpu")
     fixed = infer_cluster(imported, "h100-80gb", gpus_per_server=4)
     assert [s.gpus for s in fixed.spec.servers] == [4, 4] and fixed.spec.servers[0].gpu == "h100-80gb"
@@ -265,9 +332,18 @@ def test_the_cluster_is_the_nodes_at_their_busiest(tmp_path: Path) -> None:
 
 
 def test_the_imported_trace_runs_on_the_inferred_cluster(tmp_path: Path) -> None:
-    rows = [_row(str(i), submit=f"12:{i:02d}:00", start=f"12:{i:02d}:30", end=f"13:{i:02d}:30", elapsed="",
-                 node=f"gpu0{i % 2}", comment="wattsched: deadline=+2h" if i % 3 == 0 else "")
-            for i in range(10)]
+    rows = [
+        _row(
+            str(i),
+            submit=f"12:{i:02d}:00",
+            start=f"12:{i:02d}:30",
+            end=f"13:{i:02d}:30",
+            elapsed="",
+            node=f"gpu0{i % 2}",
+            comment="wattsched: deadline=+2h" if i % 3 == 0 else "",
+        )
+        for i in range(10)
+    ]
     imported = import_sacct(_log(tmp_path, *rows))
     trace = tmp_path / "trace.csv"
     write_trace(imported.jobs, trace)

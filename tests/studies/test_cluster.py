@@ -46,8 +46,9 @@ def test_gpus_on_is_binned_by_time() -> None:
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[ClusterStudy, pd.DataFrame, Path]:
-    study = ClusterStudy(workloads=["synthetic"], days=0.1, placements=["least-energy"],
-                         partitioners=["static"])
+    study = ClusterStudy(
+        workloads=["synthetic"], days=0.1, placements=["least-energy"], partitioners=["static"]
+    )
     out = tmp_path_factory.mktemp("cluster")
     run = run_study(study, "quick", out, LocalExecutor(workers=1), progress=False)
     return study, run.rows, out
@@ -60,21 +61,28 @@ def test_a_cell_reports_what_the_engine_returns(tiny: tuple[ClusterStudy, pd.Dat
     cell = runs[(runs["power_states"]) & (runs["clocks"])].iloc[0]
     per_gpu = preset_spec("paper", hours=24.0 * 0.1)
     jobs = generate_jobs(cluster_spec(per_gpu, 64), 14)
-    options = ClusterOptions(placement="least-energy", configuration=3,
-                             power_states=PowerStates(enabled=True), clocks=True, seed=14)
+    options = ClusterOptions(
+        placement="least-energy",
+        configuration=3,
+        power_states=PowerStates(enabled=True),
+        clocks=True,
+        seed=14,
+    )
     spec = ClusterSpec.homogeneous(8, 8, "h200-141gb")
     expected = simulate_cluster(jobs, spec, options, horizon_s=per_gpu.horizon_s)
     assert cell["energy_j"] == expected.energy_j and cell["avg_tardiness_s"] == expected.avg_tardiness_s
     assert cell["jobs"] == len(jobs)
     cdf = rows[(rows["part"] == "cdf") & (rows["key"] == cell["key"])]
-    assert len(cdf) == 101 and cdf["y"].is_monotonic_increasing and cdf["y"].iloc[-1] == pytest.approx(
-        expected.max_tardiness_s)
+    assert (
+        len(cdf) == 101
+        and cdf["y"].is_monotonic_increasing
+        and cdf["y"].iloc[-1] == pytest.approx(expected.max_tardiness_s)
+    )
     timeline = rows[(rows["part"] == "timeline") & (rows["key"] == cell["key"])]
     assert len(timeline) == 96 and (timeline["y"] <= 64 + 1e-9).all() and (timeline["y"] >= 0).all()
 
 
-def test_summary_report_and_figures(tiny: tuple[ClusterStudy, pd.DataFrame, Path],
-                                    tmp_path: Path) -> None:
+def test_summary_report_and_figures(tiny: tuple[ClusterStudy, pd.DataFrame, Path], tmp_path: Path) -> None:
     study, rows, _ = tiny
     block = study.summarize(rows)["cluster"]["synthetic"]
     assert block["gpus"] == 64 and block["baseline"]["energy_saving_vs_baseline"] == 0.0

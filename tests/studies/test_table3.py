@@ -97,8 +97,11 @@ def test_cells_are_unique_and_cover_every_variant_and_method() -> None:
     assert not [c for c in off if c.method and c.method.rollout]
     # the rollout's sampled days: 1 at quick scale, 2 at paper scale, dqn_rollout at both when given
     rollouts = {
-        (scale, given): {c.method.rollout for c in Table3Study(dqn_rollout=given).cells(scale)
-                         if isinstance(c, Table3Cell) and c.method and c.method.rollout}
+        (scale, given): {
+            c.method.rollout
+            for c in Table3Study(dqn_rollout=given).cells(scale)
+            if isinstance(c, Table3Cell) and c.method and c.method.rollout
+        }
         for scale in ("quick", "paper")
         for given in (None, 3)
     }
@@ -130,7 +133,13 @@ def test_options_are_validated() -> None:
 def test_summary_blocks(rows: pd.DataFrame) -> None:
     summary = Table3Study().summarize(rows)
     assert set(summary["table3"]) == {
-        "no-mig", "static", "static-best", "day-night", "dynamic", "lookahead", "dynamic-rollout"
+        "no-mig",
+        "static",
+        "static-best",
+        "day-night",
+        "dynamic",
+        "lookahead",
+        "dynamic-rollout",
     }
     for method in summary["table3"]:
         detail = summary["table3_detail"][method]

@@ -48,10 +48,16 @@ def test_iso_times_with_zones_map_and_explicit_deadlines(tmp_path: Path) -> None
 
 
 def test_naive_iso_is_utc_and_epoch_seconds_give_the_same_jobs(tmp_path: Path) -> None:
-    zoned = _log(tmp_path, "submit,duration", "2024-03-01T08:00:00Z,900", "2024-03-01T08:20:00+00:00,60",
-                 name="zoned.csv")
-    naive = _log(tmp_path, "submit,duration", "2024-03-01 08:00:00,900", "2024-03-01T08:20:00,60",
-                 name="naive.csv")
+    zoned = _log(
+        tmp_path,
+        "submit,duration",
+        "2024-03-01T08:00:00Z,900",
+        "2024-03-01T08:20:00+00:00,60",
+        name="zoned.csv",
+    )
+    naive = _log(
+        tmp_path, "submit,duration", "2024-03-01 08:00:00,900", "2024-03-01T08:20:00,60", name="naive.csv"
+    )
     # 2024-03-01T08:00:00Z is 1,709,280,000 s since the epoch.
     epoch = _log(tmp_path, "submit,duration", "1709280000,900", "1709281200,60", name="epoch.csv")
     results = [import_trace("csv", path, ImportOptions())[0] for path in (zoned, naive, epoch)]
@@ -60,9 +66,12 @@ def test_naive_iso_is_utc_and_epoch_seconds_give_the_same_jobs(tmp_path: Path) -
 
 
 def test_start_and_end_may_be_epoch_while_submit_is_iso(tmp_path: Path) -> None:
-    log = _log(tmp_path, "submit,start,end,kind,scaling,job_id",
-               "2024-03-01T00:00:10Z,1709251300,1709251900,inference,capped,a",
-               "2024-03-01T00:00:20Z,1709251300,1709252500,,sublinear,b")
+    log = _log(
+        tmp_path,
+        "submit,start,end,kind,scaling,job_id",
+        "2024-03-01T00:00:10Z,1709251300,1709251900,inference,capped,a",
+        "2024-03-01T00:00:20Z,1709251300,1709252500,,sublinear,b",
+    )
     jobs, _ = import_trace("csv", log, ImportOptions())
     assert [(j.job_id, j.arrival_s) for j in jobs] == [("a", 10.0), ("b", 20.0)]
     assert jobs[0].duration_for_size(7) == 600.0 and jobs[1].duration_for_size(7) == 1_200.0
@@ -112,8 +121,10 @@ def test_missing_and_wrongly_mapped_columns(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("lines", "pieces"),
     [
-        (("submit,duration", "2024-03-01T00:00:00,10", "yesterday,10"),
-         ("row 2", "column 'submit'", "'yesterday'", "ISO 8601")),
+        (
+            ("submit,duration", "2024-03-01T00:00:00,10", "yesterday,10"),
+            ("row 2", "column 'submit'", "'yesterday'", "ISO 8601"),
+        ),
         (("submit,duration", "0,10", "1,ten"), ("row 2", "column 'duration'", "'ten'")),
         (("submit,duration", "0,10", "1,-5"), ("row 2", "column 'duration'")),
         (("submit,start,end", "0,5,10", "1,20,15"), ("row 2", "column 'end'", "before its start")),
@@ -125,8 +136,9 @@ def test_missing_and_wrongly_mapped_columns(tmp_path: Path) -> None:
         (("submit,duration",), ("no data rows",)),
     ],
 )
-def test_bad_cells_name_their_row_and_column(tmp_path: Path, lines: tuple[str, ...],
-                                             pieces: tuple[str, ...]) -> None:
+def test_bad_cells_name_their_row_and_column(
+    tmp_path: Path, lines: tuple[str, ...], pieces: tuple[str, ...]
+) -> None:
     with pytest.raises(InputError) as caught:
         import_trace("csv", _log(tmp_path, *lines), ImportOptions())
     message = str(caught.value)

@@ -167,8 +167,13 @@ def test_the_h200_sm_partitions_are_a_slice_speed_library(repo_data: Path) -> No
     path = repo_data / "hardware" / "h200" / "partitions.csv"
     library = load_slice_speeds(path)  # recognised by its header
     assert library.curves == load_partition_speeds(path).curves
-    assert library.models() == ["gemm_bf16_8192", "resnet50_infer_bf16_b64", "stream_add_1gib",
-                                "transformer_infer_bf16", "transformer_train_fp32"]
+    assert library.models() == [
+        "gemm_bf16_8192",
+        "resnet50_infer_bf16_b64",
+        "stream_add_1gib",
+        "transformer_infer_bf16",
+        "transformer_train_fp32",
+    ]
     gemm = library.curves["sm-partitions:gemm_bf16_8192"]
     # 1g, 2g, 4g, 7g of the H200 = 16, 32, 64, 132 SMs (measured); 3g = 60 SMs, between 48 and 64.
     rate = {16: 100.374, 32: 199.934, 48: 300.76, 64: 384.748, 132: 607.737}
@@ -176,7 +181,11 @@ def test_the_h200_sm_partitions_are_a_slice_speed_library(repo_data: Path) -> No
     expected = (1.0, rate[32] / rate[16], at_60 / rate[16], rate[64] / rate[16], rate[132] / rate[16])
     assert gemm.speedups == pytest.approx(expected)
     families = {e.model: family_of(e.curve) for e in library.entries}
-    assert families == {"gemm_bf16_8192": "linear", "resnet50_infer_bf16_b64": "sublinear",
-                        "stream_add_1gib": "capped", "transformer_infer_bf16": "sublinear",
-                        "transformer_train_fp32": "linear"}
+    assert families == {
+        "gemm_bf16_8192": "linear",
+        "resnet50_infer_bf16_b64": "sublinear",
+        "stream_add_1gib": "capped",
+        "transformer_infer_bf16": "sublinear",
+        "transformer_train_fp32": "linear",
+    }
     assert {e.kind for e in library.entries if "train" in e.model} == {"training"}

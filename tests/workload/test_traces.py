@@ -321,8 +321,11 @@ def test_gpus_column_reads_writes_and_is_checked(tmp_path: Path) -> None:
     assert read_trace(path) == gangs
     assert multi_gpu_jobs(gangs) == {2: 3, 8: 1} and multi_gpu_jobs(jobs) == {}
     require_single_gpu(jobs, "t.csv", "mig run")  # one GPU each: nothing to refuse
-    with pytest.raises(InputError, match=r"4 of 6 jobs need more than one GPU \(3 need 2 GPUs, 1 need 8 "
-                       r"GPUs\); mig day simulates one GPU"):
+    with pytest.raises(
+        InputError,
+        match=r"4 of 6 jobs need more than one GPU \(3 need 2 GPUs, 1 need 8 "
+        r"GPUs\); mig day simulates one GPU",
+    ):
         require_single_gpu(gangs, "t.csv", "mig day")
     frame = pd.read_csv(path)
     for bad in ("0", "1.5", "two", ""):

@@ -41,8 +41,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("mig", "MIG scheduling: generate traces, simulate, repartition", "wattsched.cli.mig"),
     Command("dvfs", "DVFS-aware deadline scheduling on CPU-GPU clusters (P2)", "wattsched.cli.dvfs"),
     Command("cluster", "a data centre of MIG GPUs: run, import a public trace", "wattsched.cli.cluster"),
-    Command("import", "turn your job log (CSV, sacct) or a public trace into a trace",
-            "wattsched.cli.trace_import"),
+    Command(
+        "import",
+        "turn your job log (CSV, sacct) or a public trace into a trace",
+        "wattsched.cli.trace_import",
+    ),
     Command(
         "sweep",
         "run the cross product of a sweep file (GPUs, configurations, policies, ...) into one table",
@@ -114,7 +117,10 @@ def build_parser(argv: Sequence[str] | None = None) -> OneLineErrorParser:
         "--debug", action="count", default=0, help="show the traceback of an unexpected error"
     )
     parser.add_argument(
-        "--plugin", action="append", default=[], metavar="MODULE",
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
         help="import MODULE first (a module name, or a .py file): the policies, partitioners, placements "
         "and GPUs it registers can then be named; repeatable, accepted anywhere on the command line",
     )
@@ -207,8 +213,14 @@ def _bind_closed_streams() -> None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - for the process's life
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                  file: Any = None, line: str | None = None) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
     """A library warning as one stderr line, like the log records (``-q`` hides it)."""
     del category, filename, lineno, file, line
     logging.getLogger("wattsched").warning("%s", message)
@@ -243,8 +255,13 @@ def _dispatch(rest: list[str], raw: list[str], debug: int, modules: Sequence[str
     except WattschedError as exc:
         print(f"wattsched: error: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
-            PermissionError) as exc:
+    except (
+        FileNotFoundError,
+        FileExistsError,
+        IsADirectoryError,
+        NotADirectoryError,
+        PermissionError,
+    ) as exc:
         print(f"wattsched: error: {exc.filename}: {_os_reason(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -37,11 +37,17 @@ class ModelNotes:
     def warn(self) -> None:
         """One warning line per caveat."""
         if self.estimated:
-            LOG.warning("energy from an estimated power model (%s: curves not measured on this GPU model; "
-                        "see 'note' in its catalogue entry)", ", ".join(self.estimated))
+            LOG.warning(
+                "energy from an estimated power model (%s: curves not measured on this GPU model; "
+                "see 'note' in its catalogue entry)",
+                ", ".join(self.estimated),
+            )
         if self.no_clock_table:
-            LOG.warning("clocks %s: %s has no clock table, so GPU clocks stay at their default there",
-                        self.clocks, ", ".join(self.no_clock_table))
+            LOG.warning(
+                "clocks %s: %s has no clock table, so GPU clocks stay at their default there",
+                self.clocks,
+                ", ".join(self.no_clock_table),
+            )
 
 
 def model_notes(gpus: Iterable[MigGpu], *, clocks: bool = False) -> ModelNotes:

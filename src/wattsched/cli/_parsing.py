@@ -235,10 +235,17 @@ def add_commands(
     """
     global _REST
     titled = {"title": "commands"} if command_groups else {}  # argparse makes a section of any title given
-    groups = cast(_GroupedCommands, parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=OneLineErrorParser,
-        action=_GroupedCommands, **titled,
-    ))
+    groups = cast(
+        _GroupedCommands,
+        parser.add_subparsers(
+            dest="command",
+            metavar="COMMAND",
+            required=True,
+            parser_class=OneLineErrorParser,
+            action=_GroupedCommands,
+            **titled,
+        ),
+    )
     groups.command_groups = command_groups
     chosen = _first_word(argv)
     _REST = None if argv is None else list(argv[argv.index(chosen) + 1 :]) if chosen is not None else []
@@ -370,25 +377,41 @@ def add_import_window_options(
     times kept (``--min-duration-s``, ``--max-duration-s``), their scaling (``--duration-scale`` or, with
     ``target_load`` as its help, ``--target-load``) and the deadline slack of jobs without a deadline."""
     window = cmd.add_mutually_exclusive_group()
-    window.add_argument("--day", type=int_at_least(0), metavar="N",
-                        help=f"keep {what} of day N (day 0: the first one's day)")
+    window.add_argument(
+        "--day", type=int_at_least(0), metavar="N", help=f"keep {what} of day N (day 0: the first one's day)"
+    )
     window.add_argument(
         "--start-s", type=non_negative_float, metavar="S", help="window start (trace clock, s)"
     )
     cmd.add_argument("--end-s", type=non_negative_float, metavar="E", help="window end (trace clock, s)")
     if min_duration:
-        cmd.add_argument("--min-duration-s", type=positive_finite_float, metavar="S",
-                         help="leave out jobs that ran shorter")
-    cmd.add_argument("--max-duration-s", type=positive_finite_float, metavar="S",
-                     help="leave out jobs that ran longer")
+        cmd.add_argument(
+            "--min-duration-s",
+            type=positive_finite_float,
+            metavar="S",
+            help="leave out jobs that ran shorter",
+        )
+    cmd.add_argument(
+        "--max-duration-s", type=positive_finite_float, metavar="S", help="leave out jobs that ran longer"
+    )
     load = cmd.add_mutually_exclusive_group() if target_load else cmd
-    load.add_argument("--duration-scale", type=positive_finite_float, default=1.0, metavar="F",
-                      help="multiply durations by F")
+    load.add_argument(
+        "--duration-scale",
+        type=positive_finite_float,
+        default=1.0,
+        metavar="F",
+        help="multiply durations by F",
+    )
     if target_load:
         load.add_argument("--target-load", type=positive_finite_float, metavar="L", help=target_load)
-    cmd.add_argument("--deadline-slack", type=positive_finite_float, nargs=2, default=(1.0, 1.5),
-                     metavar=("LO", "HI"),
-                     help="jobs without a deadline of their own: arrival + U(LO, HI) * dur_7g (1.0 1.5)")
+    cmd.add_argument(
+        "--deadline-slack",
+        type=positive_finite_float,
+        nargs=2,
+        default=(1.0, 1.5),
+        metavar=("LO", "HI"),
+        help="jobs without a deadline of their own: arrival + U(LO, HI) * dur_7g (1.0 1.5)",
+    )
 
 
 def add_executor_options(parser: argparse.ArgumentParser) -> None:
@@ -417,7 +440,9 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
 def add_gpu_option(parser: argparse.ArgumentParser) -> None:
     """``--gpu NAME|FILE.toml``: a catalogue entry or file, default ``a100-40gb``."""
     parser.add_argument(
-        "--gpu", default=None, metavar="NAME|FILE.toml",
+        "--gpu",
+        default=None,
+        metavar="NAME|FILE.toml",
         help="GPU: a catalogue name (see 'wattsched mig configs --list-gpus') or a catalogue .toml "
         "(default: a100-40gb)",
     )
@@ -439,12 +464,16 @@ def add_preset_options(parser: argparse.ArgumentParser, *, default: str | None) 
     where = f"default: {default}" if default else "default: see the command"
     parser.set_defaults(preset_default=default)
     parser.add_argument(
-        "--preset", default=None, metavar="NAME",
+        "--preset",
+        default=None,
+        metavar="NAME",
         help="reading of P1's unstated load: paper (Fig. 5 days x2.5, 8 h Table II queues) or literal "
         f"(x1, 24 h); {where}",
     )
     parser.add_argument(
-        "--deadline-rule", default=None, metavar="RULE",
+        "--deadline-rule",
+        default=None,
+        metavar="RULE",
         help="deadlines a + U(1, 1.5)·dur_ref: p1 (dur_7g, default) or slice-aware (dur_g for a uniformly "
         "drawn compute size g)",
     )

@@ -52,23 +52,41 @@ def _duration(text: str) -> float:
 
 def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     parser = groups.add_parser(
-        "advise", help="compare MIG layouts, partitioners, placements, clocks and power states on a trace; "
-        "recommend the lowest-energy one within a tardiness budget")
+        "advise",
+        help="compare MIG layouts, partitioners, placements, clocks and power states on a trace; "
+        "recommend the lowest-energy one within a tardiness budget",
+    )
     parser.add_argument("--trace", required=True, metavar="FILE", help="job trace ('wattsched schema trace')")
     parser.add_argument("--servers", required=True, type=int_at_least(1), metavar="N", help="servers")
-    parser.add_argument("--gpus-per-server", required=True, type=int_at_least(1), metavar="G",
-                        help="GPUs per server")
+    parser.add_argument(
+        "--gpus-per-server", required=True, type=int_at_least(1), metavar="G", help="GPUs per server"
+    )
     parser.add_argument("--gpu", required=True, metavar="NAME|FILE.toml", help="catalogue GPU (h100-80gb)")
-    parser.add_argument("--max-late-share", type=_share, default=0.05, metavar="X",
-                        help="largest share of jobs finishing after their deadline (default 0.05)")
-    parser.add_argument("--max-tardiness", type=_duration, default=None, metavar="DURATION",
-                        help="no job may finish more than this after its deadline (e.g. 10m; default: no "
-                        "limit)")
-    parser.add_argument("--workers", type=int_at_least(1), default=None, metavar="N",
-                        help="worker processes (default: all cores)")
+    parser.add_argument(
+        "--max-late-share",
+        type=_share,
+        default=0.05,
+        metavar="X",
+        help="largest share of jobs finishing after their deadline (default 0.05)",
+    )
+    parser.add_argument(
+        "--max-tardiness",
+        type=_duration,
+        default=None,
+        metavar="DURATION",
+        help="no job may finish more than this after its deadline (e.g. 10m; default: no limit)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int_at_least(1),
+        default=None,
+        metavar="N",
+        help="worker processes (default: all cores)",
+    )
     parser.add_argument("--json", action="store_true", help="print the advice as one JSON object")
-    parser.add_argument("-o", "--output", metavar="DIR",
-                        help="write the advice, the figure and the plan here")
+    parser.add_argument(
+        "-o", "--output", metavar="DIR", help="write the advice, the figure and the plan here"
+    )
     parser.set_defaults(func=_run)
 
 
@@ -88,8 +106,15 @@ def _run(args: argparse.Namespace) -> int:
     require_sizes(jobs, gpu.compute_sizes, args.trace)
     notes = model_notes([gpu])
     executor = LocalExecutor(args.workers)
-    advice = advise(jobs, spec, budget, horizon_s=horizon_s, power=PowerStates(), run=executor.run,
-                    progress=progress_bar(settings_count(gpu), "setting", "advise"))
+    advice = advise(
+        jobs,
+        spec,
+        budget,
+        horizon_s=horizon_s,
+        power=PowerStates(),
+        run=executor.run,
+        progress=progress_bar(settings_count(gpu), "setting", "advise"),
+    )
     _warn(notes, gpu)
     if advice.recommended is None:
         closest = advice.closest
@@ -126,7 +151,8 @@ def _warn(notes: Any, gpu: Any) -> None:
     notes.warn()  # the estimated power model, if it is one
     if gpu.clocks is None:
         logging.getLogger("wattsched.cli").warning(
-            "%s has no clock table: clock levels were not compared (clocks: unsupported)", gpu.name)
+            "%s has no clock table: clock levels were not compared (clocks: unsupported)", gpu.name
+        )
 
 
 def _budget_text(budget: Any) -> str:
@@ -136,8 +162,9 @@ def _budget_text(budget: Any) -> str:
     return text
 
 
-def _summary(args: argparse.Namespace, gpu: Any, spec: Any, advice: Any, notes: Any, jobs: int,
-             horizon_s: float) -> dict[str, Any]:
+def _summary(
+    args: argparse.Namespace, gpu: Any, spec: Any, advice: Any, notes: Any, jobs: int, horizon_s: float
+) -> dict[str, Any]:
     from wattsched.cluster.advise import lock_clock_mhz, suspend_time_s
     from wattsched.cluster.spec import PowerStates
 
@@ -157,12 +184,21 @@ def _summary(args: argparse.Namespace, gpu: Any, spec: Any, advice: Any, notes: 
     if best.setting.power_states:
         recommended["suspend_time_s"] = suspend_time_s(gpu, args.gpus_per_server, PowerStates())
     return {
-        "gpu": gpu.name, "servers": args.servers, "gpus_per_server": args.gpus_per_server, "gpus": spec.gpus,
-        "trace": args.trace, "jobs": jobs, "horizon_s": horizon_s, "budget": advice.budget.to_dict(),
+        "gpu": gpu.name,
+        "servers": args.servers,
+        "gpus_per_server": args.gpus_per_server,
+        "gpus": spec.gpus,
+        "trace": args.trace,
+        "jobs": jobs,
+        "horizon_s": horizon_s,
+        "budget": advice.budget.to_dict(),
         "power_model": notes.power_model,
         "clocks": True if gpu.clocks is not None else "unsupported",
-        "settings": len(rows), "pareto_settings": sum(r["pareto"] for r in rows),
-        "pareto": rows, "recommended": recommended, "baseline": base.to_dict(),
+        "settings": len(rows),
+        "pareto_settings": sum(r["pareto"] for r in rows),
+        "pareto": rows,
+        "recommended": recommended,
+        "baseline": base.to_dict(),
     }
 
 
@@ -180,9 +216,11 @@ def _per_gpu(gpu: Any, setting: Any, gpus: int, per_server: int) -> list[dict[st
             if setting.partitioner == "day-night":
                 entry.update(day=str(gpu.role("day")), night=str(gpu.role("night")))
             else:  # it decides from the queue, so there is no schedule to write down
-                entry["how"] = ("repartitioned online at job arrivals and completions, no fixed schedule; "
-                                f"'wattsched mig day --partitioner {setting.partitioner} --live --index "
-                                f"{index}' rehearses it on a trace")
+                entry["how"] = (
+                    "repartitioned online at job arrivals and completions, no fixed schedule; "
+                    f"'wattsched mig day --partitioner {setting.partitioner} --live --index "
+                    f"{index}' rehearses it on a trace"
+                )
         out.append(entry)
     return out
 
@@ -195,9 +233,13 @@ def _write_plan(out_dir: Path, gpu: Any, advice: Any, summary: dict[str, Any]) -
 
     best = summary["recommended"]
     files: dict[str, str] = {}
-    figure = pareto_figure(summary["pareto"], recommended=best["label"],
-                           baseline=summary["baseline"]["label"], max_late_share=advice.budget.max_late_share,
-                           title=f"{summary['gpus']} x {gpu.name}, {summary['jobs']} jobs")
+    figure = pareto_figure(
+        summary["pareto"],
+        recommended=best["label"],
+        baseline=summary["baseline"]["label"],
+        max_late_share=advice.budget.max_late_share,
+        title=f"{summary['gpus']} x {gpu.name}, {summary['jobs']} jobs",
+    )
     files["figure"] = str(out_dir / "pareto.png")
     atomic_write_bytes(out_dir / "pareto.png", render(figure)["png"])
     files["mig_parted"] = str(out_dir / "mig-parted.yaml")
@@ -210,17 +252,25 @@ def _write_plan(out_dir: Path, gpu: Any, advice: Any, summary: dict[str, Any]) -
     if mhz is not None:
         files["clocks"] = str(out_dir / "clocks.json")
         indices = ",".join(str(i) for i in range(summary["gpus"]))
-        write_text(files["clocks"], json_text({
-            "lock_sm_mhz": mhz, "clock_levels_mhz": best["clock_levels_mhz"],
-            "command": f"nvidia-smi -i {indices} --lock-gpu-clocks={mhz},{mhz}",
-            "rule": "the level the GPUs spent the most time at in the simulation",
-        }))
+        write_text(
+            files["clocks"],
+            json_text(
+                {
+                    "lock_sm_mhz": mhz,
+                    "clock_levels_mhz": best["clock_levels_mhz"],
+                    "command": f"nvidia-smi -i {indices} --lock-gpu-clocks={mhz},{mhz}",
+                    "rule": "the level the GPUs spent the most time at in the simulation",
+                }
+            ),
+        )
     if "suspend_time_s" in best:
         files["slurm_power"] = str(out_dir / "slurm-power.conf")
-        write_text(files["slurm_power"],
-                   "# Turn a server off after this many idle seconds: floor(turn-on energy / (server idle "
-                   "power x slot))\n# slots of 60 s, the rule the simulation used.\n"
-                   f"SuspendTime={best['suspend_time_s']:.0f}\n")
+        write_text(
+            files["slurm_power"],
+            "# Turn a server off after this many idle seconds: floor(turn-on energy / (server idle "
+            "power x slot))\n# slots of 60 s, the rule the simulation used.\n"
+            f"SuspendTime={best['suspend_time_s']:.0f}\n",
+        )
     files["advice"] = str(out_dir / "advice.json")
     write_text(files["advice"], json_text({**summary, "files": files}))
     return files
@@ -263,8 +313,10 @@ def _schedule(gpu: Any, setting: Any) -> str | None:
             runs.append([minute, minute + 1, ident])
     lines = ["start,end,configuration,mig_parted_config"]
     for start, end, ident in runs:
-        lines.append(f"{start // 60:02d}:{start % 60:02d},{end // 60:02d}:{end % 60:02d},{ident},"
-                     f"{config_name(gpu.name, ident)}")
+        lines.append(
+            f"{start // 60:02d}:{start % 60:02d},{end // 60:02d}:{end % 60:02d},{ident},"
+            f"{config_name(gpu.name, ident)}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -278,8 +330,10 @@ def _text(summary: dict[str, Any]) -> str:
     ]
     for row in front:
         mark = " <- recommended" if row["label"] == best["label"] else ""
-        lines.append(f"  {row['energy_kwh']:10.3f}  {100 * row['late_share']:6.1f}  "
-                     f"{row['avg_tardiness_s']:12.1f}  {row['max_tardiness_s']:11.1f}  {row['label']}{mark}")
+        lines.append(
+            f"  {row['energy_kwh']:10.3f}  {100 * row['late_share']:6.1f}  "
+            f"{row['avg_tardiness_s']:12.1f}  {row['max_tardiness_s']:11.1f}  {row['label']}{mark}"
+        )
     lines += [
         f"recommended: {best['label']}: {best['energy_kwh']:.3f} kWh, {100 * best['late_share']:.1f} % late",
         f"baseline:    {base['label']}: {base['energy_kwh']:.3f} kWh, {100 * base['late_share']:.1f} % late",

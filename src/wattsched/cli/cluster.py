@@ -48,8 +48,9 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     from wattsched.cli._parsing import OneLineErrorParser
 
     parser = groups.add_parser("cluster", help="a data centre of MIG GPUs: run, import a public trace")
-    sub = parser.add_subparsers(dest="cluster_command", metavar="COMMAND", parser_class=OneLineErrorParser,
-                                required=True)
+    sub = parser.add_subparsers(
+        dest="cluster_command", metavar="COMMAND", parser_class=OneLineErrorParser, required=True
+    )
     run = sub.add_parser("run", help="simulate a cluster of MIG GPUs")
     shape = run.add_argument_group("cluster")
     shape.add_argument("--servers", type=int_at_least(1), metavar="N", help="number of servers")
@@ -58,49 +59,109 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     shape.add_argument("--cluster", metavar="FILE.json", help="a cluster file ('cluster import' writes one)")
     work = run.add_argument_group("workload")
     source = work.add_mutually_exclusive_group(required=True)
-    source.add_argument("--trace", metavar="FILE",
-                        help="job trace ('wattsched schema trace'; optional 'gpus' column: a job of g GPUs "
-                        "runs on g whole GPUs of one server)")
-    source.add_argument("--preset", choices=("paper", "literal"),
-                        help="Fig. 5 profile at 2.5 (paper) or 1 (literal) x per GPU")
+    source.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="job trace ('wattsched schema trace'; optional 'gpus' column: a job of g GPUs "
+        "runs on g whole GPUs of one server)",
+    )
+    source.add_argument(
+        "--preset",
+        choices=("paper", "literal"),
+        help="Fig. 5 profile at 2.5 (paper) or 1 (literal) x per GPU",
+    )
     source.add_argument("--rate", type=positive_finite_float, metavar="R", help="Poisson jobs/min per GPU")
     source.add_argument("--profile", metavar="NAME", help="hourly arrival profile (per GPU)")
     work.add_argument("--hours", type=positive_finite_float, metavar="H", help="arrival window (default 24)")
-    work.add_argument("--rate-multiplier", type=positive_finite_float, metavar="M",
-                      help="arrival rate factor per GPU (default 1; the preset's with --preset)")
+    work.add_argument(
+        "--rate-multiplier",
+        type=positive_finite_float,
+        metavar="M",
+        help="arrival rate factor per GPU (default 1; the preset's with --preset)",
+    )
     work.add_argument("--inference-share", type=float, metavar="P", help="inference share (default 0.8)")
     work.add_argument("--seed", type=int_at_least(0), default=None, metavar="S", help="random seed (0)")
-    work.add_argument("--horizon-s", type=non_negative_float, metavar="T",
-                      help="end of the arrival window in s (default: generator hours / last arrival)")
+    work.add_argument(
+        "--horizon-s",
+        type=non_negative_float,
+        metavar="T",
+        help="end of the arrival window in s (default: generator hours / last arrival)",
+    )
     choice = run.add_argument_group("scheduling")
-    choice.add_argument("--placement", required=True, metavar="NAME",
-                        help="first-fit, best-fit, least-energy or deadline-aware")
-    choice.add_argument("--partitioner", required=True, metavar="NAME",
-                        help="static, no-mig, day-night or lookahead (per GPU)")
-    choice.add_argument("--config", metavar="C", help="static configuration and every GPU's starting one "
-                        "(default: the partitioner's; static: 3)")
-    choice.add_argument("--policy", required=True, metavar="NAME",
-                        help="edf-fs, edf-ss, edf-ss-restricted, llf or lalf (every GPU)")
-    choice.add_argument("--repartition-s", type=repartition_cost, metavar="S|measured:STATE",
-                        help="seconds without slices per repartition on every GPU (default: each GPU "
-                        "model's repartition_s), or 'measured:STATE': per GPU model of the cluster, the "
-                        "median seconds out of service of its finished repartitions in a 'wattsched "
-                        "slurm' controller's state file")
+    choice.add_argument(
+        "--placement",
+        required=True,
+        metavar="NAME",
+        help="first-fit, best-fit, least-energy or deadline-aware",
+    )
+    choice.add_argument(
+        "--partitioner",
+        required=True,
+        metavar="NAME",
+        help="static, no-mig, day-night or lookahead (per GPU)",
+    )
+    choice.add_argument(
+        "--config",
+        metavar="C",
+        help="static configuration and every GPU's starting one (default: the partitioner's; static: 3)",
+    )
+    choice.add_argument(
+        "--policy",
+        required=True,
+        metavar="NAME",
+        help="edf-fs, edf-ss, edf-ss-restricted, llf or lalf (every GPU)",
+    )
+    choice.add_argument(
+        "--repartition-s",
+        type=repartition_cost,
+        metavar="S|measured:STATE",
+        help="seconds without slices per repartition on every GPU (default: each GPU "
+        "model's repartition_s), or 'measured:STATE': per GPU model of the cluster, the "
+        "median seconds out of service of its finished repartitions in a 'wattsched "
+        "slurm' controller's state file",
+    )
     power = run.add_argument_group("power")
-    power.add_argument("--power-states", type=_on_off, default=False, metavar="on|off",
-                       help="servers turn off after idle slots and on for work (P2's DRS; default off)")
-    power.add_argument("--clocks", type=_on_off, default=False, metavar="on|off",
-                       help="GPU-wide clock levels from P2's model on GPUs with a clock table (default off)")
-    power.add_argument("--slot-s", type=positive_finite_float, default=60.0, metavar="S",
-                       help="DRS slot (60)")
-    power.add_argument("--idle-slots", type=int_at_least(0), default=None, metavar="N",
-                       help="idle slots before a server turns off (default P2's rule from the constants)")
-    power.add_argument("--turn-on-j", type=non_negative_float, default=5400.0, metavar="J",
-                       help="turn-on energy per GPU (default 5400, P2's 90 W x 60 s slot)")
-    power.add_argument("--turn-on-s", type=non_negative_float, default=60.0, metavar="S",
-                       help="boot time (60)")
-    power.add_argument("--host-idle-w", type=non_negative_float, default=0.0, metavar="W",
-                       help="host power of a server that is on (default 0)")
+    power.add_argument(
+        "--power-states",
+        type=_on_off,
+        default=False,
+        metavar="on|off",
+        help="servers turn off after idle slots and on for work (P2's DRS; default off)",
+    )
+    power.add_argument(
+        "--clocks",
+        type=_on_off,
+        default=False,
+        metavar="on|off",
+        help="GPU-wide clock levels from P2's model on GPUs with a clock table (default off)",
+    )
+    power.add_argument(
+        "--slot-s", type=positive_finite_float, default=60.0, metavar="S", help="DRS slot (60)"
+    )
+    power.add_argument(
+        "--idle-slots",
+        type=int_at_least(0),
+        default=None,
+        metavar="N",
+        help="idle slots before a server turns off (default P2's rule from the constants)",
+    )
+    power.add_argument(
+        "--turn-on-j",
+        type=non_negative_float,
+        default=5400.0,
+        metavar="J",
+        help="turn-on energy per GPU (default 5400, P2's 90 W x 60 s slot)",
+    )
+    power.add_argument(
+        "--turn-on-s", type=non_negative_float, default=60.0, metavar="S", help="boot time (60)"
+    )
+    power.add_argument(
+        "--host-idle-w",
+        type=non_negative_float,
+        default=0.0,
+        metavar="W",
+        help="host power of a server that is on (default 0)",
+    )
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
     run.add_argument("--jobs-out", metavar="FILE", help="per-job results (CSV or Parquet)")
     run.set_defaults(func=_run)
@@ -111,13 +172,22 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     imp.add_argument("--nodes", metavar="FILE", help="the node list (alibaba-2023: required)")
     imp.add_argument("-o", "--output", required=True, metavar="FILE", help="trace to write (.csv/.parquet)")
     imp.add_argument("--cluster-out", metavar="FILE.json", help="cluster file (default: beside the trace)")
-    imp.add_argument("--map", action="append", default=[], metavar="MODEL=GPU",
-                     help="map a node GPU model to a catalogue entry (repeatable)")
+    imp.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="MODEL=GPU",
+        help="map a node GPU model to a catalogue entry (repeatable)",
+    )
     imp.add_argument("--fallback", metavar="GPU", help="catalogue entry for every model not mapped")
     add_import_window_options(imp, min_duration=False, target_load=None)
-    imp.add_argument("--multi-gpu", choices=("fold", "skip", "keep"), default="fold",
-                     help="multi-GPU pods: fold their GPU work onto one GPU (default), leave them out, or "
-                     "keep them as jobs of several GPUs (a gang on one server)")
+    imp.add_argument(
+        "--multi-gpu",
+        choices=("fold", "skip", "keep"),
+        default="fold",
+        help="multi-GPU pods: fold their GPU work onto one GPU (default), leave them out, or "
+        "keep them as jobs of several GPUs (a gang on one server)",
+    )
     imp.add_argument("--seed", type=int_at_least(0), default=0, metavar="S", help="random seed (0)")
     imp.add_argument("--json", action="store_true", help="print the import report as JSON")
     imp.set_defaults(func=_import)
@@ -130,8 +200,15 @@ def _cluster(args: argparse.Namespace) -> Any:
     from wattsched.hardware.catalogue import DEFAULT_GPU
 
     if args.cluster is not None:
-        given = [o for o, v in (("--servers", args.servers), ("--gpus-per-server", args.gpus_per_server),
-                                ("--gpu", args.gpu)) if v is not None]
+        given = [
+            o
+            for o, v in (
+                ("--servers", args.servers),
+                ("--gpus-per-server", args.gpus_per_server),
+                ("--gpu", args.gpu),
+            )
+            if v is not None
+        ]
         if given:
             raise ConfigError(f"{', '.join(given)} cannot be combined with --cluster")
         return read_cluster_file(args.cluster)
@@ -151,10 +228,13 @@ def trace_jobs(path: str, largest_server: int) -> tuple[list[Any], float]:
     oversized = oversized_jobs(needed, largest_server)
     if oversized:
         counts = ", ".join(f"{n} need {g} GPUs" for g, n in oversized.items())
-        raise InputError(f"{sum(oversized.values())} of {len(jobs)} jobs need more GPUs than a server of "
-                         f"the cluster has ({largest_server}): {counts}; a job's GPUs must be on one "
-                         "server: give larger servers, or fold or drop such jobs when importing",
-                         path=path, column="gpus")
+        raise InputError(
+            f"{sum(oversized.values())} of {len(jobs)} jobs need more GPUs than a server of "
+            f"the cluster has ({largest_server}): {counts}; a job's GPUs must be on one "
+            "server: give larger servers, or fold or drop such jobs when importing",
+            path=path,
+            column="gpus",
+        )
     return jobs, max(job.arrival_s for job in jobs)
 
 
@@ -164,8 +244,11 @@ def _workload(args: argparse.Namespace, gpus: int, largest_server: int) -> tuple
     from wattsched.workload.generators import WorkloadSpec, generate_jobs
 
     if args.trace is not None:
-        given = [f"--{n.replace('_', '-')}" for n in ("hours", "rate_multiplier", "inference_share", "seed")
-                 if getattr(args, n) is not None]
+        given = [
+            f"--{n.replace('_', '-')}"
+            for n in ("hours", "rate_multiplier", "inference_share", "seed")
+            if getattr(args, n) is not None
+        ]
         if given:
             raise ConfigError(f"{', '.join(given)} only apply to generated workloads, not to --trace")
         jobs, horizon_s = trace_jobs(args.trace, largest_server)
@@ -179,8 +262,10 @@ def _workload(args: argparse.Namespace, gpus: int, largest_server: int) -> tuple
         else:
             if args.profile is not None and args.profile not in PROFILES:
                 valid = ", ".join(PROFILES.available())
-                raise ConfigError(f"unknown --profile '{args.profile}'"
-                                  f"{did_you_mean(args.profile, PROFILES.available())}; valid: {valid}")
+                raise ConfigError(
+                    f"unknown --profile '{args.profile}'"
+                    f"{did_you_mean(args.profile, PROFILES.available())}; valid: {valid}"
+                )
             spec = WorkloadSpec(rate_per_min=args.rate, profile=args.profile, hours=args.hours or 24.0)
         options: dict[str, Any] = {}
         if args.rate_multiplier is not None:
@@ -219,9 +304,14 @@ def _run(args: argparse.Namespace) -> int:
         partitioner=args.partitioner,
         configuration=args.config,
         policy=args.policy,
-        power_states=PowerStates(enabled=args.power_states, slot_s=args.slot_s, idle_slots=args.idle_slots,
-                                 turn_on_j_per_gpu=args.turn_on_j, turn_on_s=args.turn_on_s,
-                                 host_idle_w=args.host_idle_w),
+        power_states=PowerStates(
+            enabled=args.power_states,
+            slot_s=args.slot_s,
+            idle_slots=args.idle_slots,
+            turn_on_j_per_gpu=args.turn_on_j,
+            turn_on_s=args.turn_on_s,
+            host_idle_w=args.host_idle_w,
+        ),
         clocks=args.clocks,
         repartition_s=repartition_s,
         record_jobs=args.jobs_out is not None,
@@ -234,13 +324,22 @@ def _run(args: argparse.Namespace) -> int:
     simulation = ClusterSimulation(spec, options, horizon_s=horizon_s)
     result = simulation.run(jobs, progress=progress_bar(len(jobs), "job", "cluster"))
     notes = model_notes(models, clocks=args.clocks)
-    summary = {"placement": args.placement, "partitioner": args.partitioner, "policy": args.policy,
-               "config": args.config, "power_states": args.power_states, **result.to_dict(),
-               **notes.to_dict(), **clock_levels(result.clock_time_s)}
+    summary = {
+        "placement": args.placement,
+        "partitioner": args.partitioner,
+        "policy": args.policy,
+        "config": args.config,
+        "power_states": args.power_states,
+        **result.to_dict(),
+        **notes.to_dict(),
+        **clock_levels(result.clock_time_s),
+    }
     bad = [k for k in SUMMARY_KEYS if isinstance(summary[k], float) and not math.isfinite(summary[k])]
     if bad:
-        raise InputError(f"the simulation overflowed ({', '.join(bad)} not finite): times or durations "
-                         "are too large", path=args.trace)
+        raise InputError(
+            f"the simulation overflowed ({', '.join(bad)} not finite): times or durations are too large",
+            path=args.trace,
+        )
     if args.jobs_out is not None:
         _write_jobs(result, args.jobs_out)
     notes.warn()
@@ -263,14 +362,16 @@ def _write_jobs(result: Any, path: str) -> None:
     from wattsched.workload.traces import write_table
 
     records = result.records or ()
-    frame = pd.DataFrame({
-        "job_id": [r.record.job_id for r in records],
-        "gpu": [r.gpu for r in records],
-        "start_s": [float(r.record.start_s) for r in records],
-        "completion_s": [float(r.record.completion_s) for r in records],
-        "tardiness_s": [float(r.record.tardiness_s) for r in records],
-        "preemptions": [int(r.record.preemptions) for r in records],
-    })
+    frame = pd.DataFrame(
+        {
+            "job_id": [r.record.job_id for r in records],
+            "gpu": [r.gpu for r in records],
+            "start_s": [float(r.record.start_s) for r in records],
+            "completion_s": [float(r.record.completion_s) for r in records],
+            "tardiness_s": [float(r.record.tardiness_s) for r in records],
+            "preemptions": [int(r.record.preemptions) for r in records],
+        }
+    )
     write_table(frame, path)
 
 
@@ -329,9 +430,14 @@ def _import(args: argparse.Namespace) -> int:
     elif args.map or args.fallback or args.cluster_out:
         raise ConfigError("--map, --fallback and --cluster-out need --nodes")
     options = ImportOptions(
-        day=args.day, start_s=args.start_s, end_s=args.end_s, duration_scale=args.duration_scale,
-        max_duration_s=args.max_duration_s, deadline_slack=(args.deadline_slack[0], args.deadline_slack[1]),
-        multi_gpu=args.multi_gpu, seed=args.seed,
+        day=args.day,
+        start_s=args.start_s,
+        end_s=args.end_s,
+        duration_scale=args.duration_scale,
+        max_duration_s=args.max_duration_s,
+        deadline_slack=(args.deadline_slack[0], args.deadline_slack[1]),
+        multi_gpu=args.multi_gpu,
+        seed=args.seed,
     )
     jobs, report = import_trace(args.format, args.input, options)
     write_trace(jobs, args.output)
@@ -346,8 +452,11 @@ def _import(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
         if nodes is not None:
             n = nodes.to_dict()
-            print(f"node list: {n['rows_read']} nodes, {n['servers']} servers with {n['gpus']} GPUs, "
-                  f"{n['cpu_only_nodes']} CPU-only nodes left out", file=sys.stderr)
+            print(
+                f"node list: {n['rows_read']} nodes, {n['servers']} servers with {n['gpus']} GPUs, "
+                f"{n['cpu_only_nodes']} CPU-only nodes left out",
+                file=sys.stderr,
+            )
             for model, entry in n["models"].items():
                 print(f"  {model}: {entry['gpus']} GPUs -> {entry['gpu']} ({entry['how']})", file=sys.stderr)
             print(f"wrote the cluster to {cluster_out}", file=sys.stderr)

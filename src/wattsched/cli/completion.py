@@ -16,8 +16,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         "completion",
         help="print the shell code of tab completion (bash, zsh, fish)",
         description="Print the code that makes the shell complete wattsched's commands, options and choices "
-        "on TAB. Load it once per shell, e.g. in ~/.bashrc: eval \"$(wattsched completion bash)\"; zsh: "
-        "eval \"$(wattsched completion zsh)\" (after compinit).",
+        'on TAB. Load it once per shell, e.g. in ~/.bashrc: eval "$(wattsched completion bash)"; zsh: '
+        'eval "$(wattsched completion zsh)" (after compinit).',
     )
     parser.add_argument("shell", choices=SHELLS, metavar="SHELL", help="one of: " + ", ".join(SHELLS))
     parser.set_defaults(func=_completion)

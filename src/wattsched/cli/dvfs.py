@@ -239,8 +239,12 @@ def _run(args: argparse.Namespace) -> int:
     }
     if args.dvfs == "both":
         on_j, off_j = float(results["on"]["energy_total_j"]), float(results["off"]["energy_total_j"])
-        data.update(on=results["on"], off=results["off"], energy_saved_j=off_j - on_j,
-                    energy_saving=(off_j - on_j) / off_j if off_j > 0 else 0.0)
+        data.update(
+            on=results["on"],
+            off=results["off"],
+            energy_saved_j=off_j - on_j,
+            energy_saving=(off_j - on_j) / off_j if off_j > 0 else 0.0,
+        )
     else:
         data.update(results[args.dvfs])
     if args.json:
@@ -285,7 +289,15 @@ def _warn_other_gpu(path: str, gpu: str, core_mhz: float, memory_mhz: float) -> 
         LOG.warning(
             "--data %s was not measured at --gpu %s's default clocks (core %g MHz, memory %g MHz; the data's "
             "clocks: core %g-%g MHz, memory %g-%g MHz): another GPU? The fit normalises by %s's clocks",
-            path, gpu, core_mhz, memory_mhz, min(core), max(core), min(memory), max(memory), gpu,
+            path,
+            gpu,
+            core_mhz,
+            memory_mhz,
+            min(core),
+            max(core),
+            min(memory),
+            max(memory),
+            gpu,
         )
 
 
@@ -333,8 +345,12 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _add_generator_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mode", choices=("offline", "online"), default="offline",
-                        help="offline: every task at time 0; online: arrivals spread over the slots")
+    parser.add_argument(
+        "--mode",
+        choices=("offline", "online"),
+        default="offline",
+        help="offline: every task at time 0; online: arrivals spread over the slots",
+    )
     parser.add_argument(
         "--util", type=float, help="task-set utilisation U_J > 0 (n = pairs x U tasks, at most 10,000,000)"
     )
@@ -363,10 +379,18 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     sol.add_argument("--tasks", required=True, help="task file (.csv or .parquet; 'wattsched schema tasks')")
     sol.add_argument("-o", "--output", required=True, help="output file (.csv or .parquet)")
     sol.add_argument("--gpu", default="gtx1080ti", help="DVFS GPU name or TOML file")
-    sol.add_argument("--interval", choices=("wide", "narrow"), default="wide",
-                     help="the GPU's DVFS interval of core/memory clocks")
-    sol.add_argument("--method", choices=("exact", "hkbu"), default="exact",
-                     help="Alg. 1 search: exact, or the authors' grid")
+    sol.add_argument(
+        "--interval",
+        choices=("wide", "narrow"),
+        default="wide",
+        help="the GPU's DVFS interval of core/memory clocks",
+    )
+    sol.add_argument(
+        "--method",
+        choices=("exact", "hkbu"),
+        default="exact",
+        help="Alg. 1 search: exact, or the authors' grid",
+    )
     sol.set_defaults(func=_solve)
 
     run = commands.add_parser("run", help="schedule tasks on the cluster and report the energy split")
@@ -375,12 +399,20 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--pairs-per-server", type=int, default=1, help="l, pairs per server; must divide --pairs"
     )
-    run.add_argument("--algo", choices=("edl", "edf-bf", "edf-wf", "lpt-ff", "bin"), default="edl",
-                     help="scheduling algorithm (edl: P2's)")
+    run.add_argument(
+        "--algo",
+        choices=("edl", "edf-bf", "edf-wf", "lpt-ff", "bin"),
+        default="edl",
+        help="scheduling algorithm (edl: P2's)",
+    )
     run.add_argument("--theta", type=float, default=1.0, help="θ of the readjustment (1 = off)")
-    run.add_argument("--dvfs", choices=("on", "off", "both"), default="on",
-                     help="scale V/f per task (on), run at the default clocks (off), or both on the same "
-                     "tasks and report the energy saving")
+    run.add_argument(
+        "--dvfs",
+        choices=("on", "off", "both"),
+        default="on",
+        help="scale V/f per task (on), run at the default clocks (off), or both on the same "
+        "tasks and report the energy saving",
+    )
     run.add_argument(
         "--grouping",
         choices=GROUPINGS,
@@ -402,8 +434,12 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
         help="a queued task starts at the previous finish (default, both codes) or the next slot (P2's text)",
     )
     run.add_argument("--gpu", default="gtx1080ti", help="DVFS GPU name or TOML file")
-    run.add_argument("--interval", choices=("wide", "narrow"), default="wide",
-                     help="the GPU's DVFS interval of core/memory clocks")
+    run.add_argument(
+        "--interval",
+        choices=("wide", "narrow"),
+        default="wide",
+        help="the GPU's DVFS interval of core/memory clocks",
+    )
     run.add_argument("--v-max", type=float, help="voltage ceiling (paper 1.2, authors' code 1.25)")
     run.add_argument("--method", choices=("exact", "hkbu"), default="exact", help="Alg. 1 search")
     run.add_argument(

@@ -53,13 +53,23 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     record = commands.add_parser(
         "record", help="write the NVML read-outs as a JSON snapshot (fake:FILE replays it)"
     )
-    record.add_argument("-o", "--output", required=True, metavar="FILE.json",
-                        help="the NVML read-outs (replay them with --backend fake:FILE.json)")
+    record.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE.json",
+        help="the NVML read-outs (replay them with --backend fake:FILE.json)",
+    )
     snapshot = commands.add_parser(
         "snapshot", help="write a catalogue entry (TOML) usable as --gpu FILE.toml"
     )
-    snapshot.add_argument("-o", "--output", required=True, metavar="FILE.toml",
-                          help="catalogue entry to write (use it as --gpu FILE.toml)")
+    snapshot.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE.toml",
+        help="catalogue entry to write (use it as --gpu FILE.toml)",
+    )
     snapshot.add_argument(
         "--power-curve",
         metavar="FILE.csv",
@@ -68,8 +78,9 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     calibrate = commands.add_parser(
         "calibrate", help="measure power against busy SMs (read-only; CuPy or PyTorch)"
     )
-    calibrate.add_argument("-o", "--output", required=True, metavar="FILE.csv",
-                           help="power curve to write (busy SMs -> W)")
+    calibrate.add_argument(
+        "-o", "--output", required=True, metavar="FILE.csv", help="power curve to write (busy SMs -> W)"
+    )
     calibrate.add_argument(
         "--quick", action="store_true", help="0.5 s settle + 1.5 s per level (default 1 + 4 s)"
     )
@@ -83,8 +94,9 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
     )
     add_gpu_option(fake)
     fake.add_argument("--count", type=int_at_least(1), default=1, help="GPUs in the file (default 1)")
-    fake.add_argument("--config", metavar="C",
-                      help="configuration of every GPU (default: the GPU's static configuration)")
+    fake.add_argument(
+        "--config", metavar="C", help="configuration of every GPU (default: the GPU's static configuration)"
+    )
     fake.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the GPUs' UUIDs (default 0)")
     fake.add_argument("-o", "--output", required=True, metavar="FILE.json", help="state file to write")
     fake.set_defaults(func=_fake_snapshot)
@@ -104,8 +116,11 @@ def _fake_snapshot(args: argparse.Namespace) -> int:
     ident = int(ident) if isinstance(ident, str) and ident.isdigit() else ident
     configuration = gpu.configuration(ident)  # ConfigError lists the valid ids
     FakeGpuState.create(args.output, [(gpu, configuration.ident)] * args.count, seed=args.seed)
-    print(f"wrote {args.count} fake {gpu.name} GPU(s) in configuration {configuration.ident} to "
-          f"{args.output}; use --backend fake:{args.output}", file=sys.stderr)
+    print(
+        f"wrote {args.count} fake {gpu.name} GPU(s) in configuration {configuration.ident} to "
+        f"{args.output}; use --backend fake:{args.output}",
+        file=sys.stderr,
+    )
     return 0
 
 

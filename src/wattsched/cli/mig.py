@@ -28,57 +28,90 @@ from wattsched.workload.job import Job
 __all__ = ["add_generator_options", "add_parser", "configs_json", "workload"]
 
 
-
 def add_parser(groups: argparse._SubParsersAction) -> None:
     parser = groups.add_parser("mig", help="MIG scheduling: generate traces, simulate, repartition")
-    sub = parser.add_subparsers(dest="mig_command", metavar="COMMAND", parser_class=OneLineErrorParser,
-                                required=True)
+    sub = parser.add_subparsers(
+        dest="mig_command", metavar="COMMAND", parser_class=OneLineErrorParser, required=True
+    )
 
     generate = sub.add_parser("generate", help="write a synthetic job trace (CSV or Parquet)")
     add_generator_options(generate, required=True)
     add_gpu_option(generate)
-    generate.add_argument("-o", "--output", required=True, metavar="FILE",
-                          help="trace file (.csv/.parquet/.pq)")
-    generate.add_argument("--json", action="store_true",
-                          help="print what was generated (preset, workload, jobs) as one JSON object")
+    generate.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="trace file (.csv/.parquet/.pq)"
+    )
+    generate.add_argument(
+        "--json",
+        action="store_true",
+        help="print what was generated (preset, workload, jobs) as one JSON object",
+    )
     generate.set_defaults(func=_generate)
 
     configs = sub.add_parser("configs", help="list a GPU's MIG profiles and configurations")
     add_gpu_option(configs)
-    configs.add_argument("--all", action="store_true",
-                         help="also list every derived placement-valid partition, not only the named ones")
+    configs.add_argument(
+        "--all",
+        action="store_true",
+        help="also list every derived placement-valid partition, not only the named ones",
+    )
     configs.add_argument("--list-gpus", action="store_true", help="list the catalogue's GPUs and exit")
-    configs.add_argument("--json", action="store_true",
-                         help="print one JSON object ('wattsched schema configs')")
+    configs.add_argument(
+        "--json", action="store_true", help="print one JSON object ('wattsched schema configs')"
+    )
     configs.set_defaults(func=_configs)
 
-    add_lazily(sub, {"run": "simulate one job queue on one configuration with one policy"},
-               "wattsched.cli.mig_run:add_parser")
-    add_lazily(sub, {"import": "convert a public job trace (Philly, Alibaba 2023) to a trace"},
-               "wattsched.cli.mig_import:add_parser")
-    add_lazily(sub, {"train": "train the DQN repartitioning agent (stable-baselines3)",
-                     "evaluate": "compare every repartitioning policy on held-out days"},
-               "wattsched.cli.mig_train:add_parser")
-    add_lazily(sub, {"plan": "steps that repartition a MIG GPU (dry run unless --apply)",
-                     "export": "write configurations as NVIDIA mig-parted YAML",
-                     "import-config": "read a mig-parted YAML into configurations of a GPU"},
-               "wattsched.cli.mig_plan:add_parsers")
-    add_lazily(sub, {"day": "one day under a repartitioning policy; --live repartitions a GPU too"},
-               "wattsched.cli.mig_day:add_parser")
+    add_lazily(
+        sub,
+        {"run": "simulate one job queue on one configuration with one policy"},
+        "wattsched.cli.mig_run:add_parser",
+    )
+    add_lazily(
+        sub,
+        {"import": "convert a public job trace (Philly, Alibaba 2023) to a trace"},
+        "wattsched.cli.mig_import:add_parser",
+    )
+    add_lazily(
+        sub,
+        {
+            "train": "train the DQN repartitioning agent (stable-baselines3)",
+            "evaluate": "compare every repartitioning policy on held-out days",
+        },
+        "wattsched.cli.mig_train:add_parser",
+    )
+    add_lazily(
+        sub,
+        {
+            "plan": "steps that repartition a MIG GPU (dry run unless --apply)",
+            "export": "write configurations as NVIDIA mig-parted YAML",
+            "import-config": "read a mig-parted YAML into configurations of a GPU",
+        },
+        "wattsched.cli.mig_plan:add_parsers",
+    )
+    add_lazily(
+        sub,
+        {"day": "one day under a repartitioning policy; --live repartitions a GPU too"},
+        "wattsched.cli.mig_day:add_parser",
+    )
 
 
 def add_generator_options(parser: argparse.ArgumentParser, *, required: bool, trace: bool = False) -> None:
     source = parser.add_mutually_exclusive_group(required=required)
     if trace:
-        source.add_argument("--trace", metavar="FILE",
-                            help="job trace file, CSV or Parquet ('wattsched schema trace')")
+        source.add_argument(
+            "--trace", metavar="FILE", help="job trace file, CSV or Parquet ('wattsched schema trace')"
+        )
     source.add_argument("--rate", type=float, metavar="R", help="homogeneous Poisson arrivals, jobs/min")
-    source.add_argument("--profile", metavar="NAME",
-                        help=f"hourly arrival profile ({', '.join(PROFILES.available())})")
+    source.add_argument(
+        "--profile", metavar="NAME", help=f"hourly arrival profile ({', '.join(PROFILES.available())})"
+    )
     parser.add_argument("--hours", type=float, metavar="H", help="arrival window in hours (default 24)")
     parser.add_argument("--inference-share", type=float, metavar="P", help="inference share (default 0.8)")
-    parser.add_argument("--rate-multiplier", type=float, metavar="M",
-                        help="arrival rate factor (default: the preset's for --profile, 1 for --rate)")
+    parser.add_argument(
+        "--rate-multiplier",
+        type=float,
+        metavar="M",
+        help="arrival rate factor (default: the preset's for --profile, 1 for --rate)",
+    )
     parser.add_argument("--seed", type=int, metavar="S", help="random seed (default 0)")
     add_preset_options(parser, default="literal")
 
@@ -106,11 +139,16 @@ def _spec(args: argparse.Namespace) -> WorkloadSpec:
         raise ConfigError(f"--seed must be >= 0, got {args.seed}")
     if args.profile is not None and args.profile not in PROFILES:
         valid = PROFILES.available()
-        raise ConfigError(f"unknown --profile '{args.profile}'{did_you_mean(args.profile, valid)}; "
-                          f"valid: {', '.join(valid)}")
+        raise ConfigError(
+            f"unknown --profile '{args.profile}'{did_you_mean(args.profile, valid)}; "
+            f"valid: {', '.join(valid)}"
+        )
     preset = resolve_preset(args)
-    options: dict[str, object] = {"rate_per_min": args.rate, "profile": args.profile,
-                                  "deadline_rule": resolve_deadline_rule(args)}
+    options: dict[str, object] = {
+        "rate_per_min": args.rate,
+        "profile": args.profile,
+        "deadline_rule": resolve_deadline_rule(args),
+    }
     if args.profile is not None:
         options["rate_multiplier"] = preset.rate_multiplier
     else:
@@ -123,9 +161,15 @@ def _spec(args: argparse.Namespace) -> WorkloadSpec:
 
 def _workload_json(args: argparse.Namespace, spec: WorkloadSpec) -> dict[str, object]:
     """What a generated workload was drawn from (``--json`` of generate and run)."""
-    return {"preset": resolve_preset(args).name, "deadline_rule": spec.deadline_rule,
-            "rate_multiplier": spec.rate_multiplier, "hours": spec.hours,
-            "profile": spec.profile, "rate_per_min": spec.rate_per_min, "seed": args.seed or 0}
+    return {
+        "preset": resolve_preset(args).name,
+        "deadline_rule": spec.deadline_rule,
+        "rate_multiplier": spec.rate_multiplier,
+        "hours": spec.hours,
+        "profile": spec.profile,
+        "rate_per_min": spec.rate_per_min,
+        "seed": args.seed or 0,
+    }
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -137,8 +181,12 @@ def _generate(args: argparse.Namespace) -> int:
     jobs = generate_jobs(spec, args.seed or 0)
     write_trace([job.with_sizes(gpu.compute_sizes) for job in jobs], args.output)
     if args.json:
-        summary = {"output": str(args.output), "gpu": gpu.name, "jobs": len(jobs),
-                   **_workload_json(args, spec)}
+        summary = {
+            "output": str(args.output),
+            "gpu": gpu.name,
+            "jobs": len(jobs),
+            **_workload_json(args, spec),
+        }
         print_json(summary)
     return 0
 
@@ -184,10 +232,12 @@ def _configs(args: argparse.Namespace) -> int:
     if args.json:
         print_json(configs_json(gpu, derived=args.all))
         return 0
-    lines = [f"{gpu.name} ({gpu.product}): {len(gpu.configurations)} configurations; "
-             f"{len(gpu.derived_placements)} maximal placement-valid partitions ({len(gpu.derived_shapes())} "
-             "distinct profile sets)",
-             "profiles: " + ", ".join(f"{p.name} (g={p.compute}, {p.sms} SMs)" for p in gpu.profiles)]
+    lines = [
+        f"{gpu.name} ({gpu.product}): {len(gpu.configurations)} configurations; "
+        f"{len(gpu.derived_placements)} maximal placement-valid partitions ({len(gpu.derived_shapes())} "
+        "distinct profile sets)",
+        "profiles: " + ", ".join(f"{p.name} (g={p.compute}, {p.sms} SMs)" for p in gpu.profiles),
+    ]
     for config in (*gpu.configurations, gpu.full_gpu):
         lines.append(f"{config.ident!s:>7}  compute={config.total_compute}  {config.label()}")
     if args.all:
@@ -207,14 +257,26 @@ def configs_json(gpu: MigGpu, *, derived: bool = False) -> dict[str, object]:
         "compute_slices": gpu.compute_slices,
         "memory_slots": gpu.memory_slots,
         "profiles": [
-            {"name": p.name, "nvml_id": p.nvml_id, "compute": p.compute, "memory_slots": p.memory_slots,
-             "sms": p.sms, "memory_mb": p.memory_mb, "placements": [list(x) for x in p.placements],
-             "media": p.media}
+            {
+                "name": p.name,
+                "nvml_id": p.nvml_id,
+                "compute": p.compute,
+                "memory_slots": p.memory_slots,
+                "sms": p.sms,
+                "memory_mb": p.memory_mb,
+                "placements": [list(x) for x in p.placements],
+                "media": p.media,
+            }
             for p in gpu.profiles
         ],
         "configurations": [
-            {"id": c.ident, "slices": [{"profile": s.profile, "compute": s.compute, "start": s.start,
-                                        "size": s.size} for s in c.slices]}
+            {
+                "id": c.ident,
+                "slices": [
+                    {"profile": s.profile, "compute": s.compute, "start": s.start, "size": s.size}
+                    for s in c.slices
+                ],
+            }
             for c in gpu.configurations
         ],
         "roles": dict(gpu.roles),
@@ -229,6 +291,7 @@ def configs_json(gpu: MigGpu, *, derived: bool = False) -> dict[str, object]:
         "derived_partitions": len(gpu.derived_placements),
     }
     if derived:
-        out["derived"] = [[{"profile": n, "start": s, "size": z} for n, s, z in placed]
-                          for placed in gpu.derived_placements]
+        out["derived"] = [
+            [{"profile": n, "start": s, "size": z} for n, s, z in placed] for placed in gpu.derived_placements
+        ]
     return out

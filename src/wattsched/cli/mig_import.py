@@ -156,8 +156,13 @@ def warn_other_gpu(entries: Iterable[CurveEntry], gpu: str, path: str) -> None:
     foreign = sorted({e.source for e in entries if MEASURED_ON.get(e.source, family) != family})
     if foreign:
         measured = ", ".join(f"{source} ({MEASURED_ON[source].upper()})" for source in foreign)
-        LOG.warning("--speeds %s holds measurements of another GPU (%s) than --gpu %s: their speed-ups are "
-                    "used as they are", path, measured, gpu)
+        LOG.warning(
+            "--speeds %s holds measurements of another GPU (%s) than --gpu %s: their speed-ups are "
+            "used as they are",
+            path,
+            measured,
+            gpu,
+        )
 
 
 def _import(args: argparse.Namespace) -> int:

@@ -67,7 +67,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "--configs", nargs="+", metavar="ID", help="configuration ids (default: all, no-mig too)"
     )
     which.add_argument(
-        "--per-gpu", nargs="+", metavar="ID",
+        "--per-gpu",
+        nargs="+",
+        metavar="ID",
         help="one config giving GPU index i the i-th configuration id (no-mig allowed); one "
         "'devices: all' entry when they are all the same",
     )

@@ -40,14 +40,24 @@ __all__ = [
 LOG = logging.getLogger(__name__)
 
 #: Keys ``run --json`` always prints, besides the ET keys and the run's description.
-RESULT_KEYS = ("energy_j", "avg_tardiness_s", "max_tardiness_s", "jobs", "late_jobs", "preemptions",
-               "repartitions", "end_s")
+RESULT_KEYS = (
+    "energy_j",
+    "avg_tardiness_s",
+    "max_tardiness_s",
+    "jobs",
+    "late_jobs",
+    "preemptions",
+    "repartitions",
+    "end_s",
+)
 #: ET's ``a`` (per joule) pooled over :data:`REFERENCE_ET_POOL` (:func:`reference_et_pool` recomputes it;
 #: a test checks that both agree).
 REFERENCE_ET_COEFFICIENT = 7.365086828208271e-08
 #: The reference comparison :data:`REFERENCE_ET_COEFFICIENT` is pooled over.
-REFERENCE_ET_POOL = ("reference pool: the 5 policies x the 12 A100-40GB configurations on the Fig. 5 day "
-                     "(--profile alibaba-day, literal preset), seeds 0 and 1 (120 runs)")
+REFERENCE_ET_POOL = (
+    "reference pool: the 5 policies x the 12 A100-40GB configurations on the Fig. 5 day "
+    "(--profile alibaba-day, literal preset), seeds 0 and 1 (120 runs)"
+)
 #: A run with more than this share of its jobs late gets an overload warning (P1's deadlines leave about half
 #: the jobs of an ordinary day late on small slices; 90 % is a queue the configuration cannot serve).
 OVERLOAD_LATE_SHARE = 0.9
@@ -58,35 +68,67 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     from wattsched.cli.mig import add_generator_options
 
     run = sub.add_parser(
-        "run", help="simulate one job queue on one configuration with one policy",
+        "run",
+        help="simulate one job queue on one configuration with one policy",
         description="Simulate one job queue (a trace file or generated) on one MIG configuration with one "
         "policy and print energy, tardiness and ET. ET = mean((a*energy_J + tardiness_min)/(a + 1)) "
         "depends on a, the coefficient of a pool of runs: compare ETs only when scored with the same a.",
     )
-    run.add_argument("--config", required=True, metavar="N",
-                     help="configuration id as 'mig configs --gpu G' lists them (A100-40GB: 1..12), "
-                     "or 'no-mig'")
+    run.add_argument(
+        "--config",
+        required=True,
+        metavar="N",
+        help="configuration id as 'mig configs --gpu G' lists them (A100-40GB: 1..12), or 'no-mig'",
+    )
     add_gpu_option(run)
-    run.add_argument("--power-curve", metavar="NAME", help="power curve of the GPU (default: per job kind "
-                     "where the GPU declares kind curves, else its default curve)")
-    run.add_argument("--power-cap", nargs="?", const=GPU_OWN_CAP, type=watts, metavar="WATTS",
-                     help="cap the GPU's power at WATTS (e.g. 300 or 300W; alone: the GPU's own limit), "
-                     "modelled as a shared slow-down of every busy slice when a state would draw more; "
-                     "within the GPU's power-limit range where its entry gives one")
-    run.add_argument("--policy", required=True, metavar="NAME",
-                     help="edf-fs, edf-ss, edf-ss-restricted, llf, lalf, or a plug-in's (--plugin MODULE)")
+    run.add_argument(
+        "--power-curve",
+        metavar="NAME",
+        help="power curve of the GPU (default: per job kind "
+        "where the GPU declares kind curves, else its default curve)",
+    )
+    run.add_argument(
+        "--power-cap",
+        nargs="?",
+        const=GPU_OWN_CAP,
+        type=watts,
+        metavar="WATTS",
+        help="cap the GPU's power at WATTS (e.g. 300 or 300W; alone: the GPU's own limit), "
+        "modelled as a shared slow-down of every busy slice when a state would draw more; "
+        "within the GPU's power-limit range where its entry gives one",
+    )
+    run.add_argument(
+        "--policy",
+        required=True,
+        metavar="NAME",
+        help="edf-fs, edf-ss, edf-ss-restricted, llf, lalf, or a plug-in's (--plugin MODULE)",
+    )
     add_generator_options(run, required=True, trace=True)
-    run.add_argument("--horizon-s", type=float, metavar="T",
-                     help="end of the arrival window in s (default: generator hours / last arrival)")
-    run.add_argument("--et-coefficient", type=positive_finite_float, metavar="A",
-                     help="ET's a per joule, e.g. the et_coefficient of a sweep's sweep.json (default: "
-                     f"{REFERENCE_ET_COEFFICIENT:.6g}, the {REFERENCE_ET_POOL})")
+    run.add_argument(
+        "--horizon-s",
+        type=float,
+        metavar="T",
+        help="end of the arrival window in s (default: generator hours / last arrival)",
+    )
+    run.add_argument(
+        "--et-coefficient",
+        type=positive_finite_float,
+        metavar="A",
+        help="ET's a per joule, e.g. the et_coefficient of a sweep's sweep.json (default: "
+        f"{REFERENCE_ET_COEFFICIENT:.6g}, the {REFERENCE_ET_POOL})",
+    )
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    run.add_argument("--jobs-out", metavar="FILE",
-                     help="write one row per job (CSV or Parquet): arrival, deadline, kind, start, "
-                     "completion, tardiness, preemptions, slice and energy ('wattsched schema jobs')")
-    run.add_argument("--timeline-out", metavar="FILE",
-                     help="write the run's per-slice timeline for 'wattsched plot' (CSV or Parquet)")
+    run.add_argument(
+        "--jobs-out",
+        metavar="FILE",
+        help="write one row per job (CSV or Parquet): arrival, deadline, kind, start, "
+        "completion, tardiness, preemptions, slice and energy ('wattsched schema jobs')",
+    )
+    run.add_argument(
+        "--timeline-out",
+        metavar="FILE",
+        help="write the run's per-slice timeline for 'wattsched plot' (CSV or Parquet)",
+    )
     run.set_defaults(func=_run)
 
 
@@ -130,12 +172,22 @@ def _run(args: argparse.Namespace) -> int:
     jobs, horizon_s, drawn = workload(args, gpu)
     record = args.jobs_out is not None or args.timeline_out is not None
     capped = gpu if cap_w is None else replace(gpu, power=replace(gpu.power, cap_w=cap_w))
-    result = simulate(jobs, configuration, policy, gpu=capped, horizon_s=horizon_s, record_jobs=record,
-                      power_curve=args.power_curve, power_cap=cap_w is not None)
+    result = simulate(
+        jobs,
+        configuration,
+        policy,
+        gpu=capped,
+        horizon_s=horizon_s,
+        record_jobs=record,
+        power_curve=args.power_curve,
+        power_cap=cap_w is not None,
+    )
     overflow = [key for key in RESULT_KEYS if not math.isfinite(float(getattr(result, key)))]
     if overflow:  # times near the float64 limit (e.g. 1e308 s) overflow the sums; JSON cannot hold inf/NaN
-        raise InputError(f"the simulation overflowed ({', '.join(overflow)} not finite): "
-                         "times or durations are too large", path=args.trace)
+        raise InputError(
+            f"the simulation overflowed ({', '.join(overflow)} not finite): times or durations are too large",
+            path=args.trace,
+        )
     if args.jobs_out is not None or args.timeline_out is not None:
         from wattsched.io import write_table
     if args.jobs_out is not None:
@@ -148,11 +200,19 @@ def _run(args: argparse.Namespace) -> int:
         write_table(timeline_frame(result, capped, jobs=jobs), args.timeline_out)
     given = args.et_coefficient is not None
     a = float(args.et_coefficient) if given else REFERENCE_ET_COEFFICIENT
-    summary = {"gpu": gpu.name, "config": str(configuration.ident), "policy": args.policy, **result.to_dict(),
-               "et": et_score([result.energy_j], [result.avg_tardiness_s], a,
-                                        unfinished_jobs=[result.unfinished_jobs]), "et_coefficient": a,
-               "et_reference": "--et-coefficient" if given else REFERENCE_ET_POOL,
-               "workload": drawn, "preset": drawn["preset"]}
+    summary = {
+        "gpu": gpu.name,
+        "config": str(configuration.ident),
+        "policy": args.policy,
+        **result.to_dict(),
+        "et": et_score(
+            [result.energy_j], [result.avg_tardiness_s], a, unfinished_jobs=[result.unfinished_jobs]
+        ),
+        "et_coefficient": a,
+        "et_reference": "--et-coefficient" if given else REFERENCE_ET_POOL,
+        "workload": drawn,
+        "preset": drawn["preset"],
+    }
     if cap_w is not None:
         summary["power_cap_w"] = cap_w
     notes = model_notes([gpu])
@@ -167,7 +227,10 @@ def _run(args: argparse.Namespace) -> int:
         LOG.warning(
             "%d of %d jobs (%.0f %%) are late: the workload overloads configuration %s of %s (try a "
             "lower --rate/--rate-multiplier or another --config)",
-            result.late_jobs, result.jobs, 100.0 * result.late_jobs / result.jobs, configuration.ident,
+            result.late_jobs,
+            result.jobs,
+            100.0 * result.late_jobs / result.jobs,
+            configuration.ident,
             gpu.name,
         )
     return 0

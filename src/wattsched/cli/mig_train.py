@@ -43,9 +43,7 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     train = mig_commands.add_parser("train", help="train the DQN repartitioning agent (stable-baselines3)")
     length = train.add_mutually_exclusive_group()
     length.add_argument("--days", type=int_at_least(1), help="training episodes (simulated days)")
-    length.add_argument(
-        "--timesteps", type=int_at_least(1), help="training decision steps (of each network)"
-    )
+    length.add_argument("--timesteps", type=int_at_least(1), help="training decision steps (of each network)")
     train.add_argument(
         "--scale",
         choices=("quick", "paper"),
@@ -76,8 +74,9 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         metavar="N",
         help="processes training ensemble members at once (the result does not depend on it; default: 1)",
     )
-    train.add_argument("--seed", type=int_at_least(0), default=0,
-                       help="random seed of the training days and the agent")
+    train.add_argument(
+        "--seed", type=int_at_least(0), default=0, help="random seed of the training days and the agent"
+    )
     train.add_argument("--out", type=Path, default=Path("models"), help="output folder (default: models)")
     train.add_argument(
         "--et-coefficient",
@@ -88,8 +87,12 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
     train.add_argument(
         "--checkpoint-every", type=int_at_least(1), default=None, help="checkpoint every N steps"
     )
-    train.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout",
-                       help="a repartition stops the GPU for its blackout, or shifts deadlines instead")
+    train.add_argument(
+        "--repartition-mode",
+        choices=("blackout", "deadline_shift"),
+        default="blackout",
+        help="a repartition stops the GPU for its blackout, or shifts deadlines instead",
+    )
     add_preset_options(train, default="paper")
     add_gpu_option(train)
     train.add_argument("--json", action="store_true", help="print one JSON object")
@@ -128,10 +131,19 @@ def add_parser(mig_commands: argparse._SubParsersAction) -> None:
         help="ET's a per joule: a fixed number, or 'pilot' (pilot runs of the benchmark methods); default: "
         f"pooled over the evaluated methods among {', '.join(_ET_POOL)}, so ET changes with --methods",
     )
-    evaluate.add_argument("--workers", type=int_at_least(1), default=1, metavar="N",
-                          help="processes the days of each method are shared among (same results)")
-    evaluate.add_argument("--repartition-mode", choices=("blackout", "deadline_shift"), default="blackout",
-                          help="a repartition stops the GPU for its blackout, or shifts deadlines instead")
+    evaluate.add_argument(
+        "--workers",
+        type=int_at_least(1),
+        default=1,
+        metavar="N",
+        help="processes the days of each method are shared among (same results)",
+    )
+    evaluate.add_argument(
+        "--repartition-mode",
+        choices=("blackout", "deadline_shift"),
+        default="blackout",
+        help="a repartition stops the GPU for its blackout, or shifts deadlines instead",
+    )
     add_preset_options(evaluate, default=None)
     add_gpu_option(evaluate)
     evaluate.add_argument("--json", action="store_true", help="print one JSON object")
@@ -254,8 +266,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     bar = progress_bar(len(methods) * args.days, "day", "evaluate")
     for index, method in enumerate(methods):
         done = None if bar is None else partial(_offset, bar, index * args.days)
-        results += run_method(method, range(args.days), setting, prebuilt.get(method.label), args.workers,
-                              done)
+        results += run_method(
+            method, range(args.days), setting, prebuilt.get(method.label), args.workers, done
+        )
     evaluated = [m.label for m in methods]
     pool: list[str]
     if isinstance(args.et_coefficient, float):

@@ -31,8 +31,12 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     from wattsched.cli._parsing import add_gpu_option
 
-    parser.add_argument("source", metavar="SWEEP_DIR|RUN_FILE", type=Path,
-                        help="a sweep folder (runs.parquet) or a run file (mig run --timeline-out)")
+    parser.add_argument(
+        "source",
+        metavar="SWEEP_DIR|RUN_FILE",
+        type=Path,
+        help="a sweep folder (runs.parquet) or a run file (mig run --timeline-out)",
+    )
     parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder")
     parser.add_argument(
         "--format",

@@ -83,6 +83,7 @@ def _run(args: argparse.Namespace) -> int:
     for text in args.study_option:
         study, key, value = _parse_option(text)
         options.setdefault(study, {})[key] = value
+
     def announce(names: list[str]) -> None:
         studies = f"{len(names)} {'study' if len(names) == 1 else 'studies'}"
         print(
@@ -107,8 +108,10 @@ def _run(args: argparse.Namespace) -> int:
             f"{run.name}: {run.cells} cells ({run.executed} run, {run.skipped} reused) in {run.wall_s:.1f} s",
             file=sys.stderr,
         )
-    print(f"wrote {args.out / 'report.md'}, {args.out / 'summary.json'} and {args.out / 'index.html'}",
-          file=sys.stderr)
+    print(
+        f"wrote {args.out / 'report.md'}, {args.out / 'summary.json'} and {args.out / 'index.html'}",
+        file=sys.stderr,
+    )
     return 0
 
 

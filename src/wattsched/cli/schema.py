@@ -15,8 +15,12 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         description="Print the columns (tables) or keys (sweep files) of a file kind, with units and rules. "
         "Without NAME: the list of kinds.",
     )
-    parser.add_argument("name", nargs="?", metavar="NAME",
-                        help="trace, tasks, settings, jobs, timeline or sweep (default: list them)")
+    parser.add_argument(
+        "name",
+        nargs="?",
+        metavar="NAME",
+        help="trace, tasks, settings, jobs, timeline or sweep (default: list them)",
+    )
     parser.set_defaults(func=_schema)
 
 

@@ -37,30 +37,53 @@ SACCT_COMMAND = (
 def add_import_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     """Add ``import`` to the ``wattsched slurm`` command group."""
     cmd = subparsers.add_parser(
-        "import", help="turn a sacct job log into a trace (and a cluster file)",
+        "import",
+        help="turn a sacct job log into a trace (and a cluster file)",
         description=f"Turn a sacct job log into a wattsched trace. Make the log with: {SACCT_COMMAND}",
     )
     cmd.add_argument("--sacct", required=True, metavar="FILE", help="the sacct --parsable2 log")
     cmd.add_argument("-o", "--output", required=True, metavar="TRACE", help="trace to write (.csv/.parquet)")
-    cmd.add_argument("--cluster-out", metavar="FILE.json",
-                     help="also write the cluster the jobs ran on (for 'wattsched cluster run --cluster')")
-    cmd.add_argument("--gpu", metavar="NAME|FILE.toml",
-                     help="catalogue GPU of every server of --cluster-out (default: a100-40gb)")
-    cmd.add_argument("--gpus-per-server", type=int_at_least(1), metavar="G",
-                     help="GPUs of every server of --cluster-out (default: the fewest whole GPUs that held "
-                     "the node's busiest moment in the log)")
-    cmd.add_argument("--timezone", default="UTC", metavar="ZONE",
-                     help="time zone of the log's times, e.g. Europe/Berlin (sacct prints local time)")
-    cmd.add_argument("--states", default="COMPLETED", metavar="STATE,...",
-                     help="job states to keep, e.g. COMPLETED,TIMEOUT")
+    cmd.add_argument(
+        "--cluster-out",
+        metavar="FILE.json",
+        help="also write the cluster the jobs ran on (for 'wattsched cluster run --cluster')",
+    )
+    cmd.add_argument(
+        "--gpu",
+        metavar="NAME|FILE.toml",
+        help="catalogue GPU of every server of --cluster-out (default: a100-40gb)",
+    )
+    cmd.add_argument(
+        "--gpus-per-server",
+        type=int_at_least(1),
+        metavar="G",
+        help="GPUs of every server of --cluster-out (default: the fewest whole GPUs that held "
+        "the node's busiest moment in the log)",
+    )
+    cmd.add_argument(
+        "--timezone",
+        default="UTC",
+        metavar="ZONE",
+        help="time zone of the log's times, e.g. Europe/Berlin (sacct prints local time)",
+    )
+    cmd.add_argument(
+        "--states",
+        default="COMPLETED",
+        metavar="STATE,...",
+        help="job states to keep, e.g. COMPLETED,TIMEOUT",
+    )
     add_import_window_options(
         cmd,
         what="submissions",
         target_load="scale durations so that sum(dur_7g) / horizon = L (on the observed run times)",
     )
-    cmd.add_argument("--multi-gpu", choices=("skip", "fold"), default="skip",
-                     help="jobs of several GPUs or slices: leave them out (counted), or fold their "
-                     "slice-seconds onto one whole GPU")
+    cmd.add_argument(
+        "--multi-gpu",
+        choices=("skip", "fold"),
+        default="skip",
+        help="jobs of several GPUs or slices: leave them out (counted), or fold their "
+        "slice-seconds onto one whole GPU",
+    )
     cmd.add_argument("--seed", type=int_at_least(0), default=0, metavar="S", help="random seed")
     cmd.add_argument("--json", action="store_true", help="print the import report as JSON on stdout")
     cmd.set_defaults(func=_import)
@@ -72,8 +95,9 @@ def _timezone(name: str) -> Any:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"--timezone: unknown time zone '{name}' (expected an IANA name such as UTC or "
-                          "Europe/Berlin)") from None
+        raise ConfigError(
+            f"--timezone: unknown time zone '{name}' (expected an IANA name such as UTC or Europe/Berlin)"
+        ) from None
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -94,9 +118,15 @@ def _import(args: argparse.Namespace) -> int:
         raise ConfigError("--end-s needs --start-s")
     states = frozenset(s.strip().upper() for s in args.states.split(",") if s.strip())
     options = ImportOptions(
-        day=args.day, start_s=args.start_s, end_s=args.end_s, min_duration_s=args.min_duration_s,
-        max_duration_s=args.max_duration_s, duration_scale=args.duration_scale, target_load=args.target_load,
-        deadline_slack=(args.deadline_slack[0], args.deadline_slack[1]), multi_gpu=args.multi_gpu,
+        day=args.day,
+        start_s=args.start_s,
+        end_s=args.end_s,
+        min_duration_s=args.min_duration_s,
+        max_duration_s=args.max_duration_s,
+        duration_scale=args.duration_scale,
+        target_load=args.target_load,
+        deadline_slack=(args.deadline_slack[0], args.deadline_slack[1]),
+        multi_gpu=args.multi_gpu,
         seed=args.seed,
     )
     imported = import_sacct(args.sacct, options, states=states, timezone=_timezone(args.timezone))
@@ -113,9 +143,11 @@ def _import(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
         return 0
-    line = (f"sacct import: kept {report.rows_kept} of {report.rows_read} rows ({imported.annotated} "
-            f"annotated) -> {args.output}; skipped: {_counts(report.skipped)}; filtered: "
-            f"{_counts(report.filtered)}; horizon {report.horizon_s:.0f} s")
+    line = (
+        f"sacct import: kept {report.rows_kept} of {report.rows_read} rows ({imported.annotated} "
+        f"annotated) -> {args.output}; skipped: {_counts(report.skipped)}; filtered: "
+        f"{_counts(report.filtered)}; horizon {report.horizon_s:.0f} s"
+    )
     if nodes is not None:
         line += f"; cluster: {len(nodes.spec.servers)} servers, {nodes.spec.gpus} GPUs -> {args.cluster_out}"
     print(line, file=sys.stderr)

@@ -41,7 +41,8 @@ FORMATS = ("alibaba-2023", "csv", "philly", "sacct")
 
 def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type-arg,unused-ignore]
     cmd = groups.add_parser(
-        "import", help="turn your job log (CSV, sacct) or a public trace into a trace",
+        "import",
+        help="turn your job log (CSV, sacct) or a public trace into a trace",
         description="Turn a job log or a public job trace into a wattsched trace. csv: a header line and one "
         "row per job; columns named like the keys submit, start, end, duration, gpus, deadline, kind, "
         "scaling, job_id need no map (submit plus duration, or start and end, are needed).",
@@ -49,25 +50,39 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     cmd.add_argument("--format", required=True, choices=FORMATS, help="input format")
     cmd.add_argument("--input", required=True, metavar="FILE", help="the job log or trace")
     cmd.add_argument("-o", "--output", required=True, metavar="TRACE", help="trace to write (.csv/.parquet)")
-    cmd.add_argument("--map", action="append", default=[], metavar="KEY=COLUMN",
-                     help="csv: the column of a key, e.g. submit=submit_time (repeatable)")
+    cmd.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="KEY=COLUMN",
+        help="csv: the column of a key, e.g. submit=submit_time (repeatable)",
+    )
     cluster = cmd.add_argument_group("cluster file")
     cluster.add_argument("--cluster-out", metavar="FILE.json", help="also write the cluster the jobs ran on")
     cluster.add_argument("--gpu", metavar="NAME|FILE.toml", help="catalogue GPU of every server (a100-40gb)")
     cluster.add_argument("--servers", type=int_at_least(1), metavar="N", help="csv, philly: servers (1)")
-    cluster.add_argument("--gpus-per-server", type=int_at_least(1), metavar="G",
-                         help="GPUs of every server (csv, philly: the most GPUs one job needs; sacct: the "
-                         "fewest whole GPUs that held the node's busiest moment)")
-    cluster.add_argument("--nodes", metavar="NODES.csv", help="alibaba-2023: the node list")
-    cmd.add_argument("--multi-gpu", choices=("keep", "fold", "skip"), default="keep",
-                     help="jobs of several GPUs: keep them (a 'gpus' column, for cluster run; default), "
-                     "fold their GPU work onto one GPU, or leave them out (counted)")
-    add_import_window_options(
-        cmd, target_load="scale durations so that sum(gpus * dur_7g) / horizon = L"
+    cluster.add_argument(
+        "--gpus-per-server",
+        type=int_at_least(1),
+        metavar="G",
+        help="GPUs of every server (csv, philly: the most GPUs one job needs; sacct: the "
+        "fewest whole GPUs that held the node's busiest moment)",
     )
-    cmd.add_argument("--class-rule", choices=("source", "duration", "share"),
-                     help="job class: the format's own (csv: kind column; Alibaba: QoS), duration (run "
-                     "time <= 600 s: inference) or share")
+    cluster.add_argument("--nodes", metavar="NODES.csv", help="alibaba-2023: the node list")
+    cmd.add_argument(
+        "--multi-gpu",
+        choices=("keep", "fold", "skip"),
+        default="keep",
+        help="jobs of several GPUs: keep them (a 'gpus' column, for cluster run; default), "
+        "fold their GPU work onto one GPU, or leave them out (counted)",
+    )
+    add_import_window_options(cmd, target_load="scale durations so that sum(gpus * dur_7g) / horizon = L")
+    cmd.add_argument(
+        "--class-rule",
+        choices=("source", "duration", "share"),
+        help="job class: the format's own (csv: kind column; Alibaba: QoS), duration (run "
+        "time <= 600 s: inference) or share",
+    )
     cmd.add_argument("--inference-share", type=float, metavar="P", help="draw inference with probability P")
     cmd.add_argument("--timezone", metavar="ZONE", help="sacct: time zone of the log's times (UTC)")
     cmd.add_argument("--states", metavar="STATE,...", help="sacct: job states to keep (COMPLETED)")
@@ -101,8 +116,16 @@ def _check_format_options(args: argparse.Namespace) -> None:
             raise ConfigError(f"{option} is for --format {fmt}, not {args.format}")
     if args.servers is not None and args.format not in ("csv", "philly"):
         raise ConfigError(f"--servers is for --format csv or philly, not {args.format}")
-    shape = [o for o, v in (("--gpu", args.gpu), ("--servers", args.servers),
-                            ("--gpus-per-server", args.gpus_per_server), ("--nodes", args.nodes)) if v]
+    shape = [
+        o
+        for o, v in (
+            ("--gpu", args.gpu),
+            ("--servers", args.servers),
+            ("--gpus-per-server", args.gpus_per_server),
+            ("--nodes", args.nodes),
+        )
+        if v
+    ]
     if shape and args.cluster_out is None:
         raise ConfigError(f"{', '.join(shape)} describe the cluster of --cluster-out; give it too")
     if args.cluster_out is not None and args.format == "alibaba-2023" and args.nodes is None:
@@ -118,10 +141,18 @@ def _options(args: argparse.Namespace) -> Any:
     if args.inference_share is not None and class_rule is None:
         class_rule = "share"
     return ImportOptions(
-        day=args.day, start_s=args.start_s, end_s=args.end_s, min_duration_s=args.min_duration_s,
-        max_duration_s=args.max_duration_s, duration_scale=args.duration_scale, target_load=args.target_load,
-        deadline_slack=(args.deadline_slack[0], args.deadline_slack[1]), class_rule=class_rule,
-        inference_share=args.inference_share, multi_gpu=args.multi_gpu, seed=args.seed,
+        day=args.day,
+        start_s=args.start_s,
+        end_s=args.end_s,
+        min_duration_s=args.min_duration_s,
+        max_duration_s=args.max_duration_s,
+        duration_scale=args.duration_scale,
+        target_load=args.target_load,
+        deadline_slack=(args.deadline_slack[0], args.deadline_slack[1]),
+        class_rule=class_rule,
+        inference_share=args.inference_share,
+        multi_gpu=args.multi_gpu,
+        seed=args.seed,
         columns=_column_map(args.map),
     )
 
@@ -131,8 +162,11 @@ def _sacct(args: argparse.Namespace, options: Any) -> tuple[list[Any], Any, Any]
     from wattsched.hardware.catalogue import DEFAULT_GPU
     from wattsched.slurm.sacct import COMPLETED_STATES, import_sacct, infer_cluster
 
-    states = (frozenset(s.strip().upper() for s in args.states.split(",") if s.strip())
-              if args.states is not None else COMPLETED_STATES)
+    states = (
+        frozenset(s.strip().upper() for s in args.states.split(",") if s.strip())
+        if args.states is not None
+        else COMPLETED_STATES
+    )
     imported = import_sacct(args.input, options, states=states, timezone=_timezone(args.timezone or "UTC"))
     nodes = None
     if args.cluster_out is not None:
@@ -179,8 +213,11 @@ def _import(args: argparse.Namespace) -> int:
         _check_gangs_fit(jobs, nodes.spec)
     write_trace(jobs, args.output)
     multi = multi_gpu_jobs(jobs)
-    out: dict[str, Any] = {**report.to_dict(), "output": str(args.output),
-                           "multi_gpu_jobs": {str(g): n for g, n in multi.items()}}
+    out: dict[str, Any] = {
+        **report.to_dict(),
+        "output": str(args.output),
+        "multi_gpu_jobs": {str(g): n for g, n in multi.items()},
+    }
     if nodes is not None:
         extra = {"trace": str(args.output), "horizon_s": report.horizon_s}
         write_cluster_file(nodes, args.cluster_out, extra)
@@ -192,11 +229,17 @@ def _import(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     if multi:
         counts = ", ".join(f"{n} need {g} GPUs" for g, n in multi.items())
-        print(f"{sum(multi.values())} jobs need more than one GPU at once ({counts}): run the trace with "
-              "'wattsched cluster run'", file=sys.stderr)
+        print(
+            f"{sum(multi.values())} jobs need more than one GPU at once ({counts}): run the trace with "
+            "'wattsched cluster run'",
+            file=sys.stderr,
+        )
     if nodes is not None:
-        print(f"wrote the cluster ({len(nodes.spec.servers)} servers, {nodes.spec.gpus} GPUs) to "
-              f"{args.cluster_out}", file=sys.stderr)
+        print(
+            f"wrote the cluster ({len(nodes.spec.servers)} servers, {nodes.spec.gpus} GPUs) to "
+            f"{args.cluster_out}",
+            file=sys.stderr,
+        )
     print(f"wrote {len(jobs)} jobs to {args.output}", file=sys.stderr)
     return 0
 
@@ -208,6 +251,9 @@ def _check_gangs_fit(jobs: list[Any], spec: Any) -> None:
     largest = max(server.gpus for server in spec.servers)
     too_big = [job for job in jobs if job.gpus > largest]
     if too_big:
-        raise InputError(f"{len(too_big)} jobs need more GPUs than a server of the cluster has ({largest}; "
-                         f"the largest job needs {max(j.gpus for j in too_big)}): give --gpus-per-server, "
-                         "or import with --multi-gpu fold or skip", column="gpus")
+        raise InputError(
+            f"{len(too_big)} jobs need more GPUs than a server of the cluster has ({largest}; "
+            f"the largest job needs {max(j.gpus for j in too_big)}): give --gpus-per-server, "
+            "or import with --multi-gpu fold or skip",
+            column="gpus",
+        )

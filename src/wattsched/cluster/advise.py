@@ -82,20 +82,32 @@ class Setting:
     @property
     def label(self) -> str:
         mig = f"static {self.configuration}" if self.partitioner == "static" else self.partitioner
-        return (f"{mig}, {self.placement}, clocks {'on' if self.clocks else 'off'}, power states "
-                f"{'on' if self.power_states else 'off'}")
+        return (
+            f"{mig}, {self.placement}, clocks {'on' if self.clocks else 'off'}, power states "
+            f"{'on' if self.power_states else 'off'}"
+        )
 
     def options(self, power: PowerStates) -> ClusterOptions:
         return ClusterOptions(
-            placement=self.placement, partitioner=self.partitioner, configuration=self.configuration,
-            policy=self.policy, power_states=replace(power, enabled=self.power_states), clocks=self.clocks,
+            placement=self.placement,
+            partitioner=self.partitioner,
+            configuration=self.configuration,
+            policy=self.policy,
+            power_states=replace(power, enabled=self.power_states),
+            clocks=self.clocks,
             keep_outcomes=False,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"partitioner": self.partitioner, "configuration": self.configuration,
-                "placement": self.placement, "policy": self.policy, "clocks": self.clocks,
-                "power_states": self.power_states, "label": self.label}
+        return {
+            "partitioner": self.partitioner,
+            "configuration": self.configuration,
+            "placement": self.placement,
+            "policy": self.policy,
+            "clocks": self.clocks,
+            "power_states": self.power_states,
+            "label": self.label,
+        }
 
 
 #: No MIG (whole GPUs), first-fit, default clocks, servers always on.
@@ -132,10 +144,15 @@ class Outcome:
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.setting.to_dict(),
-            "energy_j": self.energy_j, "energy_kwh": self.energy_kwh, "jobs": self.jobs,
-            "late_jobs": self.late_jobs, "late_share": self.late_share,
-            "avg_tardiness_s": self.avg_tardiness_s, "total_tardiness_s": self.total_tardiness_s,
-            "max_tardiness_s": self.max_tardiness_s, "repartitions": self.repartitions,
+            "energy_j": self.energy_j,
+            "energy_kwh": self.energy_kwh,
+            "jobs": self.jobs,
+            "late_jobs": self.late_jobs,
+            "late_share": self.late_share,
+            "avg_tardiness_s": self.avg_tardiness_s,
+            "total_tardiness_s": self.total_tardiness_s,
+            "max_tardiness_s": self.max_tardiness_s,
+            "repartitions": self.repartitions,
             "server_turn_ons": self.server_turn_ons,
             "clock_levels_used": len(self.clock_time_s),
             "clock_levels_mhz": [mhz for mhz, _ in self.clock_time_s],
@@ -196,26 +213,44 @@ def evaluate(cell: Cell) -> Outcome:
         cell.jobs
     )
     used = tuple(sorted(((mhz, s) for mhz, s in result.clock_time_s.items() if s > 0), reverse=True))
-    return Outcome(cell.setting, result.energy_j, result.jobs, result.late_jobs, result.avg_tardiness_s,
-                   result.max_tardiness_s, result.repartitions, result.server_turn_ons, used)
+    return Outcome(
+        cell.setting,
+        result.energy_j,
+        result.jobs,
+        result.late_jobs,
+        result.avg_tardiness_s,
+        result.max_tardiness_s,
+        result.repartitions,
+        result.server_turn_ons,
+        used,
+    )
 
 
 def first_stage(gpu: MigGpu) -> list[Setting]:
     """Every first-stage setting for ``gpu``: each configuration held all day, the whole GPU and day-night,
     × every placement × clocks (GPUs with a clock table) × power states."""
-    mig: list[tuple[str, str | None]] = [("static", str(ident)) for ident in gpu.configuration_ids
-                                         if ident != NO_MIG]
+    mig: list[tuple[str, str | None]] = [
+        ("static", str(ident)) for ident in gpu.configuration_ids if ident != NO_MIG
+    ]
     mig += [(name, None) for name in FIRST_STAGE_PARTITIONERS]
     clocks = (False, True) if gpu.clocks is not None else (False,)
-    return [Setting(partitioner, configuration, placement, clock, power)
-            for partitioner, configuration in mig for placement in PLACEMENTS.available()
-            for clock in clocks for power in (False, True)]
+    return [
+        Setting(partitioner, configuration, placement, clock, power)
+        for partitioner, configuration in mig
+        for placement in PLACEMENTS.available()
+        for clock in clocks
+        for power in (False, True)
+    ]
 
 
 def second_stage(gpu: MigGpu, placement: str) -> list[Setting]:
     clocks = (False, True) if gpu.clocks is not None else (False,)
-    return [Setting(name, None, placement, clock, power) for name in SECOND_STAGE_PARTITIONERS
-            for clock in clocks for power in (False, True)]
+    return [
+        Setting(name, None, placement, clock, power)
+        for name in SECOND_STAGE_PARTITIONERS
+        for clock in clocks
+        for power in (False, True)
+    ]
 
 
 def pareto_flags(outcomes: Sequence[Outcome]) -> list[bool]:
@@ -231,8 +266,10 @@ def pareto_flags(outcomes: Sequence[Outcome]) -> list[bool]:
 def _rank(outcome: Outcome) -> tuple[float, float, float, int]:
     """Energy, then late share, mean tardiness, and the fewest changes from the baseline (equal outcomes:
     the simpler setting)."""
-    changes = sum(getattr(outcome.setting, name) != getattr(BASELINE, name)
-                  for name in ("partitioner", "configuration", "placement", "clocks", "power_states"))
+    changes = sum(
+        getattr(outcome.setting, name) != getattr(BASELINE, name)
+        for name in ("partitioner", "configuration", "placement", "clocks", "power_states")
+    )
     return outcome.energy_j, outcome.late_share, outcome.avg_tardiness_s, changes
 
 
@@ -257,7 +294,11 @@ def _recommend(outcomes: Sequence[Outcome], budget: Budget) -> tuple[Outcome | N
 
 
 def advise(
-    jobs: Sequence[Job], spec: ClusterSpec, budget: Budget, *, horizon_s: float,
+    jobs: Sequence[Job],
+    spec: ClusterSpec,
+    budget: Budget,
+    *,
+    horizon_s: float,
     power: PowerStates | None = None,
     run: Callable[[Callable[[Cell], Outcome], Sequence[Cell]], Iterator[tuple[int, Outcome]]] | None = None,
     progress: Callable[[int], None] | None = None,
@@ -290,8 +331,15 @@ def advise(
     outcomes += run_all(second_stage(gpu, lead.setting.placement), len(first))
     recommended, closest = _recommend(outcomes, budget)
     baseline = next(o for o in outcomes if o.setting == BASELINE)
-    return Advice(tuple(outcomes), tuple(pareto_flags(outcomes)), budget, baseline, recommended, closest,
-                  tuple(budget.met_by(o) for o in outcomes))
+    return Advice(
+        tuple(outcomes),
+        tuple(pareto_flags(outcomes)),
+        budget,
+        baseline,
+        recommended,
+        closest,
+        tuple(budget.met_by(o) for o in outcomes),
+    )
 
 
 def settings_count(gpu: MigGpu) -> int:

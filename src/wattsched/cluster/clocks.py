@@ -78,12 +78,17 @@ class ClockModel:
         from wattsched.dvfs.solver import solve
 
         t0 = self.insensitive_share
+
         def one(value: float) -> np.ndarray:
             return np.array([value], dtype=np.float64)
 
         task = TaskModel(
-            p0_w=one(self.static_share), gamma_w=one(0.0), c_w=one(1.0 - self.static_share), t0_s=one(t0),
-            d_s=one(1.0 - t0), delta=one(self.core_share),
+            p0_w=one(self.static_share),
+            gamma_w=one(0.0),
+            c_w=one(1.0 - self.static_share),
+            t0_s=one(t0),
+            d_s=one(1.0 - t0),
+            delta=one(self.core_share),
         )
         v_low = float(self.coupling.v_min_for(self.f_core_min))
         interval = ScalingInterval("mig-clock", v_low, 1.0, self.f_core_min, 1.0, 1.0, self.coupling)

@@ -56,11 +56,32 @@ log = logging.getLogger(__name__)
 
 
 class _Gpu:
-    __slots__ = ("certain", "clock", "compacted", "gang", "given", "held", "index", "load", "model", "next_s",
-                 "partitioner", "rows", "server", "sim")
+    __slots__ = (
+        "certain",
+        "clock",
+        "compacted",
+        "gang",
+        "given",
+        "held",
+        "index",
+        "load",
+        "model",
+        "next_s",
+        "partitioner",
+        "rows",
+        "server",
+        "sim",
+    )
 
-    def __init__(self, index: int, server: int, model: int, sim: MigSimulation,
-                 partitioner: RepartitionPolicy | None, clock: tuple[int, ...]) -> None:
+    def __init__(
+        self,
+        index: int,
+        server: int,
+        model: int,
+        sim: MigSimulation,
+        partitioner: RepartitionPolicy | None,
+        clock: tuple[int, ...],
+    ) -> None:
         self.index = index
         self.server = server
         self.model = model
@@ -80,8 +101,9 @@ class _Gpu:
 class ClusterSimulation:
     """One cluster run; see the module docstring. ``run(jobs)`` once, then read the result."""
 
-    def __init__(self, spec: ClusterSpec, options: ClusterOptions | None = None, *,
-                 horizon_s: float | None = None) -> None:
+    def __init__(
+        self, spec: ClusterSpec, options: ClusterOptions | None = None, *, horizon_s: float | None = None
+    ) -> None:
         options = options or ClusterOptions()
         if horizon_s is not None and not (math.isfinite(horizon_s) and horizon_s >= 0):
             raise ConfigError(f"horizon_s must be a finite number >= 0, got {horizon_s!r}")
@@ -109,19 +131,25 @@ class ClusterSimulation:
             partitioner.reset(gpu, int(seeds[index].generate_state(1)[0]))
             if hasattr(partitioner, "scheduler"):
                 partitioner.scheduler = options.policy  # the run's policy replaces the partitioner's default
-            start = (gpu.configuration(options.configuration).ident if options.configuration is not None
-                     else partitioner.initial_configuration())
+            start = (
+                gpu.configuration(options.configuration).ident
+                if options.configuration is not None
+                else partitioner.initial_configuration()
+            )
             schedule = schedules[id(gpu)]
-            sim = MigSimulation([], start, options.policy, gpu=gpu, record_jobs=options.record_jobs,
-                                clock=schedule)
+            sim = MigSimulation(
+                [], start, options.policy, gpu=gpu, record_jobs=options.record_jobs, clock=schedule
+            )
             fixed = isinstance(partitioner, StaticPartitioner)
             levels = schedule.sm_mhz if schedule is not None else ()
-            self._gpus.append(_Gpu(index, server, model_of[index], sim, None if fixed else partitioner,
-                                   levels))
+            self._gpus.append(
+                _Gpu(index, server, model_of[index], sim, None if fixed else partitioner, levels)
+            )
         power = options.power_states
         members = [[g.index for g in self._gpus if g.server == s] for s in range(len(spec.servers))]
-        idle_w = [sum(self._idle_w[self._gpus[g].model] for g in gpus) + power.host_idle_w
-                  for gpus in members]
+        idle_w = [
+            sum(self._idle_w[self._gpus[g].model] for g in gpus) + power.host_idle_w for gpus in members
+        ]
         self._servers = ServerStates(members, idle_w, power)
         self._gpu_heap: list[tuple[float, int]] = []
         self._load_heap: list[tuple[int, int]] | None = None  # built at the first fallback
@@ -169,8 +197,10 @@ class ClusterSimulation:
             else:
                 assert job is not None
                 if t_job < last_arrival:
-                    raise ConfigError(f"jobs must come in arrival order: job '{job.job_id}' arrives at "
-                                      f"{t_job} s, after one at {last_arrival} s")
+                    raise ConfigError(
+                        f"jobs must come in arrival order: job '{job.job_id}' arrives at "
+                        f"{t_job} s, after one at {last_arrival} s"
+                    )
                 last_arrival = t_job
                 following_position, following = next(stream, (-1, None))
                 t_next = following.arrival_s if following is not None else inf
@@ -225,8 +255,9 @@ class ClusterSimulation:
                 gpu.load = load  # more work on a busy GPU: nothing else to note
             else:
                 self._set_load(gpu, load)
-        if free and (pending or held or gpu.gang is not None
-                     or self._servers.servers[gpu.server].state == OFF):
+        if free and (
+            pending or held or gpu.gang is not None or self._servers.servers[gpu.server].state == OFF
+        ):
             free = 0  # cannot start a job now (or one is already on its way, or a gang holds it)
         old_state, old_free = self._signature[gpu.index]
         if free != old_free or (free and state != old_state and self._pool.classes):
@@ -317,8 +348,10 @@ class ClusterSimulation:
             s = servers.first_off()
             if s >= 0:
                 self._boot(s, t)
-                return min(servers.servers[s].gpus, key=lambda g: (self._gpus[g].gang is not None,
-                                                                  self._gpus[g].load, g))
+                return min(
+                    servers.servers[s].gpus,
+                    key=lambda g: (self._gpus[g].gang is not None, self._gpus[g].load, g),
+                )
         if self._load_heap is None:
             self._load_heap = [(g.load, g.index) for g in self._gpus]
             heapq.heapify(self._load_heap)
@@ -339,8 +372,10 @@ class ClusterSimulation:
     # ------------------------------------------------------------------ gangs
     def _gang_arrives(self, job: Job, t: float, position: int) -> None:
         if job.gpus > self._largest_server:
-            raise ConfigError(f"job '{job.job_id}' needs {job.gpus} GPUs at once; the largest server has "
-                              f"{self._largest_server}")
+            raise ConfigError(
+                f"job '{job.job_id}' needs {job.gpus} GPUs at once; the largest server has "
+                f"{self._largest_server}"
+            )
         self._placed += 1
         gang = Gang(job, position)
         self._gangs.append(gang)
@@ -353,8 +388,9 @@ class ClusterSimulation:
             return
         gang = self._waiting[0]
         gpus = self._gpus
-        members = choose_members(gang.job.gpus, self._members, [g.load for g in gpus],
-                                 [g.gang is not None for g in gpus])
+        members = choose_members(
+            gang.job.gpus, self._members, [g.load for g in gpus], [g.gang is not None for g in gpus]
+        )
         if not members:
             return  # other gangs hold the GPUs: try again when one ends
         self._waiting.popleft()
@@ -526,8 +562,9 @@ class ClusterSimulation:
         return tuple(r for r in out if r is not None)
 
 
-def _with_repartition_s(models: list[MigGpu],
-                        repartition_s: float | Mapping[str, float] | None) -> list[MigGpu]:
+def _with_repartition_s(
+    models: list[MigGpu], repartition_s: float | Mapping[str, float] | None
+) -> list[MigGpu]:
     """``models`` with the repartition blackout of ``ClusterOptions.repartition_s`` (each model replaced
     once); ConfigError when a model it names is not in the cluster."""
     if repartition_s is None:
@@ -536,8 +573,10 @@ def _with_repartition_s(models: list[MigGpu],
     if isinstance(repartition_s, Mapping):
         stray = sorted(set(repartition_s) - names)
         if stray:
-            raise ConfigError(f"repartition_s names GPU model(s) {', '.join(stray)} that the cluster "
-                              f"has not; its models: {', '.join(sorted(names))}")
+            raise ConfigError(
+                f"repartition_s names GPU model(s) {', '.join(stray)} that the cluster "
+                f"has not; its models: {', '.join(sorted(names))}"
+            )
         seconds = dict(repartition_s)
     else:
         seconds = dict.fromkeys(names, repartition_s)
@@ -560,8 +599,13 @@ def _in_arrival_order(jobs: Iterable[Job]) -> Iterator[tuple[int, Job]]:
     return enumerate(jobs)
 
 
-def simulate_cluster(jobs: Iterable[Job], spec: ClusterSpec, options: ClusterOptions | None = None, *,
-                     horizon_s: float | None = None) -> ClusterResult:
+def simulate_cluster(
+    jobs: Iterable[Job],
+    spec: ClusterSpec,
+    options: ClusterOptions | None = None,
+    *,
+    horizon_s: float | None = None,
+) -> ClusterResult:
     """Simulate ``jobs`` on the cluster ``spec`` (see :class:`~wattsched.cluster.spec.ClusterOptions`).
 
     Args:

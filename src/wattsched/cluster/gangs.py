@@ -51,8 +51,9 @@ class Gang:
         return [late if (late := done - deadline) > EPS_S else 0.0 for done in self.done_s.values()]
 
 
-def choose_members(gpus_needed: int, servers: Sequence[Sequence[int]], loads: Sequence[int],
-                   held: Sequence[bool]) -> tuple[int, ...]:
+def choose_members(
+    gpus_needed: int, servers: Sequence[Sequence[int]], loads: Sequence[int], held: Sequence[bool]
+) -> tuple[int, ...]:
     """The GPUs a gang reserves (module docstring), or ``()`` when no server has enough GPUs free of gangs.
 
     ``servers``: each server's GPU indices; ``loads``: jobs on each GPU; ``held``: whether a gang holds it."""

@@ -84,8 +84,9 @@ def read_node_list(
     frame.columns = [str(c).strip() for c in frame.columns]
     for column in _NODE_COLUMNS:
         if column not in frame.columns:
-            raise InputError(f"missing column; a node list needs {', '.join(_NODE_COLUMNS)}", path=where,
-                             column=column)
+            raise InputError(
+                f"missing column; a node list needs {', '.join(_NODE_COLUMNS)}", path=where, column=column
+            )
     if len(frame) == 0:
         raise InputError("the node list has a header but no rows", path=where)
     known = gpu_models()
@@ -104,8 +105,12 @@ def read_node_list(
         except ValueError:
             count = math.nan
         if not (math.isfinite(count) and count >= 0 and count == int(count) and count <= 1_000):
-            raise InputError(f"expected a whole number of GPUs in 0..1000, got {count_text!r}", path=where,
-                             row=row, column="gpu")
+            raise InputError(
+                f"expected a whole number of GPUs in 0..1000, got {count_text!r}",
+                path=where,
+                row=row,
+                column="gpu",
+            )
         model = str(model).strip()
         if int(count) == 0:
             cpu_only += 1
@@ -121,11 +126,17 @@ def read_node_list(
         models.append(model)
     if unknown:
         listed = ", ".join(f"{m} ({n} node{'s' if n > 1 else ''})" for m, n in sorted(unknown.items()))
-        raise InputError(f"unknown GPU model(s) {listed}; map them with --map MODEL=GPU or --fallback GPU",
-                         path=where, column="model")
+        raise InputError(
+            f"unknown GPU model(s) {listed}; map them with --map MODEL=GPU or --fallback GPU",
+            path=where,
+            column="model",
+        )
     if not servers:
-        raise InputError(f"no node has a GPU ({cpu_only} CPU-only nodes): a cluster needs at least one GPU",
-                         path=where, column="gpu")
+        raise InputError(
+            f"no node has a GPU ({cpu_only} CPU-only nodes): a cluster needs at least one GPU",
+            path=where,
+            column="gpu",
+        )
     for gpu in {server.gpu for server in servers}:
         load_gpu(gpu)  # ConfigError / CatalogueError naming the entry
     gpus_by_model: Counter[str] = Counter()
@@ -182,7 +193,7 @@ def read_cluster_file(path: str | Path) -> ClusterSpec:
     except json.JSONDecodeError as exc:
         raise InputError(f"not JSON ({exc.msg} at line {exc.lineno})", path=where) from None
     if not isinstance(data, dict) or data.get("format") != CLUSTER_FORMAT:
-        raise InputError(f"not a cluster file (expected \"format\": \"{CLUSTER_FORMAT}\")", path=where)
+        raise InputError(f'not a cluster file (expected "format": "{CLUSTER_FORMAT}")', path=where)
     entries = data.get("servers")
     if not isinstance(entries, list) or not entries:
         raise InputError("field 'servers': expected a non-empty list", path=where)

@@ -11,8 +11,18 @@ from wattsched.mig.results import JobRecord, SimResult
 __all__ = ["SUMMARY_KEYS", "ClusterJobRecord", "ClusterResult"]
 
 #: Keys ``cluster run --json`` always prints (docs/concepts/datacentre.md).
-SUMMARY_KEYS = ("energy_j", "energy_idle_j", "energy_overhead_j", "avg_tardiness_s", "jobs", "late_jobs",
-                 "repartitions", "gpus", "server_turn_ons", "end_s")
+SUMMARY_KEYS = (
+    "energy_j",
+    "energy_idle_j",
+    "energy_overhead_j",
+    "avg_tardiness_s",
+    "jobs",
+    "late_jobs",
+    "repartitions",
+    "gpus",
+    "server_turn_ons",
+    "end_s",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,8 +58,12 @@ def stream_jobs(per_gpu: WorkloadSpec, gpus: int, seed: int) -> Iterator[Job]:
     for day in range(days):
         hours = min(24.0, whole.hours - 24.0 * day)
         spec = replace(whole, hours=hours)
-        yield from generate_jobs(spec, np.random.SeedSequence(seed, spawn_key=(day,)), offset_s=day * _DAY_S,
-                                 id_prefix=f"d{day:03d}-")
+        yield from generate_jobs(
+            spec,
+            np.random.SeedSequence(seed, spawn_key=(day,)),
+            offset_s=day * _DAY_S,
+            id_prefix=f"d{day:03d}-",
+        )
 
 
 def read_cluster_trace(path: str | Path) -> tuple[list[Job], list[int]]:

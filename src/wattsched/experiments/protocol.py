@@ -84,8 +84,10 @@ class Method:
         if self.best and self.configuration is not None:
             raise ConfigError("a static method is either the best by ET or a given configuration, not both")
         if self.rollout < 0 or (self.rollout and self.kind != "dynamic"):
-            raise ConfigError(f"rollout takes a number of sampled days >= 1, and only for 'dynamic'; got "
-                              f"{self.kind} with rollout={self.rollout}")
+            raise ConfigError(
+                f"rollout takes a number of sampled days >= 1, and only for 'dynamic'; got "
+                f"{self.kind} with rollout={self.rollout}"
+            )
 
     @property
     def label(self) -> str:

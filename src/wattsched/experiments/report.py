@@ -31,6 +31,7 @@ __all__ = [
     "write_outputs",
 ]
 
+
 def jsonable(value: Any) -> Any:
     """Plain JSON types: numpy scalars to Python, NaN/inf to None, tuples to lists, keys to str."""
     if isinstance(value, Mapping):
@@ -104,9 +105,7 @@ def section_order(names: Iterable[str], first: Sequence[str] = ()) -> list[str]:
     return [n for n in first if n in present] + sorted(present - set(first))
 
 
-def assemble_report(
-    sections: Mapping[str, str], scales: Mapping[str, str], first: Sequence[str] = ()
-) -> str:
+def assemble_report(sections: Mapping[str, str], scales: Mapping[str, str], first: Sequence[str] = ()) -> str:
     """``report.md``: a header, a table of contents and each section (study sections and summary sections),
     those named in ``first`` first."""
     order = section_order(sections, first)

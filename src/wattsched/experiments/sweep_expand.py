@@ -181,8 +181,16 @@ def _mig_cells(
                         code = _joined(codes[f"gpu:{name}"], codes[f"policy:{policy}"])
                         cells.append(
                             MigRunCell(
-                                name, reference, digest, str(configuration), policy, "none", workload, seed,
-                                code, plugins,
+                                name,
+                                reference,
+                                digest,
+                                str(configuration),
+                                policy,
+                                "none",
+                                workload,
+                                seed,
+                                code,
+                                plugins,
                             )
                         )
                 for partitioner in spec.partitioners or []:

@@ -155,8 +155,12 @@ def tidy_runs(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, dict[str, flo
     runs["unfinished_jobs"] = runs["unfinished_jobs"].fillna(0).astype(int)
     unfinished = (runs["unfinished_jobs"] > 0).to_numpy()
     if unfinished.any():
-        log.warning("sweep: %d run(s) left jobs unfinished: their et is left empty and they are not in the "
-                    "ET pool (e.g. %s)", int(unfinished.sum()), runs.loc[unfinished, "cell"].iloc[0])
+        log.warning(
+            "sweep: %d run(s) left jobs unfinished: their et is left empty and they are not in the "
+            "ET pool (e.g. %s)",
+            int(unfinished.sum()),
+            runs.loc[unfinished, "cell"].iloc[0],
+        )
     pools: dict[str, dict[str, float]] = {}
     for part in dict.fromkeys(runs["part"]):
         mask = (runs["part"] == part).to_numpy() & ~unfinished

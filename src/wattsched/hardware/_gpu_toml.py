@@ -113,9 +113,7 @@ def _profile(t: Table, compute_slices: int, memory_slots: int) -> InstanceProfil
                 f"placement {pair} must have size {size} and lie within memory slots 0..{memory_slots - 1}",
             )
         placements.append((start, width))
-    if placements != sorted(placements) or any(
-        b[0] < a[0] + a[1] for a, b in pairwise(placements)
-    ):
+    if placements != sorted(placements) or any(b[0] < a[0] + a[1] for a, b in pairwise(placements)):
         raise t.error("placements", f"placements {raw} must be in ascending start and must not overlap")
     return InstanceProfile(
         name=t.string("name"),

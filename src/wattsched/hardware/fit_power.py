@@ -68,9 +68,7 @@ def fit_curve(points: Sequence[tuple[float, float, bool]], units: int) -> tuple[
     return tuple(monotone(out))
 
 
-def fit_cap_exponent(
-    runs: Sequence[tuple[float, float]], idle_w: float, cap_w: float
-) -> float:
+def fit_cap_exponent(runs: Sequence[tuple[float, float]], idle_w: float, cap_w: float) -> float:
     """α from ``(uncapped watts, measured speed factor)`` pairs of runs held at the cap: least squares through
     the origin of ``ln((cap − idle) / (P − idle)) = α · ln(s)``."""
     num = den = 0.0
@@ -142,6 +140,9 @@ def read_concurrent_cap_exponent(path: str, idle_w: float, cap_w: float, workloa
         (r["busy"] - mean_u) ** 2 for r in full
     )
     rate = sum(r["rate_per_partition_per_s"] for r in full) / n
-    runs = [(mean_p + slope * (r["busy"] - mean_u), r["rate_per_partition_per_s"] / rate)
-            for r in rows if r["sm_clock_mhz"] < top_clock]
+    runs = [
+        (mean_p + slope * (r["busy"] - mean_u), r["rate_per_partition_per_s"] / rate)
+        for r in rows
+        if r["sm_clock_mhz"] < top_clock
+    ]
     return fit_cap_exponent(runs, idle_w, cap_w)

@@ -143,8 +143,15 @@ class JobTable:
             else:
                 setattr(self, name, [start() for _ in range(n)] if per_job_object else [start] * n)
 
-    def append(self, jobs: Job | None, rows: int, deadline_s: float, durations_s: tuple[float, ...],
-               is_inference: int, weight: int) -> None:
+    def append(
+        self,
+        jobs: Job | None,
+        rows: int,
+        deadline_s: float,
+        durations_s: tuple[float, ...],
+        is_inference: int,
+        weight: int,
+    ) -> None:
         """One more job: the columns it gives (every column declared without a starting value, in declaration
         order: the parameters), the starting value in the others."""
         # Appends by C-level map, the given values as a tuple rather than keywords (a cluster appends once per
@@ -186,8 +193,9 @@ _COLUMNS: tuple[tuple[str, Any, bool], ...] = tuple(
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(name for name, _, _ in _COLUMNS)
 _GIVEN_NAMES = tuple(name for name, start, _ in _COLUMNS if start is _GIVEN)
-_STARTED = tuple((name, start) for name, start, per_job_object in _COLUMNS if start is not _GIVEN
-                 and not per_job_object)
+_STARTED = tuple(
+    (name, start) for name, start, per_job_object in _COLUMNS if start is not _GIVEN and not per_job_object
+)
 _given_columns = attrgetter(*_GIVEN_NAMES)
 _APPEND_PARAMETERS = JobTable.append.__code__.co_varnames[1 : 1 + len(_GIVEN_NAMES)]
 if _APPEND_PARAMETERS != _GIVEN_NAMES:  # pragma: no cover - a column added without its parameter

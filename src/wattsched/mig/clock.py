@@ -62,9 +62,7 @@ def tightest_slack_ratio(state: SchedulerView, now_s: float) -> float:
     return ratio
 
 
-def clock_tables(
-    table: PowerTable, clock: ClockGovernor
-) -> tuple[tuple[float, ...], tuple[float, ...], int]:
+def clock_tables(table: PowerTable, clock: ClockGovernor) -> tuple[tuple[float, ...], tuple[float, ...], int]:
     """Power and speed of every (level, busy state), indexed ``level · states + state``, and the first
     level (computed once per table and governor: a cluster builds thousands of identical GPUs)."""
     # NaN (unreachable states) never equals itself: key on a NaN-free copy.

@@ -41,8 +41,17 @@ __all__ = ["RECORD_COLUMNS", "idle_energy_j", "records_frame"]
 #: The five columns every run's job table starts with (``job_id, start_s, completion_s, tardiness_s,
 #: preemptions``), then the rest.
 RECORD_COLUMNS = (
-    "job_id", "start_s", "completion_s", "tardiness_s", "preemptions", "kind", "arrival_s", "deadline_s",
-    "slice", "compute", "energy_j",
+    "job_id",
+    "start_s",
+    "completion_s",
+    "tardiness_s",
+    "preemptions",
+    "kind",
+    "arrival_s",
+    "deadline_s",
+    "slice",
+    "compute",
+    "energy_j",
 )
 
 
@@ -65,8 +74,13 @@ def records_frame(result: SimResult, jobs: Iterable[Job] = (), gpu: MigGpu | Non
     slices: dict[str, list[str]] = {}
     longest: dict[str, tuple[float, int]] = {}
     for job_id, profile, start, compute, length, joules in zip(
-        runs["job_id"], runs["profile"], runs["slice_start"], runs["compute"],
-        runs["end_s"] - runs["start_s"], energy, strict=True,
+        runs["job_id"],
+        runs["profile"],
+        runs["slice_start"],
+        runs["compute"],
+        runs["end_s"] - runs["start_s"],
+        energy,
+        strict=True,
     ):
         per_job[job_id] = per_job.get(job_id, 0.0) + float(joules)
         name = f"{profile}@{start}" if profile != "full" else "full"

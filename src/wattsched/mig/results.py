@@ -100,16 +100,18 @@ def job_records(table: JobTable, ranks: Sequence[int]) -> list[JobRecord]:
         job = jobs[j]
         segments = history[j] if history is not None else []
         tardiness = completed_at_s[j] - deadline_s[j]
-        out.append(new_job_record(
-            job.job_id,
-            job.arrival_s,
-            deadline_s[j],
-            segments[0][0] if segments else nan,
-            completed_at_s[j],
-            tardiness if tardiness > EPS_S else 0.0,
-            preemptions[j],
-            tuple(segments),
-        ))
+        out.append(
+            new_job_record(
+                job.job_id,
+                job.arrival_s,
+                deadline_s[j],
+                segments[0][0] if segments else nan,
+                completed_at_s[j],
+                tardiness if tardiness > EPS_S else 0.0,
+                preemptions[j],
+                tuple(segments),
+            )
+        )
     return out
 
 
@@ -136,8 +138,11 @@ class FinishedJobs:
 
     def extend_from(self, table: JobTable, ranks: Sequence[int]) -> None:
         """Add the outcomes of the completed jobs ``ranks`` of ``table``."""
-        self.extend([table.rows[j] for j in ranks], [table.completed_at_s[j] for j in ranks],
-                    [table.deadline_s[j] for j in ranks])
+        self.extend(
+            [table.rows[j] for j in ranks],
+            [table.completed_at_s[j] for j in ranks],
+            [table.deadline_s[j] for j in ranks],
+        )
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -570,8 +570,14 @@ class MigSimulation:
             raise AssertionError("the arrival stream and the job table disagree")  # an engine bug
         self._queue.append_stream(float(arrival_s))  # raises (and adds nothing) when out of order
         kind = job.kind
-        st.append(job, j + self._dropped, job.deadline_s, durations, int(kind is JobKind.INFERENCE),
-                  self._kind_weight[kind])
+        st.append(
+            job,
+            j + self._dropped,
+            job.deadline_s,
+            durations,
+            int(kind is JobKind.INFERENCE),
+            self._kind_weight[kind],
+        )
         reference = st.job_reference_s
         if self._reference and len(reference) == j:  # values of the configuration in force: extend them
             value = self._policy.on_configuration(OneJobView(st, job.deadline_s, durations))
@@ -1177,8 +1183,9 @@ class MigSimulation:
                     st.remove_waiting((wkey[j], j))
                     timer[j] = -1.0  # a stopped job ran, so its timer is already cleared
                 elif code != STOPPED:
-                    raise PolicyError(f"job rank {j} assigned to slice {s} is not waiting or running once "
-                                      f"(state {code})")
+                    raise PolicyError(
+                        f"job rank {j} assigned to slice {s} is not waiting or running once (state {code})"
+                    )
                 slice_of[j] = s
                 run_start[j] = now
                 seg_start[j] = now

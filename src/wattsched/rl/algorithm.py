@@ -195,4 +195,3 @@ class MaskedDQN(DQN):
         self._n_updates += gradient_steps
         self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
         self.logger.record("train/loss", float(np.mean(losses)))
-

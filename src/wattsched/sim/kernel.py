@@ -228,9 +228,7 @@ class EventQueue:
             raise TypeError("truncate_stream needs a queue built with a list as its stream")
         del stream[count:]
 
-    def remap(
-        self, payload: Callable[[Event], Any | None], stream: list[float], position: int
-    ) -> None:
+    def remap(self, payload: Callable[[Event], Any | None], stream: list[float], position: int) -> None:
         """Renumber what the queue holds: each heap event gets ``payload(event)`` as its payload (``None``
         drops it), and the stream becomes ``stream`` with ``position`` entries already popped. Times,
         priorities and sequence numbers are kept, so the order of every remaining event is unchanged."""

@@ -153,7 +153,8 @@ def parse_annotation(
         else defaults.scaling
     )
     preemptible = (
-        _choice("preemptible", given["preemptible"], _YES_NO) if "preemptible" in given
+        _choice("preemptible", given["preemptible"], _YES_NO)
+        if "preemptible" in given
         else defaults.preemptible
     )
     if "work" in given:
@@ -239,7 +240,7 @@ def _pairs(comment: str | None) -> dict[str, str]:
     if found is None:
         return {}
     given: dict[str, str] = {}
-    for token in comment[found.end():].split():
+    for token in comment[found.end() :].split():
         key, sep, value = token.partition("=")
         if not sep or not key:
             raise AnnotationError(None, f"malformed pair {_quote(token)}: expected key=value")

@@ -97,8 +97,21 @@ REQUIRED_FIELDS = ("JobID", "Submit", "Start", "End", "State", "AllocTRES")
 COMPLETED_STATES: frozenset[str] = frozenset({"COMPLETED"})
 #: Job states sacct reports (sacct(1), JOB STATE CODES); ``states`` must be among them.
 JOB_STATES: tuple[str, ...] = (
-    "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PENDING",
-    "PREEMPTED", "RUNNING", "REQUEUED", "RESIZING", "REVOKED", "SUSPENDED", "TIMEOUT",
+    "BOOT_FAIL",
+    "CANCELLED",
+    "COMPLETED",
+    "DEADLINE",
+    "FAILED",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "PENDING",
+    "PREEMPTED",
+    "RUNNING",
+    "REQUEUED",
+    "RESIZING",
+    "REVOKED",
+    "SUSPENDED",
+    "TIMEOUT",
 )
 #: Compute slices of a whole GPU (every catalogue GPU has 7).
 WHOLE_GPU = 7
@@ -262,8 +275,10 @@ def read_sacct(
     options = options or ImportOptions(multi_gpu="skip")
     for state in sorted(states):
         if state not in JOB_STATES:
-            raise ConfigError(f"unknown job state '{state}'{did_you_mean(state, JOB_STATES)}; valid: "
-                              f"{', '.join(JOB_STATES)}")
+            raise ConfigError(
+                f"unknown job state '{state}'{did_you_mean(state, JOB_STATES)}; valid: "
+                f"{', '.join(JOB_STATES)}"
+            )
     if not states:
         raise ConfigError("states: give at least one job state to keep")
     header, lines = _lines(where)
@@ -311,7 +326,11 @@ def read_sacct(
 
 
 def _row(
-    fields: list[str], header: list[str], seen: set[str], options: ImportOptions, states: frozenset[str],
+    fields: list[str],
+    header: list[str],
+    seen: set[str],
+    options: ImportOptions,
+    states: frozenset[str],
     timezone: tzinfo,
 ) -> tuple[str, str, SacctRow | None]:
     """``(group, reason, None)`` for a row left out, else ``("", job_id, its details)``."""
@@ -369,15 +388,28 @@ def _row(
     except ValueError:
         return "skipped", "bad_time_limit", None
     try:
-        annotation = parse_annotation(cell.get("Comment"), submit_s=submit, time_limit_s=limit,
-                                      naive_timezone=timezone)
+        annotation = parse_annotation(
+            cell.get("Comment"), submit_s=submit, time_limit_s=limit, naive_timezone=timezone
+        )
     except AnnotationError as exc:
         LOG.debug("sacct job %s: bad annotation: %s", job_id, exc)
         return "skipped", "bad_annotation", None
     node = cell.get("NodeList", "").strip()
-    return "", job_id, SacctRow(
-        submit, start, end, "" if node.lower() == "none assigned" else node, gpu_type, compute, run_s,
-        observed_g, None if annotation.defaulted == frozenset(KEYS) else annotation, gpus,
+    return (
+        "",
+        job_id,
+        SacctRow(
+            submit,
+            start,
+            end,
+            "" if node.lower() == "none assigned" else node,
+            gpu_type,
+            compute,
+            run_s,
+            observed_g,
+            None if annotation.defaulted == frozenset(KEYS) else annotation,
+            gpus,
+        ),
     )
 
 
@@ -440,11 +472,21 @@ def _annotated(job: Job, row: SacctRow, scale: float) -> Job:
         slack = (job.deadline_s - job.arrival_s) / job.duration_for_size(WHOLE_GPU)
         deadline_s = job.arrival_s + slack * durations[COMPUTE_SIZES.index(WHOLE_GPU)]
     if not all(math.isfinite(d) and d > 0 for d in durations) or not math.isfinite(deadline_s):
-        raise InputError(f"job {job.job_id}: its annotation gives durations or a deadline that are not "
-                         "finite")
+        raise InputError(
+            f"job {job.job_id}: its annotation gives durations or a deadline that are not finite"
+        )
     kind = annotation.kind if "kind" in explicit else job.kind
-    return Job(job.job_id, job.arrival_s, deadline_s, kind, scaling, durations[:-1], durations[-1], job.sizes,
-               job.gpus)
+    return Job(
+        job.job_id,
+        job.arrival_s,
+        deadline_s,
+        kind,
+        scaling,
+        durations[:-1],
+        durations[-1],
+        job.sizes,
+        job.gpus,
+    )
 
 
 def infer_cluster(

@@ -120,14 +120,16 @@ def run_cluster_cell(cell: ClusterCell) -> list[Row]:
         "clocks": cell.clocks,
         "baseline": cell.baseline,
     }
-    rows: list[Row] = [{
-        **base,
-        "part": "run",
-        "x": 0.0,
-        "y": 0.0,
-        **{k: float(v) for k, v in result.to_dict().items()},
-        "horizon_s": float(horizon_s),
-    }]
+    rows: list[Row] = [
+        {
+            **base,
+            "part": "run",
+            "x": 0.0,
+            "y": 0.0,
+            **{k: float(v) for k, v in result.to_dict().items()},
+            "horizon_s": float(horizon_s),
+        }
+    ]
     tardiness = np.asarray(result.tardiness_s, dtype=float)
     for q, value in zip(_QUANTILES, np.quantile(tardiness, _QUANTILES), strict=True):
         rows.append({**base, "part": "cdf", "x": float(q), "y": float(value)})
@@ -186,8 +188,10 @@ class ClusterStudy:
                 PARTITIONERS.make(name)
         self.workloads = tuple(workloads or WORKLOADS)
         if set(self.workloads) - set(WORKLOADS):
-            raise ConfigError(f"unknown cluster workloads {sorted(set(self.workloads) - set(WORKLOADS))}; "
-                              f"valid: {', '.join(WORKLOADS)}")
+            raise ConfigError(
+                f"unknown cluster workloads {sorted(set(self.workloads) - set(WORKLOADS))}; "
+                f"valid: {', '.join(WORKLOADS)}"
+            )
         self.seed = seed
         self.max_duration_s = float(max_duration_s)
         found = find_data_dir(data_dir)
@@ -197,12 +201,18 @@ class ClusterStudy:
         paper = scale == "paper"
         days = self.days if self.days is not None else (7.0 if paper else 1.0)
         placements = self.placements or (
-            ("first-fit", "best-fit", "least-energy", "deadline-aware") if paper
+            ("first-fit", "best-fit", "least-energy", "deadline-aware")
+            if paper
             else ("first-fit", "least-energy", "deadline-aware")
         )
         partitioners = self.partitioners or ("static", "day-night")
-        grid = [(p, q, s, c) for p in placements for q in partitioners for s in (False, True)
-                for c in (False, True)]
+        grid = [
+            (p, q, s, c)
+            for p in placements
+            for q in partitioners
+            for s in (False, True)
+            for c in (False, True)
+        ]
         cells = []
         for workload in self.workloads:
             if workload == "alibaba" and not self.data_dir:
@@ -210,8 +220,20 @@ class ClusterStudy:
             for placement, partitioner, power, clocks in [BASELINE, *grid]:
                 if workload == "alibaba" and not paper and partitioner == "day-night":
                     continue  # quick scale: the 150-day replay with static partitions only
-                cells.append(ClusterCell(workload, placement, partitioner, power, clocks, self.gpu, days,
-                                         self.seed, self.data_dir, self.max_duration_s))
+                cells.append(
+                    ClusterCell(
+                        workload,
+                        placement,
+                        partitioner,
+                        power,
+                        clocks,
+                        self.gpu,
+                        days,
+                        self.seed,
+                        self.data_dir,
+                        self.max_duration_s,
+                    )
+                )
         return cells
 
     def run_cell(self, cell: ClusterCell) -> list[Row]:

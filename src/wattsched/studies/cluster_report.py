@@ -19,8 +19,11 @@ from wattsched.units import JOULES_PER_KWH
 __all__ = ["report", "summarize"]
 
 _PNG_METADATA: dict[str, str | None] = {"Software": None}
-_COMPONENTS = (("energy_run_j", "GPUs busy"), ("energy_idle_j", "idle (GPUs on, host)"),
-               ("energy_overhead_j", "server turn-ons"))
+_COMPONENTS = (
+    ("energy_run_j", "GPUs busy"),
+    ("energy_idle_j", "idle (GPUs on, host)"),
+    ("energy_overhead_j", "server turn-ons"),
+)
 
 
 def _label(row: pd.Series) -> str:
@@ -101,8 +104,12 @@ def _picks(runs: pd.DataFrame) -> list[str]:
     labels: list[str] = []
     for _, group in runs.groupby("workload", sort=True):
         ordered = group.sort_values("energy_j")
-        chosen = [*group[group["baseline"].astype(bool)]["label"], ordered["label"].iloc[0],
-                  ordered["label"].iloc[len(ordered) // 2], ordered["label"].iloc[-1]]
+        chosen = [
+            *group[group["baseline"].astype(bool)]["label"],
+            ordered["label"].iloc[0],
+            ordered["label"].iloc[len(ordered) // 2],
+            ordered["label"].iloc[-1],
+        ]
         labels += [c for c in chosen if c not in labels]
     return labels
 
@@ -188,22 +195,50 @@ def report(rows: pd.DataFrame, figures_dir: Path, gpu: str) -> str:
         for _, r in group.iterrows():
             e = entry["runs"][r["label"]]
             saving = e["energy_saving_vs_baseline"]
-            table.append([
-                r["label"], f"{e['energy_kwh']:,.1f}", f"{float(r['energy_run_j']) / JOULES_PER_KWH:,.1f}",
-                f"{float(r['energy_idle_j']) / JOULES_PER_KWH:,.1f}",
-                f"{float(r['energy_overhead_j']) / JOULES_PER_KWH:,.2f}",
-                f"{100 * saving:+.1f} %" if saving is not None else "n/a",
-                f"{e['avg_tardiness_s'] / 60:.2f}", f"{100 * e['late_share']:.1f} %",
-                f"{e['gpu_hours_on']:,.0f}", e["server_turn_ons"], e["repartitions"],
-            ])
-        lines += [markdown_table(
-            ["placement/partitioner/power/clocks", "energy kWh", "busy", "idle", "turn-on", "vs baseline",
-             "tardiness min", "late", "GPU-h on", "turn-ons", "repartitions"], table), ""]
+            table.append(
+                [
+                    r["label"],
+                    f"{e['energy_kwh']:,.1f}",
+                    f"{float(r['energy_run_j']) / JOULES_PER_KWH:,.1f}",
+                    f"{float(r['energy_idle_j']) / JOULES_PER_KWH:,.1f}",
+                    f"{float(r['energy_overhead_j']) / JOULES_PER_KWH:,.2f}",
+                    f"{100 * saving:+.1f} %" if saving is not None else "n/a",
+                    f"{e['avg_tardiness_s'] / 60:.2f}",
+                    f"{100 * e['late_share']:.1f} %",
+                    f"{e['gpu_hours_on']:,.0f}",
+                    e["server_turn_ons"],
+                    e["repartitions"],
+                ]
+            )
+        lines += [
+            markdown_table(
+                [
+                    "placement/partitioner/power/clocks",
+                    "energy kWh",
+                    "busy",
+                    "idle",
+                    "turn-on",
+                    "vs baseline",
+                    "tardiness min",
+                    "late",
+                    "GPU-h on",
+                    "turn-ons",
+                    "repartitions",
+                ],
+                table,
+            ),
+            "",
+        ]
     figures_dir.mkdir(parents=True, exist_ok=True)
     energy = _energy_figure(runs, figures_dir / "cluster_energy_components.png")
     cdf = _cdf_figure(rows, runs, figures_dir / "cluster_tardiness_cdf.png")
     timeline = _timeline_figure(rows, runs, figures_dir / "cluster_gpus_on.png")
-    lines += [f"![energy by component](figures/{energy.name})", "",
-              f"![tardiness CDF](figures/{cdf.name})", "",
-              f"![GPUs on over time](figures/{timeline.name})", ""]
+    lines += [
+        f"![energy by component](figures/{energy.name})",
+        "",
+        f"![tardiness CDF](figures/{cdf.name})",
+        "",
+        f"![GPUs on over time](figures/{timeline.name})",
+        "",
+    ]
     return "\n".join(lines)

@@ -28,7 +28,6 @@ from wattsched.units import JOULES_PER_KWH, SECONDS_PER_MINUTE
 __all__ = ["report"]
 
 
-
 def _figures(rows: pd.DataFrame, config: GridConfig, frames: dict[str, Any], figures_dir: Path) -> list[str]:
     policies, configs = policies_of(rows, config), configs_of(rows, config)
     lines = []

@@ -280,6 +280,7 @@ class Table3Study:
                 for block, first in enumerate(range(0, days, self.block_days)):
                     target = heavy if method.kind == "lookahead" else light
                     target.append(cell(method, block, first, min(self.block_days, days - first)))
+
         def load(c: Table3Cell) -> float:
             return float(c.variant.workload().rate_multiplier)
 

@@ -40,7 +40,13 @@ PAPER_CLAIMS: dict[str, float] = {"day-night": 0.26, "static": 0.31, "no-mig": 0
 ET_POOL: tuple[str, ...] = ("no-mig", "static", "day-night", "dynamic")
 #: Method labels in report order.
 METHODS: tuple[str, ...] = (
-    "no-mig", "static", "static-best", "day-night", "dynamic", "lookahead", "dynamic-rollout"
+    "no-mig",
+    "static",
+    "static-best",
+    "day-night",
+    "dynamic",
+    "lookahead",
+    "dynamic-rollout",
 )
 #: The DQN improved by rollouts (the study's ``dqn_rollout`` option), scored with the pool's ``a``.
 ROLLOUT = "dynamic-rollout"

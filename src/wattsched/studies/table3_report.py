@@ -28,7 +28,6 @@ from wattsched.units import JOULES_PER_KWH
 __all__ = ["report"]
 
 
-
 def _method_name(method: str, extra: dict[str, Any]) -> str:
     if method == "static":
         return f"static (cfg {extra['static_configuration']}, the GPU's static role)"

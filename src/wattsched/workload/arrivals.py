@@ -44,8 +44,9 @@ class ArrivalProfile:
         rates = tuple(float(r) for r in self.rates_per_min)
         object.__setattr__(self, "rates_per_min", rates)
         if len(rates) != HOURS_PER_DAY:
-            raise ConfigError(f"arrival profile '{self.name}': expected {HOURS_PER_DAY} hourly rates, "
-                              f"got {len(rates)}")
+            raise ConfigError(
+                f"arrival profile '{self.name}': expected {HOURS_PER_DAY} hourly rates, got {len(rates)}"
+            )
         if not all(math.isfinite(r) and r >= 0 for r in rates) or max(rates) <= 0:
             raise ConfigError(f"arrival profile '{self.name}': rates must be finite, >= 0 and not all 0")
 
@@ -76,8 +77,32 @@ def alibaba_day() -> ArrivalProfile:
     """P1 Fig. 5: hourly rates read from the group's simulator, ≈ 207 jobs/day."""
     return ArrivalProfile(
         "alibaba-day",
-        (0.111, 0.083, 0.085, 0.100, 0.137, 0.169, 0.171, 0.169, 0.179, 0.191, 0.201, 0.188,
-         0.170, 0.177, 0.168, 0.171, 0.163, 0.138, 0.120, 0.111, 0.129, 0.116, 0.106, 0.104),
+        (
+            0.111,
+            0.083,
+            0.085,
+            0.100,
+            0.137,
+            0.169,
+            0.171,
+            0.169,
+            0.179,
+            0.191,
+            0.201,
+            0.188,
+            0.170,
+            0.177,
+            0.168,
+            0.171,
+            0.163,
+            0.138,
+            0.120,
+            0.111,
+            0.129,
+            0.116,
+            0.106,
+            0.104,
+        ),
         source="P1 Fig. 5 via the 'interarrivals' table of the group's notebook",
     )
 
@@ -97,8 +122,10 @@ def poisson_arrivals(rate_per_min: float, horizon_s: float, rng: np.random.Gener
     _check_horizon(horizon_s)
     expected = rate_per_min * horizon_s / SECONDS_PER_MINUTE
     if expected > MAX_ARRIVALS:
-        raise ConfigError(f"{rate_per_min:g} jobs/min over {horizon_s:g} s expects {expected:.3g} arrivals; "
-                          f"at most {MAX_ARRIVALS:,} per workload (lower the rate or the hours)")
+        raise ConfigError(
+            f"{rate_per_min:g} jobs/min over {horizon_s:g} s expects {expected:.3g} arrivals; "
+            f"at most {MAX_ARRIVALS:,} per workload (lower the rate or the hours)"
+        )
     count = int(rng.poisson(expected))
     times = rng.random(count) * horizon_s
     times.sort()

@@ -92,8 +92,17 @@ class Job:
         if sizes == self.sizes:
             return self
         durations = tuple(self.duration_for_size(g) for g in sizes)
-        return Job(self.job_id, self.arrival_s, self.deadline_s, self.kind, self.scaling, durations,
-                   self.dur_full_s, sizes, self.gpus)
+        return Job(
+            self.job_id,
+            self.arrival_s,
+            self.deadline_s,
+            self.kind,
+            self.scaling,
+            durations,
+            self.dur_full_s,
+            sizes,
+            self.gpus,
+        )
 
     def _derived(self, size: int) -> float:
         sizes, durations = self.sizes, self.durations_s

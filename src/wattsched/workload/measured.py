@@ -296,11 +296,16 @@ def _partition_library(path: str, frame: pd.DataFrame, gpu: str) -> MeasuredLibr
         try:
             sms, rate = float(rec["sms"]), float(rec["iterations_per_s"])
         except (TypeError, ValueError):
-            raise InputError("expected numbers in sms and iterations_per_s", path=path, row=row,
-                             column="sms") from None
+            raise InputError(
+                "expected numbers in sms and iterations_per_s", path=path, row=row, column="sms"
+            ) from None
         if not (math.isfinite(sms) and sms > 0 and math.isfinite(rate) and rate > 0):
-            raise InputError(f"sms and iterations_per_s must be finite and > 0, got {sms}, {rate}",
-                             path=path, row=row, column="iterations_per_s")
+            raise InputError(
+                f"sms and iterations_per_s must be finite and > 0, got {sms}, {rate}",
+                path=path,
+                row=row,
+                column="iterations_per_s",
+            )
         by_workload.setdefault(str(rec["workload"]), {})[sms] = rate
     entries = []
     dropped = []

@@ -56,8 +56,10 @@ class ScalingCurve:
         values = tuple(float(s) for s in self.speedups)
         object.__setattr__(self, "speedups", values)
         if len(values) != len(COMPUTE_SIZES):
-            raise ConfigError(f"scaling curve '{self.name}': expected {len(COMPUTE_SIZES)} speed-ups "
-                              f"(g = {', '.join(map(str, COMPUTE_SIZES))}), got {len(values)}")
+            raise ConfigError(
+                f"scaling curve '{self.name}': expected {len(COMPUTE_SIZES)} speed-ups "
+                f"(g = {', '.join(map(str, COMPUTE_SIZES))}), got {len(values)}"
+            )
         if not all(math.isfinite(s) and s > 0 for s in values):
             raise ConfigError(f"scaling curve '{self.name}': speed-ups must be finite and > 0, got {values}")
         if values[0] != 1.0:
@@ -67,12 +69,16 @@ class ScalingCurve:
         for i in range(1, len(values)):
             if values[i] < values[i - 1] - _TOLERANCE:
                 low, high = COMPUTE_SIZES[i - 1], COMPUTE_SIZES[i]
-                raise ConfigError(f"scaling curve '{self.name}': S({high}) = {values[i]:g} < S({low}) = "
-                                  f"{values[i - 1]:g}; {self.kind} curves must be non-decreasing")
+                raise ConfigError(
+                    f"scaling curve '{self.name}': S({high}) = {values[i]:g} < S({low}) = "
+                    f"{values[i - 1]:g}; {self.kind} curves must be non-decreasing"
+                )
         for g, s in zip(COMPUTE_SIZES, values, strict=True):
             if s > g + _TOLERANCE:
-                raise ConfigError(f"scaling curve '{self.name}': S({g}) = {s:g} > {g}; a slice of size {g} "
-                                  f"cannot be more than {g}x faster than 1g")
+                raise ConfigError(
+                    f"scaling curve '{self.name}': S({g}) = {s:g} > {g}; a slice of size {g} "
+                    f"cannot be more than {g}x faster than 1g"
+                )
 
     def speedup(self, compute_units: int) -> float:
         """``S(g)`` for a compute size in ``COMPUTE_SIZES``."""

@@ -146,8 +146,12 @@ def _gpus(frame: pd.DataFrame, source: str) -> list[int]:
         wrong = np.flatnonzero((values < 1) | (values != np.floor(values)) | (values > MAX_GPUS_PER_JOB))
         bad = int(wrong[0]) if wrong.size else None
     if bad is not None:
-        raise InputError(f"expected a whole number of GPUs >= 1, got {frame[GPUS_COLUMN].iloc[bad]!r}",
-                         path=source, row=bad + 1, column=GPUS_COLUMN)
+        raise InputError(
+            f"expected a whole number of GPUs >= 1, got {frame[GPUS_COLUMN].iloc[bad]!r}",
+            path=source,
+            row=bad + 1,
+            column=GPUS_COLUMN,
+        )
     return [int(v) for v in values]
 
 
@@ -166,9 +170,13 @@ def require_single_gpu(jobs: Sequence[Job], source: str, command: str) -> None:
     counts = multi_gpu_jobs(jobs)
     if counts:
         detail = ", ".join(f"{n} need {g} GPUs" for g, n in counts.items())
-        raise InputError(f"{sum(counts.values())} of {len(jobs)} jobs need more than one GPU ({detail}); "
-                         f"{command} simulates one GPU: use 'wattsched cluster run', or import the trace "
-                         "with --multi-gpu fold or skip", path=source, column=GPUS_COLUMN)
+        raise InputError(
+            f"{sum(counts.values())} of {len(jobs)} jobs need more than one GPU ({detail}); "
+            f"{command} simulates one GPU: use 'wattsched cluster run', or import the trace "
+            "with --multi-gpu fold or skip",
+            path=source,
+            column=GPUS_COLUMN,
+        )
 
 
 def _sizes(frame: pd.DataFrame) -> tuple[int, ...]:

@@ -149,9 +149,7 @@ def test_throttled_levels_are_left_out(h200: Path, tmp_path: Path) -> None:
     assert entry["power"]["curves"]["gemm"]["busy_w"] == [200.0, 300.0, 400.0, 500.0, 600.0, 700.0, 800.0]
 
 
-def test_curve_of_the_wrong_length_and_a_gpu_without_mig(
-    h200: Path, repo_data: Path, tmp_path: Path
-) -> None:
+def test_curve_of_the_wrong_length_and_a_gpu_without_mig(h200: Path, repo_data: Path, tmp_path: Path) -> None:
     facts = json.loads(h200.read_text())
     curves = curves_from_csv(h200_curve_csv(repo_data, tmp_path))
     with pytest.raises(GpuError, match="has 7 busy levels; this GPU has 3"):

@@ -193,14 +193,32 @@ def evaluate_days(
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     if workers > 1 and len(days) > 1:
-        return _evaluate_in_processes(method, policy, days, seed, spec, stream, repartition_mode, resolved,
-                                      workers, power_curve, power_cap, progress)
+        return _evaluate_in_processes(
+            method,
+            policy,
+            days,
+            seed,
+            spec,
+            stream,
+            repartition_mode,
+            resolved,
+            workers,
+            power_curve,
+            power_cap,
+            progress,
+        )
     results = []
     for day in days:
         jobs = generate_jobs(spec, day_seed(seed, stream, day))
         run = run_day(
-            jobs, policy, horizon_s=spec.horizon_s, repartition_mode=repartition_mode, seed=day, gpu=resolved,
-            power_curve=power_curve, power_cap=power_cap,
+            jobs,
+            policy,
+            horizon_s=spec.horizon_s,
+            repartition_mode=repartition_mode,
+            seed=day,
+            gpu=resolved,
+            power_curve=power_curve,
+            power_cap=power_cap,
         )
         results.append(DayResult.from_run(method, day, run, resolved))
         if progress is not None:
@@ -230,8 +248,19 @@ def _evaluate_in_processes(
     with ProcessPoolExecutor(min(workers, len(days)), mp_context=context) as pool:
         # one task a day: a free worker takes the next day, so busy and quiet days balance themselves
         futures = [
-            pool.submit(_evaluate_chunk, method, policy, [day], seed, spec, stream, repartition_mode, gpu,
-                        power_curve, power_cap)
+            pool.submit(
+                _evaluate_chunk,
+                method,
+                policy,
+                [day],
+                seed,
+                spec,
+                stream,
+                repartition_mode,
+                gpu,
+                power_curve,
+                power_cap,
+            )
             for day in days
         ]
         for future in as_completed(futures):
@@ -255,8 +284,18 @@ def _evaluate_chunk(
     power_cap: bool,
 ) -> list[DayResult]:
     """Process-pool entry: the days of one task (one day each, from ``_evaluate_in_processes``)."""
-    return evaluate_days(method, policy, days, seed, spec, stream=stream, repartition_mode=repartition_mode,
-                         gpu=gpu, power_curve=power_curve, power_cap=power_cap)
+    return evaluate_days(
+        method,
+        policy,
+        days,
+        seed,
+        spec,
+        stream=stream,
+        repartition_mode=repartition_mode,
+        gpu=gpu,
+        power_curve=power_curve,
+        power_cap=power_cap,
+    )
 
 
 def evaluate_policy(
@@ -277,8 +316,17 @@ def evaluate_policy(
     (``workers``, ``power_curve``, ``power_cap``: see :func:`evaluate_days`)."""
     stream = DayStream.HELD_OUT if held_out else DayStream.TRAINING
     results = evaluate_days(
-        method, policy, days, seed, spec, stream=stream, repartition_mode=repartition_mode, gpu=gpu,
-        workers=workers, power_curve=power_curve, power_cap=power_cap,
+        method,
+        policy,
+        days,
+        seed,
+        spec,
+        stream=stream,
+        repartition_mode=repartition_mode,
+        gpu=gpu,
+        workers=workers,
+        power_curve=power_curve,
+        power_cap=power_cap,
     )
     return [r.row() for r in results]
 

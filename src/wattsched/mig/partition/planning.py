@@ -63,4 +63,3 @@ class SampledDays:
 
     def __len__(self) -> int:
         return len(self.days)
-

@@ -91,7 +91,12 @@ class RestrictedEdfSlowestSlice(DeadlineOrder):
 
     @staticmethod
     def _victim_slice(
-        view: SchedulerView, w: int, p: float, d: float, dj: Sequence[float], out: list[int],
+        view: SchedulerView,
+        w: int,
+        p: float,
+        d: float,
+        dj: Sequence[float],
+        out: list[int],
         free_at: list[float],
     ) -> int:
         """The slice of the job ``w`` may preempt, or -1 (conditions (1)–(3) of the module docstring)."""

@@ -102,8 +102,16 @@ class ImportOptions:
     columns: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("start_s", "end_s", "target_rate_per_min", "duration_scale", "target_load",
-                     "min_duration_s", "max_duration_s", "inference_max_s"):
+        for name in (
+            "start_s",
+            "end_s",
+            "target_rate_per_min",
+            "duration_scale",
+            "target_load",
+            "min_duration_s",
+            "max_duration_s",
+            "inference_max_s",
+        ):
             value = getattr(self, name)
             if value is not None and not math.isfinite(value):
                 raise ConfigError(f"{name} must be a finite number, got {value}")
@@ -372,15 +380,24 @@ def _classify(
         )
     # Rows without a class of their own take the duration rule.
     return [
-        JobKind(h) if h in ("inference", "training")
-        else JobKind.INFERENCE if d <= options.inference_max_s else JobKind.TRAINING
+        JobKind(h)
+        if h in ("inference", "training")
+        else JobKind.INFERENCE
+        if d <= options.inference_max_s
+        else JobKind.TRAINING
         for h, d in zip(hints, frame["duration_s"], strict=True)
     ]
 
 
 def _checked_times(
-    parsed: ParsedTrace, row: int, observed_s: float, base_1g_s: float, scale: float, curve: ScalingCurve,
-    arrival_s: float, slack: float,
+    parsed: ParsedTrace,
+    row: int,
+    observed_s: float,
+    base_1g_s: float,
+    scale: float,
+    curve: ScalingCurve,
+    arrival_s: float,
+    slack: float,
 ) -> tuple[tuple[float, float, float, float, float, float], float]:
     """The job's durations and deadline, or an InputError naming the row when they leave float64's range."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -409,12 +426,19 @@ def build_jobs(parsed: ParsedTrace, options: ImportOptions) -> tuple[list[Job], 
     kinds = _classify(frame, parsed, options, class_rng)
     curves = _assign_curves(kinds, options, curve_rng)
     if "scaling_hint" in frame.columns:  # a row's own scaling family wins over the drawn curve
-        curves = [FAMILY_CURVES[Scaling(h)] if h else c
-                  for c, h in zip(curves, frame["scaling_hint"], strict=True)]
-    gpus = (frame["gpus"].to_numpy(dtype=np.int64) if "gpus" in frame.columns
-            else np.ones(len(frame), dtype=np.int64))
-    offsets = (frame["deadline_offset_s"].to_numpy(dtype=float) if "deadline_offset_s" in frame.columns
-               else np.full(len(frame), np.nan))
+        curves = [
+            FAMILY_CURVES[Scaling(h)] if h else c for c, h in zip(curves, frame["scaling_hint"], strict=True)
+        ]
+    gpus = (
+        frame["gpus"].to_numpy(dtype=np.int64)
+        if "gpus" in frame.columns
+        else np.ones(len(frame), dtype=np.int64)
+    )
+    offsets = (
+        frame["deadline_offset_s"].to_numpy(dtype=float)
+        if "deadline_offset_s" in frame.columns
+        else np.full(len(frame), np.nan)
+    )
 
     observed = frame["duration_s"].to_numpy(dtype=float)
     g_obs = frame["observed_g"].to_numpy(dtype=int)

@@ -82,11 +82,16 @@ def _column_map(options: ImportOptions, header: list[str], path: str) -> dict[st
     mapped: dict[str, str] = {}
     for key, column in options.columns:
         if key not in KEYS:
-            raise ConfigError(f"unknown key '{key}' in the column map{did_you_mean(key, KEYS)}; keys: "
-                              f"{', '.join(KEYS)}")
+            raise ConfigError(
+                f"unknown key '{key}' in the column map{did_you_mean(key, KEYS)}; keys: {', '.join(KEYS)}"
+            )
         if column not in header:
-            raise InputError(f"the column map gives {key}={column}, but the file has no column '{column}'; "
-                             f"its columns: {', '.join(header) or 'none'}", path=path, column=column)
+            raise InputError(
+                f"the column map gives {key}={column}, but the file has no column '{column}'; "
+                f"its columns: {', '.join(header) or 'none'}",
+                path=path,
+                column=column,
+            )
         mapped[key] = column
     for key in KEYS:
         if key not in mapped and key in header:
@@ -95,8 +100,12 @@ def _column_map(options: ImportOptions, header: list[str], path: str) -> dict[st
 
 
 def _missing(key: str, header: list[str], path: str) -> InputError:
-    return InputError(f"no column for '{key}' (name a column '{key}' or map one: --map {key}=COLUMN); the "
-                      f"file's columns: {', '.join(header) or 'none'}", path=path, column=key)
+    return InputError(
+        f"no column for '{key}' (name a column '{key}' or map one: --map {key}=COLUMN); the "
+        f"file's columns: {', '.join(header) or 'none'}",
+        path=path,
+        column=key,
+    )
 
 
 def _times(raw: pd.Series, column: str, path: str, *, optional: bool) -> np.ndarray:
@@ -112,11 +121,19 @@ def _times(raw: pd.Series, column: str, path: str, *, optional: bool) -> np.ndar
         finite = np.isfinite(numbers) & (np.abs(numbers) <= MAX_EPOCH_S)
         if not finite[given].all():
             row = int(np.flatnonzero(given & ~finite)[0]) + 1
-            raise InputError(f"expected a time within 1e13 s of the epoch, got {text.iloc[row - 1]!r}",
-                             path=path, row=row, column=column)
+            raise InputError(
+                f"expected a time within 1e13 s of the epoch, got {text.iloc[row - 1]!r}",
+                path=path,
+                row=row,
+                column=column,
+            )
         if float(np.median(numbers[given])) > EPOCH_MILLISECONDS_ABOVE:
-            LOG.warning("%s: column '%s' holds numbers above 1e11: they look like milliseconds since the "
-                        "epoch, and are read as seconds", path, column)
+            LOG.warning(
+                "%s: column '%s' holds numbers above 1e11: they look like milliseconds since the "
+                "epoch, and are read as seconds",
+                path,
+                column,
+            )
         return np.where(given, numbers, np.nan)
     out = np.full(len(text), np.nan)
     for index, value in enumerate(text.tolist()):
@@ -125,9 +142,14 @@ def _times(raw: pd.Series, column: str, path: str, *, optional: bool) -> np.ndar
         try:
             stamp = datetime.fromisoformat(value)
         except ValueError:
-            raise InputError(f"cannot read {value!r} as a time (expected ISO 8601 such as "
-                             "2024-03-01T12:00:00 or 2024-03-01 12:00:00+01:00, or seconds since the epoch "
-                             "in every row)", path=path, row=index + 1, column=column) from None
+            raise InputError(
+                f"cannot read {value!r} as a time (expected ISO 8601 such as "
+                "2024-03-01T12:00:00 or 2024-03-01 12:00:00+01:00, or seconds since the epoch "
+                "in every row)",
+                path=path,
+                row=index + 1,
+                column=column,
+            ) from None
         if stamp.tzinfo is None:  # a time without a zone is UTC
             stamp = stamp.replace(tzinfo=UTC)
         out[index] = stamp.timestamp()
@@ -148,19 +170,34 @@ def _warn_units(durations: np.ndarray, column: str, path: str) -> None:
     """Durations that look like hours or milliseconds (module docstring) get one warning."""
     median = float(np.median(durations))
     if median < HOURS_MEDIAN_BELOW_S and bool(np.all(durations == np.floor(durations))):
-        LOG.warning("%s: column '%s' looks like hours, not seconds (whole numbers, median %g): durations are "
-                    "read as seconds", path, column, median)
+        LOG.warning(
+            "%s: column '%s' looks like hours, not seconds (whole numbers, median %g): durations are "
+            "read as seconds",
+            path,
+            column,
+            median,
+        )
     elif median > MILLISECONDS_MEDIAN_ABOVE_S:
-        LOG.warning("%s: column '%s' looks like milliseconds, not seconds (median %g s = %.3g days): "
-                    "durations are read as seconds", path, column, median, median / SECONDS_PER_DAY)
+        LOG.warning(
+            "%s: column '%s' looks like milliseconds, not seconds (median %g s = %.3g days): "
+            "durations are read as seconds",
+            path,
+            column,
+            median,
+            median / SECONDS_PER_DAY,
+        )
 
 
 def _labels(raw: pd.Series, column: str, path: str, valid: tuple[str, ...]) -> list[str]:
     values = [v.strip().lower() for v in raw.tolist()]
     for index, value in enumerate(values):
         if value and value not in valid:
-            raise InputError(f"unknown {column} value {raw.iloc[index].strip()!r}; valid: {', '.join(valid)} "
-                             "(or empty)", path=path, row=index + 1, column=column)
+            raise InputError(
+                f"unknown {column} value {raw.iloc[index].strip()!r}; valid: {', '.join(valid)} (or empty)",
+                path=path,
+                row=index + 1,
+                column=column,
+            )
     return values
 
 
@@ -175,8 +212,12 @@ def _job_ids(raw: pd.DataFrame, mapped: dict[str, str], path: str) -> list[str]:
             raise InputError("empty job id", path=path, row=index + 1, column=column)
         first = seen.setdefault(value, index)
         if first != index:
-            raise InputError(f"repeated job id '{value}' (first at row {first + 1})", path=path,
-                             row=index + 1, column=column)
+            raise InputError(
+                f"repeated job id '{value}' (first at row {first + 1})",
+                path=path,
+                row=index + 1,
+                column=column,
+            )
     return ids
 
 
@@ -186,12 +227,17 @@ def _gpu_counts(raw: pd.DataFrame, mapped: dict[str, str], path: str) -> np.ndar
     column = mapped["gpus"]
     text = raw[column].str.strip()
     values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
-    bad = np.flatnonzero(~np.isfinite(values) | (values < 1) | (values != np.floor(values))
-                         | (values > 1_000_000))
+    bad = np.flatnonzero(
+        ~np.isfinite(values) | (values < 1) | (values != np.floor(values)) | (values > 1_000_000)
+    )
     if bad.size:
         row = int(bad[0])
-        raise InputError(f"expected a whole number of GPUs >= 1, got {text.iloc[row]!r}", path=path,
-                         row=row + 1, column=column)
+        raise InputError(
+            f"expected a whole number of GPUs >= 1, got {text.iloc[row]!r}",
+            path=path,
+            row=row + 1,
+            column=column,
+        )
     return values.astype(np.int64)
 
 
@@ -203,19 +249,26 @@ def _run_times(raw: pd.DataFrame, mapped: dict[str, str], header: list[str], pat
         return durations
     for key in ("start", "end"):
         if key not in mapped:
-            raise InputError(f"no column for 'duration' nor for '{key}': a job log needs a run time "
-                             "(--map duration=COLUMN) or start and end times (--map start=COLUMN --map "
-                             f"end=COLUMN); the file's columns: {', '.join(header) or 'none'}", path=path,
-                             column=key)
+            raise InputError(
+                f"no column for 'duration' nor for '{key}': a job log needs a run time "
+                "(--map duration=COLUMN) or start and end times (--map start=COLUMN --map "
+                f"end=COLUMN); the file's columns: {', '.join(header) or 'none'}",
+                path=path,
+                column=key,
+            )
     start = _times(raw[mapped["start"]], mapped["start"], path, optional=False)
     end = _times(raw[mapped["end"]], mapped["end"], path, optional=False)
     run = end - start
     bad = np.flatnonzero(~(run > 0))
     if bad.size:
         row = int(bad[0])
-        raise InputError(f"the job ends {'at' if run[row] == 0 else 'before'} its start "
-                         f"({raw[mapped['start']].iloc[row].strip()})", path=path, row=row + 1,
-                         column=mapped["end"])
+        raise InputError(
+            f"the job ends {'at' if run[row] == 0 else 'before'} its start "
+            f"({raw[mapped['start']].iloc[row].strip()})",
+            path=path,
+            row=row + 1,
+            column=mapped["end"],
+        )
     return np.asarray(run, dtype=float)
 
 
@@ -238,12 +291,20 @@ def parse_csv_log(path: str, options: ImportOptions) -> ParsedTrace:
         offsets = deadline - submit
         early = np.flatnonzero(offsets < 0)
         if early.size:
-            raise InputError("the deadline is before the submission", path=path, row=int(early[0]) + 1,
-                             column=mapped["deadline"])
-    kinds = (_labels(raw[mapped["kind"]], mapped["kind"], path, _KINDS) if "kind" in mapped
-             else [""] * len(raw))
-    scalings = (_labels(raw[mapped["scaling"]], mapped["scaling"], path, _SCALINGS) if "scaling" in mapped
-                else [""] * len(raw))
+            raise InputError(
+                "the deadline is before the submission",
+                path=path,
+                row=int(early[0]) + 1,
+                column=mapped["deadline"],
+            )
+    kinds = (
+        _labels(raw[mapped["kind"]], mapped["kind"], path, _KINDS) if "kind" in mapped else [""] * len(raw)
+    )
+    scalings = (
+        _labels(raw[mapped["scaling"]], mapped["scaling"], path, _SCALINGS)
+        if "scaling" in mapped
+        else [""] * len(raw)
+    )
 
     filtered: dict[str, int] = {}
     keep = np.ones(len(raw), dtype=bool)
