@@ -333,8 +333,18 @@ def test_with_requeue_a_preemptible_job_on_a_destroyed_slice_is_signalled_and_re
     controller.run_once()
     entry = controller.store.repartitions()[-1]
     assert entry.phase == "done" and entry.requeued == [short] and entry.waited == [short]
+    # Its Slurm record asked for the destroyed 2g's type (Slurm keeps that type in its request): a copy
+    # that asks for nothing yet replaces it, with its row, its preemption and its deadline, and runs on a
+    # slice of the new layout.
     row = controller.store.job(short)
-    assert row is not None and row.phase in ("queued", "released") and row.preemptions == 1
+    assert row is not None and row.phase == "renewed" and row.renewed_as is not None
+    copy = controller.store.job(row.renewed_as)
+    assert copy is not None and copy.phase == "released" and copy.preemptions == 1
+    assert copy.deadline_s == row.deadline_s and copy.submit_s == row.submit_s
+    assert slurm.renewed == {copy.job_id: short} and slurm.job(short).state is JobState.CANCELLED  # type: ignore[union-attr]
+    assert copy.gres is not None and copy.gres.startswith("gpu:a100_1g.5gb")
+    _sync_devices(slurm, fake)  # what the gres phase did to the real Slurm
+    assert copy.job_id in slurm.schedule()
     assert controller.store.job(long).phase == "running"  # type: ignore[union-attr]
 
 

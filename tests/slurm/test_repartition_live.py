@@ -327,8 +327,9 @@ def test_a_live_repartition_requeues_a_preemptible_job_on_the_destroyed_slice_an
 ) -> None:
     """With ``requeue = true`` the preemptible job on the 2g gets the checkpoint signal and Slurm requeues
     it (held): the repartition ends without waiting for its work and the job on the kept 4g runs once,
-    whole. Then the requeued job should run again on a slice of the new layout and complete; Slurm 22.05
-    refuses that (below), and the test is then an expected failure naming it."""
+    whole. The requeued job's Slurm record still asks for the destroyed 2g's type, which Slurm 22.05 never
+    drops (it would stay pending, BadConstraints): the controller replaces it by a copy (same script,
+    environment and output file, ``SLURM_RESTART_COUNT`` 1), which resumes on a slice of the new layout."""
     config = _config(box, tmp_path / "wattsched.toml", {"requeue": True})
     client = box.client()
     old_uuids = {i.label: i.uuid for i in FakeGpuState(box.fake_gpu_state).instances(0)}
@@ -336,10 +337,14 @@ def test_a_live_repartition_requeues_a_preemptible_job_on_the_destroyed_slice_an
     controller, long, short = started.controller, started.long, started.short
     long_script, short_script = started.long_script, started.short_script
 
+    def copy_of_short() -> int | None:
+        renewed = _rows(box, config).get(short, {}).get("renewed_as")
+        return int(renewed) if isinstance(renewed, int) else None
+
     def settled() -> bool:
-        ended = all(client.job(i).state is JobState.COMPLETED for i in (long, started.trigger))  # type: ignore[union-attr]
-        job = client.job(short)
-        return ended and job is not None and (job.state.finished or job.reason == "BadConstraints")
+        copy = copy_of_short()
+        ended = [client.job(i) for i in (long, started.trigger, copy or 0)]
+        return copy is not None and all(j is not None and j.state is JobState.COMPLETED for j in ended)
 
     try:
         rows = _rows(box, config)
@@ -359,27 +364,34 @@ def test_a_live_repartition_requeues_a_preemptible_job_on_the_destroyed_slice_an
         assert _layout(box) == TARGET
         gres = _node_gres(box)
         assert "a100_1g.5gb:2" in gres and "a100_2g.10gb" not in gres and "a100_4g.20gb:1" in gres
-        _wait(settled, 60, "the jobs to end (the requeued one: or be refused)", box)
+        _wait(settled, 60, "the jobs to end (the requeued one as its copy)", box)
     finally:
         _stop(controller)
-    shown = subprocess.run(
-        ["scontrol", "show", "job", str(short)], env=_env(box), check=True, capture_output=True, text=True
-    ).stdout.split()
-    assert "Restarts=1" in shown
-    # The first run of the short job: on the 2g, checkpointed at the signal; the controller counts one
-    # preemption.
+    copy = copy_of_short()
+    assert copy is not None and copy > started.trigger
+    original = client.job(short)
+    assert original is not None and original.state is JobState.CANCELLED and original.restart_count == 1
+    # The first run of the short job: on the 2g, checkpointed at the signal; its copy's run appended to the
+    # same output file, on a slice of the new layout, told it is a restart; the controller counts one
+    # preemption, and the copy goes on with the original's deadline.
     out = Path(f"{short_script}.{short}.out").read_text().splitlines()
     starts = _starts(short_script, short)
     assert starts[0].split() == ["start", old_uuids["2g.10gb@4"]]  # no restart count on a first run
     assert "checkpoint" in out and out.index("checkpoint") > out.index(starts[0])
+    assert len(starts) == 2 and out[-1] == "done"
+    _, uuid, restarts = starts[1].split()
+    new_labels = {i.uuid: i.label for i in FakeGpuState(box.fake_gpu_state).instances(0)}
+    assert restarts == "1" and new_labels.get(uuid) in TARGET[1:], starts[1]
     rows = _rows(box, config)
-    assert rows[short]["preemptions"] == 1
+    assert rows[short]["state"] == "renewed" and rows[short]["preemptions"] == 1
+    assert rows[copy]["state"] == "done" and rows[copy]["preemptions"] == 1
+    assert rows[copy]["slice"] == new_labels[uuid] and rows[copy]["deadline_s"] == rows[short]["deadline_s"]
     # The kept 4g's job: one run, whole, never signalled.
     assert _starts(long_script, long) == [f"start {old_uuids['4g.20gb@0']} "]
     assert Path(f"{long_script}.{long}.out").read_text().splitlines()[-1] == "done"
     assert client.job(long).restart_count == 0 and rows[long]["preemptions"] == 0  # type: ignore[union-attr]
     assert rows[long]["slice"] == "4g.20gb@0"
-    # The decision log names the requeued job.
+    # The decision log names the requeued job and its copy.
     entry = _repartition(box, config)
     assert entry is not None and entry["phase"] == "done"
     logged = _status(box, config)["decisions"]
@@ -387,17 +399,7 @@ def test_a_live_repartition_requeues_a_preemptible_job_on_the_destroyed_slice_an
     decisions = [str(d["text"]) for d in logged]
     assert any(f"job {short} preempted" in t and f"for repartition {entry['id']}" in t for t in decisions)
     assert any(f"repartition {entry['id']} " in t and f"requeued [{short}]" in t for t in decisions)
-    if "Reason=BadConstraints" in shown:
-        pytest.xfail(
-            "Slurm 22.05: a job requeued before a GRES reload that changes the node's GRES types is never "
-            "runnable after it (BadConstraints, 'node lacks GRES'), whatever GRES it is then given"
-        )
-    # Run again on a slice of the new layout (restart count 1), to its end.
-    assert "JobState=COMPLETED" in shown and len(starts) == 2 and out[-1] == "done"
-    _, uuid, restarts = starts[1].split()
-    new_labels = {i.uuid: i.label for i in FakeGpuState(box.fake_gpu_state).instances(0)}
-    assert restarts == "1" and new_labels.get(uuid) in TARGET[1:], starts[1]
-    assert rows[short]["slice"] == new_labels[uuid]
+    assert any(f"job {short} renewed as job {copy}" in t for t in decisions)
 
 
 def test_a_controller_killed_between_the_mig_change_and_the_gres_reload_finishes_on_restart(

@@ -286,6 +286,7 @@ def _job_rows(store: Any) -> list[dict[str, Any]]:
                 "kind": row.kind,
                 "preemptible": bool(row.preemptible),
                 "error": row.error,
+                "renewed_as": row.renewed_as,
             }
         )
     return rows

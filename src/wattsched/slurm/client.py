@@ -18,6 +18,12 @@ it:
   first, then sets, and pins the node with ``ReqNodeList`` (``NodeList`` only shrinks running jobs).
 - ``scancel --signal=SIG`` without a scope reaches only job steps, never the batch script; ``--batch``
   reaches the script's shell, ``--full`` every process of the batch step (the script and its children).
+- A job keeps, for its whole life, an entry for every GRES type it was ever given: the empty ``TresPerNode=``
+  sets their counts to 0 but does not drop them, and slurmctld restarts keep them. A job asked for type A and
+  then B is only started when a device of type A is free too (it gets none of it), and never once the node
+  has no type A left (pending, reason ``BadConstraints``: "Requested node configuration is not available") —
+  as after a MIG change. Only a new job asks for nothing: :meth:`SlurmClient.renew` replaces a pending job
+  by a copy of it (its script and submission environment from slurmctld's ``StateSaveLocation``).
 - ``scontrol requeuehold`` puts a running (or just ended) batch job back to PENDING, held, reason
   "job requeued in held state", ``Restarts`` + 1; once released it waits (reason ``BeginTime``) until the
   credential lifetime has passed (``AuthInfo=cred_expire``, 121 s by default) and its script starts again from
@@ -33,6 +39,7 @@ import logging
 import os
 import re
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -200,6 +207,7 @@ class SlurmApi(Protocol):
     def set_admin_comment(self, job_id: int, text: str) -> None: ...
     def signal(self, job_id: int, signal: str = "USR1", scope: SignalScope = "full") -> None: ...
     def requeue_hold(self, job_id: int) -> None: ...
+    def renew(self, job_id: int, marker: str) -> int: ...
     def cancel(self, job_id: int) -> None: ...
 
 
@@ -381,6 +389,108 @@ class SlurmClient:
     def cancel(self, job_id: int) -> None:
         self.run("scancel", str(job_id))
 
+    def renew(self, job_id: int, marker: str) -> int:
+        """Replace a pending job by a copy that has asked for no GRES yet (see the module docstring: a job
+        keeps every GRES type it was given): the same script and submission environment (read from
+        slurmctld's ``StateSaveLocation``: the caller must run where slurmctld keeps its state, as root or
+        SlurmUser), user, partition, name, comment, working directory, output files (appended to, so the
+        first run's output is kept), time limit, tasks, CPUs, memory, account and QOS; a copy of a job that
+        was requeued gets ``SLURM_RESTART_COUNT`` as the original had it, so that it resumes from its
+        checkpoint. The copy is submitted held with the AdminComment ``marker``, then the original is
+        cancelled. Returns the copy's id; :class:`SlurmError` (the original untouched) when its script or
+        environment cannot be read or the copy is refused."""
+        raw = next(
+            (r for r in self._json("squeue", "--json").get("jobs") or [] if _job_id(r) == job_id), None
+        )
+        if raw is None:
+            raise SlurmError(f"cannot renew job {job_id}: slurmctld does not know it")
+        if _state(raw.get("job_state")) is not JobState.PENDING:
+            raise SlurmError(f"cannot renew job {job_id}: it is not pending")
+        script, environment = self._submission(job_id)
+        shown = _shown_fields(self.run("scontrol", "show", "job", str(job_id)))
+        restarts = int(_number(raw.get("restart_cnt")) or 0)
+        if restarts:
+            environment["SLURM_RESTART_COUNT"] = str(restarts)
+        if self.slurm_conf:
+            environment["SLURM_CONF"] = self.slurm_conf
+        args = ["sbatch", "--parsable", "--hold", "--open-mode=append"]
+        for flag, value in (
+            ("--partition", _text(raw.get("partition"))),
+            ("--job-name", _text(raw.get("name"))),
+            ("--comment", _text(raw.get("comment"))),
+            ("--chdir", _text(raw.get("current_working_directory"))),
+            ("--output", shown.get("StdOut", "")),
+            ("--error", shown.get("StdErr", "")),
+            ("--input", shown.get("StdIn", "")),
+            ("--account", _text(raw.get("account"))),
+            ("--qos", _text(raw.get("qos"))),
+        ):
+            if value and value != "(null)":
+                args.append(f"{flag}={value}")
+        for flag, key in (
+            ("--time", "time_limit"),
+            ("--ntasks", "tasks"),
+            ("--nodes", "node_count"),
+            ("--cpus-per-task", "cpus_per_task"),
+            ("--mem", "memory_per_node"),
+            ("--mem-per-cpu", "memory_per_cpu"),
+        ):
+            number = _number(raw.get(key))
+            if number:
+                args.append(f"{flag}={int(number)}")
+        if os.geteuid() == 0:
+            args += [
+                f"--uid={int(_number(raw.get('user_id')) or 0)}",
+                f"--gid={int(_number(raw.get('group_id')) or 0)}",
+            ]
+        program = str(self.bin_dir / "sbatch") if self.bin_dir else "sbatch"
+        try:
+            done = subprocess.run(
+                [program, *args[1:]],
+                input=script,
+                capture_output=True,
+                text=True,
+                timeout=self.timeout_s,
+                env=environment,
+                check=False,
+            )
+        except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
+            raise SlurmError(f"cannot renew job {job_id}: sbatch failed: {exc}") from None
+        lines = [line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+        if done.returncode != 0:
+            raise SlurmError(
+                f"cannot renew job {job_id}: sbatch failed: {lines[-1] if lines else done.returncode}"
+            )
+        try:
+            copy = int(done.stdout.strip().split(";")[0])
+        except ValueError:
+            raise SlurmError(f"cannot renew job {job_id}: sbatch printed '{done.stdout.strip()}'") from None
+        try:
+            self.set_admin_comment(copy, marker)
+            self.cancel(job_id)
+        except SlurmError:
+            self.cancel(copy)
+            raise
+        return copy
+
+    def _submission(self, job_id: int) -> tuple[str, dict[str, str]]:
+        """A job's batch script and submission environment, as slurmctld keeps them in its
+        ``StateSaveLocation`` (``hash.N/job.ID/script`` and ``environment``: a 32-bit count, then that many
+        NUL-terminated ``NAME=value`` strings)."""
+        config = _shown_fields(self.run("scontrol", "show", "config"), separator=" = ")
+        where = Path(config.get("StateSaveLocation", "")) / f"hash.{job_id % 10}" / f"job.{job_id}"
+        try:
+            script = (where / "script").read_text(encoding="utf-8", errors="surrogateescape")
+            data = (where / "environment").read_bytes()
+        except OSError as exc:
+            raise SlurmError(
+                f"cannot renew job {job_id}: its script and environment are not readable here ({exc})"
+            ) from None
+        count = int.from_bytes(data[:4], sys.byteorder) if len(data) >= 4 else 0
+        items = [item.decode("utf-8", "surrogateescape") for item in data[4:].split(b"\0")[:count]]
+        environment = dict(item.split("=", 1) for item in items if "=" in item)
+        return script.rstrip("\0"), environment
+
 
 # ---------------------------------------------------------------------- parsing Slurm's JSON
 # One GRES item: name[:type][:count] then an optional "(IDX:0-1,3)" or "(S:0)"; items are comma separated,
@@ -430,6 +540,27 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+def _job_id(raw: Mapping[str, Any]) -> int:
+    return int(_number(raw.get("job_id")) or 0)
+
+
+def _shown_fields(text: str, separator: str = "=") -> dict[str, str]:
+    """``Key=value`` fields of ``scontrol show job`` (one ``Key=`` per word; the last wins), or, with
+    ``separator=" = "``, the ``Key = value`` lines of ``scontrol show config``."""
+    found: dict[str, str] = {}
+    if separator == "=":
+        for word in text.split():
+            key, equal, value = word.partition("=")
+            if equal:
+                found[key] = value
+    else:
+        for line in text.splitlines():
+            key, equal, value = line.partition(separator)
+            if equal:
+                found[key.strip()] = value.strip()
+    return found
 
 
 def _time_s(value: Any) -> float | None:
@@ -484,7 +615,7 @@ def parse_job(raw: Mapping[str, Any], gpu_uuids: Mapping[str, Sequence[str]] | N
     limit_min = _number(raw.get("time_limit"))
     code, signal = _exit(raw.get("exit_code"))
     return SlurmJob(
-        job_id=int(_number(raw.get("job_id")) or 0),
+        job_id=_job_id(raw),
         name=_text(raw.get("name")),
         user=_text(raw.get("user_name")) or _text(raw.get("user_id")),
         state=state,
@@ -558,6 +689,10 @@ class FakeSlurmClient:
         self.signals: list[tuple[int, str, str]] = []
         self._jobs: dict[int, SlurmJob] = {}
         self._next_id = 1
+        #: Per job, every GRES type it was ever given (Slurm 22.05 keeps them all: the module docstring).
+        self._asked: dict[int, set[str | None]] = {}
+        #: A renewed job's copy -> the original.
+        self.renewed: dict[int, int] = {}
 
     # ------------------------------------------------------------------ the SlurmApi
     def ping(self) -> bool:
@@ -611,7 +746,9 @@ class FakeSlurmClient:
             raise SlurmError(f"'scontrol update jobid={job_id} TresPerNode=' failed: job is not pending")
         if node is not None and node not in self.devices:
             raise SlurmError(f"'scontrol update jobid={job_id} ReqNodeList={node}' failed: invalid node name")
-        value = ",".join(str(entry) for entry in parse_gres(gres))
+        entries = parse_gres(gres)
+        self._asked.setdefault(job_id, set()).update(entry.type for entry in entries)
+        value = ",".join(str(entry) for entry in entries)
         self._put(job, gres=value, required_nodes=node if node is not None else job.required_nodes)
 
     def set_admin_comment(self, job_id: int, text: str) -> None:
@@ -649,6 +786,28 @@ class FakeSlurmClient:
         job = self._get(job_id)
         if not job.state.finished:
             self.finish(job_id, JobState.CANCELLED)
+
+    def renew(self, job_id: int, marker: str) -> int:
+        self._log("renew", job_id, marker)
+        job = self._get(job_id)
+        if job.state is not JobState.PENDING:
+            raise SlurmError(f"cannot renew job {job_id}: it is not pending")
+        copy, self._next_id = self._next_id, self._next_id + 1
+        self._jobs[copy] = replace(
+            job,
+            job_id=copy,
+            submit_s=float(self.clock()),
+            gres="",
+            required_nodes="",
+            held=True,
+            priority=0,
+            reason="JobHeldUser",
+            admin_comment=marker,
+            restart_count=0,
+        )
+        self.renewed[copy] = job_id
+        self.finish(job_id, JobState.CANCELLED)
+        return copy
 
     # ------------------------------------------------------------------ what Slurm itself does
     def submit(
@@ -748,6 +907,10 @@ class FakeSlurmClient:
             if len(free) < entry.count:
                 return None
             chosen.extend(free[: entry.count])
+        # A type asked before and cleared since still needs a free device of its type (none is given).
+        for kind in self._asked.get(job.job_id, set()) - {entry.type for entry in parse_gres(job.gres)}:
+            if not any(i not in busy and (kind is None or t == kind) for i, t in enumerate(types)):
+                return None
         return tuple(chosen)
 
     def _running(self, node: str) -> list[SlurmJob]:

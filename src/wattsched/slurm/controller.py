@@ -55,7 +55,16 @@ from wattsched.slurm.energy import BusySlice, split_energy
 from wattsched.slurm.gres_update import device_order, device_uuids
 from wattsched.slurm.jobs import engine_job
 from wattsched.slurm.repartition import ReloadError, carry_out, destroyed_slices, open_gpu_backend, run_reload
-from wattsched.slurm.state import ACTIVE, ON_SLICE, OPEN_PHASES, JobRow, Reading, Repartition, StateStore
+from wattsched.slurm.state import (
+    ACTIVE,
+    ON_SLICE,
+    OPEN_PHASES,
+    Action,
+    JobRow,
+    Reading,
+    Repartition,
+    StateStore,
+)
 from wattsched.workload.job import JobKind, Scaling
 
 __all__ = ["ACTIVE", "ON_SLICE", "Controller", "EnergyMeter", "GpuModel", "PassReport", "open_meter"]
@@ -451,6 +460,9 @@ class Controller:
                 continue  # a slice a repartition holds takes no job
             row = waiting
             gres = model.gres(slice_index)
+            if row.gres is not None and row.gres != gres and not self.dry_run:
+                row = self._renew(model, row, now) or row  # refused: released as it is (logged)
+                job_id = row.job_id
             if self._act(
                 job_id,
                 "release",
@@ -460,12 +472,79 @@ class Controller:
                 phase="released",
                 slice_index=slice_index,
                 slice=model.labels[slice_index],
+                gres=gres,
             ):
                 self._log(now, f"job {job_id} released on {model.name} slice {row.slice} ({gres})")
                 report.released.append(job_id)
         for job_id, row in rows.items():  # released but moved off its slice before Slurm started it
             if row.phase == "released" and (job_id not in placed or row.slice_index in model.draining):
                 self._act(job_id, "hold", {}, now, row, phase="queued")
+
+    def _renew(self, model: GpuModel, row: JobRow, now: float) -> JobRow | None:
+        """A waiting job whose Slurm record names another GRES type than the slice it is given: Slurm would
+        keep the old type in its request (:mod:`wattsched.slurm.client`), so the job is replaced by a copy
+        that names none, which takes its row, its place in the model and its energy. ``None`` (logged) when
+        Slurm refused the copy: the job is then released as it is, and Slurm may hold it back."""
+        marker = f"wattsched: renewal of job {row.job_id}"
+        action = self.store.journal(row.job_id, "renew", {"marker": marker}, now)
+        try:
+            copy = self.slurm.renew(row.job_id, marker)
+        except WattschedError as exc:
+            log.warning("job %d keeps its GRES %s in Slurm: %s", row.job_id, row.gres, exc)
+            self.store.finish_action(action, "failed")
+            return None
+        return self._take_over(model, row, copy, now, action)
+
+    def _take_over(self, model: GpuModel | None, row: JobRow, copy: int, now: float, action: int) -> JobRow:
+        """The copy ``copy`` of a renewed job goes on in its place (one transaction with the action's end)."""
+        new = replace(row, job_id=copy, phase="queued", slurm_state=JobState.PENDING, gres=None)
+        old = replace(row, phase="renewed", renewed_as=copy, energy_mj=0, slurm_state=JobState.CANCELLED)
+        with self.store.transaction():
+            self.store.finish_action(action)
+            self.store.put_job(old)
+            self.store.put_job(new)
+        self._rows.pop(row.job_id, None)
+        self._rows[copy] = new
+        self._known.add(copy)
+        if model is not None and row.job_id in model.ranks:
+            rank = model.ranks.pop(row.job_id)
+            model.ranks[copy] = rank
+            model.job_of[rank] = copy
+        self._log(now, f"job {row.job_id} renewed as job {copy} (its Slurm record asked for {row.gres})")
+        return new
+
+    def _recover_renewal(self, action: Action, now: float) -> None:
+        """A renewal cut short by a crash: the copy (by its marker, or, if the crash came before the marker
+        was written, an unknown job of the same name and comment submitted since) takes the row over and the
+        original is cancelled; without a copy the renewal is forgotten (the next release tries again)."""
+        row = self.store.job(action.job_id)
+        known = {r.job_id for r in self.store.jobs()}
+        marker = action.args.get("marker")
+        found = [
+            job
+            for job in self.slurm.jobs(self.config.partition)
+            if job.job_id not in known
+            and not job.state.finished
+            and (
+                job.admin_comment == marker
+                or (
+                    row is not None
+                    and job.comment == row.comment
+                    and job.name == row.name
+                    and (job.submit_s or 0.0) >= action.time_s - 1.0
+                )
+            )
+        ]
+        if row is None or not found:
+            self.store.finish_action(action.id, "failed")
+            return
+        original = self.slurm.job(action.job_id)
+        if original is not None and not original.state.finished:
+            try:
+                self.slurm.cancel(action.job_id)
+            except WattschedError as exc:
+                log.warning("renewal of job %d: the original not cancelled: %s", action.job_id, exc)
+        self._take_over(None, row, max(job.job_id for job in found), now, action.id)
 
     # ------------------------------------------------------------------ energy
     def _charge_energy(self, now: float, seen: dict[int, SlurmJob]) -> None:
@@ -598,6 +677,9 @@ class Controller:
         """Reconcile the journal's pending actions with Slurm, then rebuild each GPU's model."""
         for action in self.store.pending_actions():
             if self.clocks.recover(action):
+                continue
+            if action.kind == "renew":
+                self._recover_renewal(action, now)
                 continue
             job = self.slurm.job(action.job_id)
             if job is None or (job.state.finished and action.kind != "admin_comment"):

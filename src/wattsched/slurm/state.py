@@ -5,7 +5,8 @@ Tables:
 * ``jobs``: one row per job of the managed partition the controller has seen — its annotation, where and
   when it ran, its phase in the controller (``queued``: held, waiting for a slice; ``released``: given a
   slice type and released; ``running``; ``signalled``: sent the checkpoint signal; ``done``; ``rejected``:
-  held for a malformed annotation), its energy and preemptions.
+  held for a malformed annotation; ``renewed``: replaced by a copy, ``renewed_as``, that goes on in its
+  place), its energy and preemptions, and the GRES its Slurm record was given (``gres``).
 * ``actions``: the journal. Every action on Slurm is written as ``pending`` *before* it is sent and marked
   ``done`` once Slurm accepted it, in one transaction each. After a crash the pending ones are reconciled with
   what Slurm says (done already, or sent again) — so no job is started twice and no finished action repeated.
@@ -45,7 +46,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     submit_s REAL, deadline_s REAL, kind TEXT, scaling TEXT, work_s REAL, preemptible INTEGER,
     node TEXT, gpu INTEGER, slice_index INTEGER, slice TEXT, start_s REAL, end_s REAL,
     tardiness_s REAL, energy_mj INTEGER NOT NULL DEFAULT 0, preemptions INTEGER NOT NULL DEFAULT 0,
-    remaining REAL NOT NULL DEFAULT 1.0, run_start_s REAL, signalled_s REAL, error TEXT, comment TEXT
+    remaining REAL NOT NULL DEFAULT 1.0, run_start_s REAL, signalled_s REAL, error TEXT, comment TEXT,
+    gres TEXT, renewed_as INTEGER
 );
 CREATE TABLE IF NOT EXISTS actions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, time_s REAL NOT NULL, job_id INTEGER NOT NULL, kind TEXT NOT NULL,
@@ -111,6 +113,11 @@ class JobRow:
     error: str | None = None
     #: The job's comment when it was read (a rejected job is read again once its comment changes).
     comment: str | None = None
+    #: The GRES the controller gave the job's Slurm record (``gpu:TYPE:1``; ``None``: none yet). Slurm keeps
+    #: every type a job was given, so a job that must go to another type is renewed (``renewed_as``).
+    gres: str | None = None
+    #: A ``renewed`` job: the id of the copy that replaced it.
+    renewed_as: int | None = None
 
 
 _COLUMNS = tuple(f.name for f in fields(JobRow))
@@ -195,12 +202,20 @@ class StateStore:
             # only an OS crash may lose the last commits, which the reconciliation with Slurm then redoes.
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            self._add_missing_columns()
         except sqlite3.DatabaseError as exc:
             raise InputError(f"cannot open the controller's state file: {exc}", path=where) from None
         self.path = where
 
     def close(self) -> None:
         self._db.close()
+
+    def _add_missing_columns(self) -> None:
+        """A state file written before a column of ``jobs`` existed gets it (empty)."""
+        have = {row["name"] for row in self._db.execute("PRAGMA table_info(jobs)")}
+        for name, kind in (("gres", "TEXT"), ("renewed_as", "INTEGER")):
+            if name not in have:
+                self._db.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
