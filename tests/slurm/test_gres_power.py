@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from wattsched.errors import ConfigError, InputError
+from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.gpu.backend import GpuIdentity
 from wattsched.hardware.gpu.fake_state import FakeGpuState, FakeStateBackend
 from wattsched.slurm.config import load_config
 from wattsched.slurm.gres import node_gres, read_mig_minors
 from wattsched.slurm.power import expand_hostlist, power_settings, run_power_program
+from wattsched.slurm.repartition import carry_out
 from wattsched.slurm.state import StateStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,6 +71,32 @@ def test_a_gpu_with_mig_off_is_one_whole_gpu_line_and_needs_no_minors(tmp_path: 
     found = node_gres(_MigOff(state.path), "n1", minors_path=tmp_path / "absent")
     assert found.gres_conf().splitlines()[2:] == ["NodeName=n1 Name=gpu Type=h200 File=/dev/nvidia0"]
     assert found.gres_spec() == "gpu:h200:1"
+
+
+def test_padded_gres_keep_the_node_device_count_through_a_mig_change(tmp_path: Path) -> None:
+    """Each MIG GPU padded to its 7 compute slices with null-device spares, after its instances: the count
+    is the same before and after a change 3 -> 4 of the first GPU; a MIG-off GPU gets none."""
+    state = FakeGpuState.create(tmp_path / "gpus.json", [("a100-40gb", 3), ("a100-40gb", 1)])
+    backend = FakeStateBackend(state.path)
+    before = node_gres(backend, "gpu01", minors_path=_minors(state, tmp_path / "m3"), pad=True)
+    carry_out(backend, 0, load_gpu("a100-40gb"), load_gpu("a100-40gb").configuration(4))
+    after = node_gres(backend, "gpu01", minors_path=_minors(state, tmp_path / "m4"), pad=True)
+    for found, instances in ((before, 3), (after, 4)):
+        assert len(found.devices) == 14
+        first = [d.type for d in found.devices if d.gpu == 0]
+        assert first[:instances] != ["spare"] * instances and first[instances:] == ["spare"] * (7 - instances)
+        assert [d.type for d in found.devices if d.gpu == 1] == ["a100_7g.40gb"] + ["spare"] * 6
+    assert (
+        before.gres_spec()
+        == "gpu:a100_4g.20gb:1,gpu:a100_2g.10gb:1,gpu:a100_1g.10gb:1,gpu:spare:10,gpu:a100_7g.40gb:1"
+    )
+    assert after.gres_spec().endswith("gpu:spare:9,gpu:a100_7g.40gb:1")
+    conf = after.gres_conf().splitlines()
+    assert "NodeName=gpu01 Name=gpu Type=spare File=/dev/wattsched-spare-gpu0-2" in conf
+    assert "mknod -m 0666 $f c 1 3" in conf[2] and "/dev/wattsched-spare-gpu0-6 " in conf[2]  # any layout's
+    assert "NodeName=gpu01 Name=gpu Type=spare File=/dev/wattsched-spare-gpu0-3" not in conf
+    off = node_gres(_MigOff(state.path), "n1", minors_path=tmp_path / "absent", pad=True)
+    assert off.gres_spec() == "gpu:h200:2" and not off.spare_pool
 
 
 def test_gres_errors_name_the_file_and_what_is_missing(tmp_path: Path) -> None:
@@ -186,6 +214,9 @@ def test_the_commands_from_the_cli(tmp_path: Path) -> None:
     done = _cli("gres", "--node", "gpu01", "--config", str(config), "--mig-minors", str(minors), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["gres"] == "gpu:a100_4g.20gb:2,gpu:a100_2g.10gb:2,gpu:a100_1g.10gb:2"
+    padded = _cli("gres", "--node", "gpu01", "--config", str(config), "--mig-minors", str(minors), "--pad")
+    assert padded.returncode == 0, padded.stderr
+    assert "Gres=gpu:a100_4g.20gb:2,gpu:a100_2g.10gb:2,gpu:a100_1g.10gb:2,gpu:spare:8" in padded.stdout
     missing = _cli("gres", "--node", "gpu07", "--config", str(config))
     assert missing.returncode == 2 and "no node 'gpu07'" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1

@@ -5,7 +5,7 @@
     wattsched slurm jobs [--config FILE.toml] [--json]
     wattsched slurm import --sacct FILE -o TRACE [--cluster-out FILE]
     wattsched slurm prolog|epilog --state FAKE_GPU.json     (Slurm's Prolog/Epilog with a fake GPU)
-    wattsched slurm gres --node NAME [--config FILE | --backend nvml|fake:FILE] [-o FILE] [--json]
+    wattsched slurm gres --node NAME [--config FILE | --backend nvml|fake:FILE] [--pad] [-o FILE] [--json]
     wattsched slurm suspend|resume NODELIST [--config FILE]  (Slurm's SuspendProgram / ResumeProgram)
     wattsched slurm power-settings [--config FILE] [-o DIR] [--json]
 
@@ -94,6 +94,12 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--mig-minors",
         metavar="FILE",
         help="the driver's MIG capability list (default /proc/driver/nvidia-caps/mig-minors)",
+    )
+    gres.add_argument(
+        "--pad",
+        action="store_true",
+        help="pad each MIG GPU with spare devices (type 'spare') up to its compute slices, so that the "
+        "node's device count stays the same through live MIG changes",
     )
     gres.add_argument("-o", "--output", metavar="FILE", help="write gres.conf here instead of printing it")
     gres.add_argument("--json", action="store_true", help="print JSON")
@@ -458,7 +464,7 @@ def _gres(args: argparse.Namespace) -> int:
         backend_spec = nodes[args.node].backend
     backend = open_backend(backend_spec)
     try:
-        found = node_gres(backend, args.node, minors_path=args.mig_minors or MIG_MINORS)
+        found = node_gres(backend, args.node, minors_path=args.mig_minors or MIG_MINORS, pad=args.pad)
     finally:
         backend.close()
     if args.json:

@@ -11,9 +11,10 @@ Each pass (every ``poll_s`` seconds):
    (ties: the first).
 3. **Ask each model for its decision** — the policy the simulator runs (default ``edf-ss-restricted``), on the
    engine's own state — and carry out the difference: a job the model puts on a slice is given that slice's
-   GRES type, pinned to the node and released (a job whose Slurm record names another type is first renewed:
-   replaced by a copy that names none, since Slurm keeps every type a job was given); a running job the model takes off its slice is, when it is
-   preemptible and preemption is on, sent the checkpoint signal and requeued (held) ``grace_s`` later;
+   GRES type, pinned to the node and released (a job whose Slurm record names another type is first
+   renewed: replaced by a copy that names none, since Slurm keeps every type a job was given); a running
+   job the model takes off its slice is, when it is preemptible and preemption is on, sent the checkpoint
+   signal and requeued (held) ``grace_s`` later;
    otherwise it keeps its slice and the model is told so.
 4. **Charge energy**: each GPU's energy counter is read and the interval since the last reading is shared
    among the jobs that were busy in it (:mod:`wattsched.slurm.energy`). A running job's AdminComment says

@@ -10,6 +10,13 @@ one line with ``File=/dev/nvidiaN``. The node line of ``slurm.conf`` needs the m
 ``Gres=gpu:TYPE:COUNT,...``.
 
 wattsched never changes a GPU's MIG mode: these lines describe the GPUs as they are.
+
+A node whose GPUs are repartitioned live must keep its device count: Slurm 22.05 kills the running jobs of a
+node whose GPU device count changed at a slurmctld restart. With ``pad`` each MIG GPU gets, after its
+instances, spare devices up to its compute-slice count (7 on an A100 or H100: no layout has more
+instances), of type ``spare`` (never requested by wattsched). A spare's device file is a null device made
+once per node (:data:`SPARE_DEVICE`; the ``gres.conf`` header says how), so a job given one by mistake can
+reach no GPU.
 """
 
 from __future__ import annotations
@@ -21,15 +28,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wattsched.errors import InputError
+from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.gpu.backend import GpuBackend, GpuError
 from wattsched.hardware.gpu.fake_state import gres_type
 from wattsched.hardware.gpu.snapshot import catalogue_id
+from wattsched.slurm.gres_update import SPARE_TYPE
 
-__all__ = ["MIG_MINORS", "GresDevice", "NodeGres", "node_gres", "read_mig_minors"]
+__all__ = ["MIG_MINORS", "SPARE_DEVICE", "GresDevice", "NodeGres", "node_gres", "read_mig_minors"]
 
 #: Where the NVIDIA driver lists the capability device minors of every MIG instance.
 MIG_MINORS = Path("/proc/driver/nvidia-caps/mig-minors")
 _CAPS_DIR = "/dev/nvidia-caps"
+#: The device file of spare device ``k`` of GPU ``gpu`` (a character device with the null device's numbers).
+SPARE_DEVICE = "/dev/wattsched-spare-gpu{gpu}-{k}"
+_NULL_DEVICE = (1, 3)
 _MINOR_LINE = re.compile(r"^(\S+)\s+(\d+)$")
 
 
@@ -54,6 +66,8 @@ class NodeGres:
 
     node: str
     devices: tuple[GresDevice, ...]
+    #: With padding: every spare device file any layout of the node's MIG GPUs may use.
+    spare_pool: tuple[str, ...] = ()
 
     def gres_spec(self) -> str:
         """The ``Gres=`` value of the node's ``slurm.conf`` line: ``gpu:TYPE:COUNT`` per type, in order."""
@@ -61,12 +75,20 @@ class NodeGres:
         return ",".join(f"gpu:{kind}:{count}" for kind, count in counts.items())
 
     def gres_conf(self) -> str:
-        """The node's ``gres.conf`` lines, with the ``slurm.conf`` node setting as a comment above them."""
+        """The node's ``gres.conf`` lines, with the ``slurm.conf`` node setting as a comment above them (and,
+        with spare devices, how to make their files)."""
         lines = [
             f"# gres.conf for {self.node}, written by `wattsched slurm gres`; in slurm.conf the node needs",
             f"#   NodeName={self.node} ... Gres={self.gres_spec()}",
-            *(device.gres_conf_line(self.node) for device in self.devices),
         ]
+        if self.spare_pool:
+            major, minor = _NULL_DEVICE
+            lines += [
+                f"# spare devices keep the node's GPU device count constant through MIG changes; make their "
+                f"files once (null devices): for f in {' '.join(self.spare_pool)}; do "
+                f"[ -e $f ] || mknod -m 0666 $f c {major} {minor}; done",
+            ]
+        lines += [device.gres_conf_line(self.node) for device in self.devices]
         return "\n".join(lines) + "\n"
 
     def as_json(self) -> dict[str, object]:
@@ -108,11 +130,14 @@ def node_gres(
     *,
     minors: Mapping[str, int] | None = None,
     minors_path: str | Path = MIG_MINORS,
+    pad: bool = False,
 ) -> NodeGres:
     """The GRES devices of every GPU ``backend`` sees: each MIG instance of a GPU in MIG mode (its compute
     instances' capability minors from ``minors``, read from ``minors_path`` when a MIG GPU needs them), or
-    the whole GPU when MIG is off."""
+    the whole GPU when MIG is off. ``pad``: each MIG GPU's devices padded with spare ones up to its
+    compute-slice count (module docstring)."""
     devices: list[GresDevice] = []
+    pool: list[str] = []
     for index in range(backend.device_count()):
         identity = backend.identity(index)
         family = catalogue_id(identity.name, identity.memory_total_bytes)
@@ -139,9 +164,14 @@ def node_gres(
             devices.append(
                 GresDevice(index, gres_type(family, profile), tuple(files), profile, instance.start)
             )
+        if pad:
+            made = sum(1 for device in devices if device.gpu == index)
+            files = [SPARE_DEVICE.format(gpu=index, k=k) for k in range(load_gpu(family).compute_slices)]
+            devices += [GresDevice(index, SPARE_TYPE, (file,)) for file in files[: max(0, len(files) - made)]]
+            pool += files
     if not devices:
         raise GpuError(f"node {node}: no GPU found")
-    return NodeGres(node, tuple(devices))
+    return NodeGres(node, tuple(devices), tuple(pool))
 
 
 def _cap(minors: Mapping[str, int], key: str, where: str | Path) -> str:
