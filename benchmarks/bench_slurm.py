@@ -17,6 +17,10 @@
     the fake GPU; gres: the sandbox's reload command, a fresh Python process; resume: the model rebuilt),
     then the steps of the sandbox's reload itself (drain the node, files, slurmctld restart + reconfigure +
     resume, the node back with its new GRES), called directly.
+(e) Renewals in the same sandbox: the time :meth:`SlurmClient.renew` takes to replace a held job that was
+    given a GRES type by a copy that asks for none (read its script and environment, ``sbatch`` the copy,
+    mark it, cancel the original) — what a job that changes slice type, e.g. one requeued off a slice a
+    repartition destroyed, waits for before it is released again.
 """
 
 from __future__ import annotations
@@ -224,8 +228,25 @@ def repartitions(count: int, folder: Path) -> None:
                 f"{key.removesuffix('_s')} {statistics.median(values):.3f} s" for key, values in steps.items()
             )
         )
+        renewals(box, folder, 10)
     finally:
         sandbox_module.stop(folder / "rbox")
+
+
+def renewals(box: sandbox_module.Sandbox, folder: Path, count: int) -> None:
+    client = box.client()
+    script = folder / "renew.sh"
+    script.write_text("#!/bin/sh\nsleep 1\n")
+    script.chmod(0o755)
+    times = []
+    for n in range(count):
+        job = client.submit(script, output=folder / f"renew{n}.out", comment="wattsched: work=1s")
+        client.set_gres(job, f"gpu:{box.gres_types[0]}:1", box.node)
+        began = time.perf_counter()
+        copy = client.renew(job, f"wattsched: renewal of job {job}")
+        times.append(time.perf_counter() - began)
+        client.cancel(copy)
+    print(f"\n(e) {count} renewals on the sandbox: {_quantiles(times)}")
 
 
 class _Clock:
