@@ -5,10 +5,12 @@ the real one does; the controller renews, and a renewal cut short by a crash is 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from wattsched.cli import main
 from wattsched.slurm.client import FakeSlurmClient, JobState, SlurmError
 from wattsched.slurm.controller import Controller
 from wattsched.slurm.state import StateStore
@@ -76,7 +78,9 @@ def _released_on_the_2g_before(tmp_path: Path) -> tuple[Controller, FakeSlurmCli
     return restarted, slurm, job, other
 
 
-def test_a_job_given_another_type_than_its_slurm_record_names_is_renewed_and_runs(tmp_path: Path) -> None:
+def test_a_job_given_another_type_than_its_slurm_record_names_is_renewed_and_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     controller, slurm, job, other = _released_on_the_2g_before(tmp_path)
     report = controller.run_once()
     row = controller.store.job(job)
@@ -91,6 +95,13 @@ def test_a_job_given_another_type_than_its_slurm_record_names_is_renewed_and_run
     assert controller.store.job(copy).phase == "running"  # type: ignore[union-attr]
     logged = [text for _, text in controller.store.decisions()]
     assert any(f"job {job} renewed as job {copy}" in text for text in logged)
+    # `wattsched slurm jobs` names the copy beside the original.
+    assert main(["slurm", "jobs", "--config", str(tmp_path / "wattsched.toml")]) == 0
+    table = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert table[str(job)][2] == f"renewed:{copy}" and table[str(copy)][2] == "running"
+    assert main(["slurm", "jobs", "--config", str(tmp_path / "wattsched.toml"), "--json"]) == 0
+    rows = {r["job_id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows[job]["renewed_as"] == copy and rows[copy]["renewed_as"] is None
 
 
 @pytest.mark.parametrize("marked", [True, False], ids=["marked", "before-the-marker"])

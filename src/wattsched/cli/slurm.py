@@ -312,7 +312,7 @@ def _jobs(args: argparse.Namespace) -> int:
         cells = (
             r["job_id"],
             r["user"] or "-",
-            r["state"],
+            r["state"] if r["renewed_as"] is None else f"renewed:{r['renewed_as']}",
             where,
             r["slice"] or "-",
             tardiness,
