@@ -670,7 +670,29 @@ def test_a_roll_back_the_gpu_refuses_fails_the_repartition_on_the_old_configurat
     assert entry.phase == "failed" and "roll back failed" in entry.detail and entry.attempts == 2
     assert _labels(fake) == [KEPT, "1g.10gb@4", "1g.10gb@6"]  # a valid layout, neither old nor new
     assert entry.in_force == "3" and controller.gpus[0].configuration.ident == 3
-    assert _restart(tmp_path, controller, slurm, clock, switch).gpus[0].configuration.ident == 3
+    # The old configuration's 2g is not on the GPU: it takes no job (Slurm still lists it, the reload never
+    # ran), here and in a controller restarted on the state file, until it is there again.
+    two_g = controller.gpus[0].labels.index(DESTROYED)
+    assert controller.gpus[0].missing == {two_g}
+    restarted = _restart(tmp_path, controller, slurm, clock, switch)
+    waiting = [slurm.submit(comment=f"wattsched: work=50s deadline=+{d}s") for d in (100, 110, 120, 130)]
+    for _ in range(3):
+        clock.now += 1.0
+        restarted.run_once()
+    assert restarted.gpus[0].configuration.ident == 3 and restarted.gpus[0].missing == {two_g}
+    released = {restarted.store.job(i).slice for i in waiting} - {None}  # type: ignore[union-attr]
+    assert released and DESTROYED not in released
+    # An operator mends the GPU: the instance that took the placement goes, the 2g is made again.
+    taker = next(i for i in fake.instances(0) if i.label == "1g.10gb@4")
+    fake.set_busy(taker.uuid, None)
+    fake.destroy_instance(0, taker.uuid)
+    fake.create_instance(0, "2g.10gb", 4)
+    clock.now += 1.0
+    restarted.run_once()
+    assert restarted.gpus[0].missing == frozenset()
+    logged = [text for _, text in restarted.store.decisions(50)]
+    assert any(f"slices {DESTROYED} are not on the GPU" in text for text in logged)
+    assert any("every slice of configuration 3 is back" in text for text in logged)
 
 
 def _journal(path: Path, entries: list[tuple[str, str, str, str, str, dict[str, float]]]) -> None:

@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Protocol
 
 from wattsched.errors import ConfigError, WattschedError
+from wattsched.hardware.gpu.apply import current_layout
 from wattsched.hardware.gpu.backend import GpuBackend, GpuError
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type, is_state_file
 from wattsched.hardware.mig import Configuration, MigGpu
@@ -96,12 +97,20 @@ class GpuModel:
     #: node's GPUs is repartitioned (those it destroys, and kept ones whose Slurm device index moves).
     repartition: Repartition | None = None
     draining: frozenset[int] = frozenset()
+    #: Slices of the configuration in force that the GPU does not hold (a repartition whose roll back the GPU
+    #: refused): they take no job until they are there again.
+    missing: frozenset[int] = frozenset()
     #: While this GPU is repartitioned: every GPU's (index) slices held, this one's and its node peers'.
     held: dict[int, frozenset[int]] = field(default_factory=dict)
 
     @property
     def labels(self) -> list[str]:
         return [s.label for s in self.configuration.slices]
+
+    @property
+    def closed(self) -> frozenset[int]:
+        """The slices that take no job now (drained for a repartition, or missing from the GPU)."""
+        return self.draining | self.missing
 
     def gres(self, slice_index: int) -> str:
         return f"gpu:{gres_type(self.gpu, self.configuration.slices[slice_index].profile)}:1"
@@ -233,6 +242,8 @@ class Controller:
                 epochs.add(f"{seen_row.node}/{seen_row.gpu}")
         active = self._active()
         for model in self.gpus:
+            if model.missing:
+                self._check_missing(model, now)
             if model.repartition is not None and not self.dry_run:
                 self._step_repartition(model, now, report)
                 active = self._active()
@@ -458,7 +469,7 @@ class Controller:
                 break
         for job_id, slice_index in placed.items():
             waiting = rows.get(job_id)
-            if waiting is None or waiting.phase != "queued" or slice_index in model.draining:
+            if waiting is None or waiting.phase != "queued" or slice_index in model.closed:
                 continue  # a slice a repartition holds takes no job
             row = waiting
             gres = model.gres(slice_index)
@@ -479,7 +490,7 @@ class Controller:
                 self._log(now, f"job {job_id} released on {model.name} slice {row.slice} ({gres})")
                 report.released.append(job_id)
         for job_id, row in rows.items():  # released but moved off its slice before Slurm started it
-            if row.phase == "released" and (job_id not in placed or row.slice_index in model.draining):
+            if row.phase == "released" and (job_id not in placed or row.slice_index in model.closed):
                 self._act(job_id, "hold", {}, now, row, phase="queued")
 
     def _renew(self, model: GpuModel, row: JobRow, now: float) -> JobRow | None:
@@ -714,6 +725,30 @@ class Controller:
                 "recovered %s of job %d (%s)", action.kind, action.job_id, "done" if done else "sent again"
             )
         self._rebuild(now)
+        for model in self.gpus:
+            last = self.store.last_repartition(model.node, model.index)
+            if last is not None and last.phase == "failed" and last.in_force == last.from_config:
+                self._check_missing(model, now)
+
+    def _check_missing(self, model: GpuModel, now: float) -> None:
+        """Hold the slices of the configuration in force that the GPU lacks (after a repartition whose roll
+        back it refused), and reopen them once they are there again (an operator mended the GPU)."""
+        try:
+            layout, _ = current_layout(self._backend(model.node), model.index)
+        except (GpuError, ConfigError, WattschedError) as exc:
+            log.warning("%s: cannot read the GPU's MIG layout: %s", model.name, exc)
+            return
+        present = {str(instance) for instance in layout}
+        missing = frozenset(i for i, label in enumerate(model.labels) if label not in present)
+        if missing != model.missing:
+            if missing:
+                names = ", ".join(model.labels[i] for i in sorted(missing))
+                self._log(now, f"{model.name}: slices {names} are not on the GPU; they take no job")
+            else:
+                self._log(
+                    now, f"{model.name}: every slice of configuration {model.configuration.ident} is back"
+                )
+            model.missing = missing
 
     def _rebuild(self, now: float) -> None:
         """Every active job into its GPU's model at ``now``: waiting ones arrive, running ones start on their
@@ -1024,6 +1059,8 @@ class Controller:
         self._release_hold(model)
         if phase == "failed" and entry.in_force == entry.to_config:
             self._install(model, model.gpu.configuration(_ident(entry.to_config)), now)
+        elif phase == "failed":
+            self._check_missing(model, now)
         self._log(now, f"repartition {entry.id} of {model.name} {phase.replace('_', ' ')}: {entry.detail}")
 
     def _backend(self, node: str) -> GpuBackend:
