@@ -348,6 +348,28 @@ def test_with_requeue_a_preemptible_job_on_a_destroyed_slice_is_signalled_and_re
     assert controller.store.job(long).phase == "running"  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(("max_wait_s", "requeued"), [(30, True), (1000, False)])
+def test_with_requeue_auto_only_a_job_that_would_outlast_the_wait_is_requeued(
+    tmp_path: Path, max_wait_s: float, requeued: bool
+) -> None:
+    """The 2g's preemptible job (60 s of work on the whole GPU) has about 200 s left on the 2g: with
+    ``max_wait_s`` 30 waiting for it would give the change up, so it is signalled and requeued; with 1000 it
+    is waited for."""
+    controller, slurm, fake, clock, switch = _setup(tmp_path, f'requeue = "auto"\nmax_wait_s = {max_wait_s}')
+    long, short = _two_running(controller, slurm, fake, clock, preemptible="yes")
+    switch.target = 4
+    clock.now += 1.0
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    clock.now += 1.0
+    controller.run_once()
+    assert [s[0] for s in slurm.signals] == ([short] if requeued else [])
+    entry = controller.store.repartitions()[-1]
+    assert (
+        entry.phase == "wait" and entry.waited == [short] and entry.requeued == ([short] if requeued else [])
+    )
+
+
 def test_a_refused_destroy_is_logged_once_per_try_changes_nothing_and_is_retried(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -433,11 +455,12 @@ def test_the_config_takes_registry_partitioners_and_repartition_settings(tmp_pat
     assert node.partitioner == "day-night" and node.dynamic
     assert dict(node.partitioner_options) == {"day_configuration": 3, "night_configuration": 4}
     assert config.repartition.requeue is True and config.repartition.max_wait_s == 30.0
-    # Requeueing is off unless asked for: Slurm 22.05 does not run a job requeued across a GRES change.
+    # Requeueing is off unless asked for (a requeue loses the work since the job's checkpoint).
     assert load_config(_config(tmp_path, gpu_file, "max_wait_s = 30")).repartition.requeue is False
+    assert load_config(_config(tmp_path, gpu_file, 'requeue = "auto"')).repartition.requeue == "auto"
     with pytest.raises(ConfigError, match=r"unknown partitioner 'day-nite' \(did you mean 'day-night'\?\)"):
         load_config(_config(tmp_path, gpu_file, partitioner="day-nite"))
-    with pytest.raises(ConfigError, match=r"repartition\.requeue must be true or false"):
+    with pytest.raises(ConfigError, match=r"repartition\.requeue must be true, false or \"auto\""):
         load_config(_config(tmp_path, gpu_file, "requeue = 1"))
     with pytest.raises(ConfigError, match=r"unknown key repartition\.max_wait"):
         load_config(_config(tmp_path, gpu_file, "max_wait = 1"))

@@ -20,7 +20,8 @@ partitioner = "static"             # or any registry partitioner (wattsched mig 
 partitioner_options = {}           # keyword arguments of the partitioner (day-night: day_configuration...)
 backend = "nvml"                   # or fake:FILE (a fake GPU state file)
 [repartition]                      # optional: how a live repartition is carried out
-requeue = false                    # true: preemptible jobs on destroyed slices are requeued (else waited for)
+requeue = false                    # true: preemptible jobs on destroyed slices are requeued (false: waited
+                                   # for; "auto": requeued if predicted to end after max_wait_s)
 max_wait_s = 600                   # give up (and reopen the drained slices) after waiting this long
 max_attempts = 10                  # tries of the MIG change before giving up (rolled back)
 reload_command = ["/usr/local/sbin/mig-gres-reload", "{node}"]  # brings Slurm's GRES to the new slices
@@ -46,7 +47,7 @@ import signal as signals
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from wattsched.cluster.spec import P2_SLOT_S, P2_TURN_ON_J
 from wattsched.errors import ConfigError, InputError, did_you_mean
@@ -112,7 +113,10 @@ class RepartitionConfig:
     of the MIG change before it is rolled back, and the command (``{node}`` replaced) that makes Slurm see
     the node's new GRES (empty: none is run; a sandbox's config names its own)."""
 
-    requeue: bool = False
+    #: ``True``: every preemptible job on a destroyed slice is requeued; ``"auto"``: only one the GPU's model
+    #: predicts to end after ``max_wait_s`` of waiting (waiting for it would give the change up); ``False``:
+    #: they are all waited for.
+    requeue: bool | Literal["auto"] = False
     max_wait_s: float = 600.0
     max_attempts: int = 10
     reload_command: tuple[str, ...] = ()
@@ -237,8 +241,8 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
 
 def _repartition(table: dict[str, Any], where: str) -> RepartitionConfig:
     requeue = table.get("requeue", False)
-    if not isinstance(requeue, bool):
-        raise ConfigError(f"{where}: repartition.requeue must be true or false, got {requeue!r}")
+    if not isinstance(requeue, bool) and requeue != "auto":
+        raise ConfigError(f'{where}: repartition.requeue must be true, false or "auto", got {requeue!r}')
     attempts = table.get("max_attempts", 10)
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise ConfigError(f"{where}: repartition.max_attempts must be an integer >= 1, got {attempts!r}")

@@ -926,7 +926,7 @@ class Controller:
                 if (
                     row.gpu == model.index
                     and row.slice_index in destroyed
-                    and settings.requeue
+                    and self._requeue_for_repartition(model, row, entry)
                     and self.config.preemption
                     and row.preemptible
                     and row.phase == "running"
@@ -982,6 +982,19 @@ class Controller:
             self._enter(model, entry, "resume", now, report)
         if entry.phase == "resume":
             self._resume(model, entry, target, now, report)
+
+    def _requeue_for_repartition(self, model: GpuModel, row: JobRow, entry: Repartition) -> bool:
+        """Whether a (preemptible, running) job on a slice the repartition destroys is requeued rather than
+        waited for: always, never, or with ``requeue = "auto"`` when the GPU's model predicts it to end after
+        ``max_wait_s`` of waiting — the change would be given up before it ends."""
+        settings = self.config.repartition
+        if settings.requeue != "auto":
+            return settings.requeue
+        rank = model.ranks.get(row.job_id)
+        end = model.sim.predicted_completions().get(rank) if rank is not None else None
+        if end is None:
+            return False
+        return end + self.origin_s > entry.phase_started_s + settings.max_wait_s
 
     def _resume(
         self, model: GpuModel, entry: Repartition, target: Configuration, now: float, report: PassReport
