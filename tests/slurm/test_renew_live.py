@@ -1,7 +1,7 @@
 """On a real Slurm (the sandbox): a pending job given a second GRES type still waits for a free device of the
 first (Slurm 22.05 keeps every type a job was given), and :meth:`SlurmClient.renew` replaces it by a copy —
-same script, submission environment, output file (appended to) — that asks for nothing, runs on the type it
-is then given at once, and leaves the original cancelled."""
+same script and arguments, submission environment, output file (appended to) — that asks for nothing, runs
+on the type it is then given at once, and leaves the original cancelled."""
 
 from __future__ import annotations
 
@@ -15,9 +15,15 @@ from wattsched.slurm import sandbox as sandbox_module
 from wattsched.slurm.client import JobState
 
 
-def _sbatch(box: sandbox_module.Sandbox, script: Path, *flags: str, env: dict[str, str] | None = None) -> int:
+def _sbatch(
+    box: sandbox_module.Sandbox,
+    script: Path,
+    *flags: str,
+    env: dict[str, str] | None = None,
+    arguments: tuple[str, ...] = (),
+) -> int:
     out = subprocess.run(
-        ["sbatch", "--parsable", "--partition", box.partition, *flags, str(script)],
+        ["sbatch", "--parsable", "--partition", box.partition, *flags, str(script), *arguments],
         env=dict(os.environ, **box.env, **(env or {})),
         check=True,
         capture_output=True,
@@ -38,7 +44,7 @@ def test_a_job_keeps_its_first_gres_type_in_slurm_and_its_renewed_copy_does_not(
     hold.write_text("#!/bin/sh\nsleep 20\n")
     hold.chmod(0o755)
     script = tmp_path / "job.sh"
-    script.write_text('#!/bin/sh\necho "start $MY_MARK $CUDA_VISIBLE_DEVICES"\nsleep 0.5\necho done\n')
+    script.write_text('#!/bin/sh\necho "start $MY_MARK $1 $CUDA_VISIBLE_DEVICES"\nsleep 0.5\necho done\n')
     script.chmod(0o755)
     tmp_path.chmod(0o755)
     busy = _sbatch(box, hold)
@@ -54,6 +60,7 @@ def test_a_job_keeps_its_first_gres_type_in_slurm_and_its_renewed_copy_does_not(
         "-o",
         f"{script}.%j.out",
         env={"MY_MARK": "mark-42"},
+        arguments=("arg-1",),
     )
     try:
         client.set_gres(job, f"gpu:{two_g}:1", box.node)
@@ -79,4 +86,4 @@ def test_a_job_keeps_its_first_gres_type_in_slurm_and_its_renewed_copy_does_not(
             client.cancel(i)
     # The copy ran the same script with the submission environment, on the 1g, into the original's output.
     lines = Path(f"{script}.{job}.out").read_text().splitlines()
-    assert lines == [f"start mark-42 {uuid_of[one_g]}", "done"]
+    assert lines == [f"start mark-42 arg-1 {uuid_of[one_g]}", "done"]

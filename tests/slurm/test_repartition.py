@@ -356,7 +356,7 @@ def test_with_requeue_auto_only_a_job_that_would_outlast_the_wait_is_requeued(
     ``max_wait_s`` 30 waiting for it would give the change up, so it is signalled and requeued; with 1000 it
     is waited for."""
     controller, slurm, fake, clock, switch = _setup(tmp_path, f'requeue = "auto"\nmax_wait_s = {max_wait_s}')
-    long, short = _two_running(controller, slurm, fake, clock, preemptible="yes")
+    _, short = _two_running(controller, slurm, fake, clock, preemptible="yes")
     switch.target = 4
     clock.now += 1.0
     slurm.submit(comment="wattsched: work=30s deadline=+2000s")

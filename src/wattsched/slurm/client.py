@@ -40,6 +40,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -391,7 +392,8 @@ class SlurmClient:
 
     def renew(self, job_id: int, marker: str) -> int:
         """Replace a pending job by a copy that has asked for no GRES yet (see the module docstring: a job
-        keeps every GRES type it was given): the same script and submission environment (read from
+        keeps every GRES type it was given): the same script, arguments (Slurm 22.05 shows them joined by
+        spaces: an argument with a space in it is split) and submission environment (read from
         slurmctld's ``StateSaveLocation``: the caller must run where slurmctld keeps its state, as root or
         SlurmUser), user, partition, name, comment, working directory, output files (appended to, so the
         first run's output is kept), time limit, tasks, CPUs, memory, account and QOS; a copy of a job that
@@ -444,18 +446,24 @@ class SlurmClient:
                 f"--gid={int(_number(raw.get('group_id')) or 0)}",
             ]
         program = str(self.bin_dir / "sbatch") if self.bin_dir else "sbatch"
-        try:
-            done = subprocess.run(
-                [program, *args[1:]],
-                input=script,
-                capture_output=True,
-                text=True,
-                timeout=self.timeout_s,
-                env=environment,
-                check=False,
-            )
-        except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
-            raise SlurmError(f"cannot renew job {job_id}: sbatch failed: {exc}") from None
+        # The script's arguments: Slurm 22.05 shows the command line joined by spaces only.
+        words = _text(raw.get("command")).split()
+        path, *arguments = words if words and words[0] != "(null)" else [""]
+        with tempfile.TemporaryDirectory(prefix="wattsched-renew-") as scratch:
+            if not _same_text(path, script):  # edited or gone since: the copy runs the script Slurm kept
+                path = os.path.join(scratch, os.path.basename(path) or "script")
+                Path(path).write_text(script, encoding="utf-8", errors="surrogateescape")
+            try:
+                done = subprocess.run(
+                    [program, *args[1:], path, *arguments],
+                    capture_output=True,
+                    text=True,
+                    timeout=self.timeout_s,
+                    env=environment,
+                    check=False,
+                )
+            except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
+                raise SlurmError(f"cannot renew job {job_id}: sbatch failed: {exc}") from None
         lines = [line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()]
         if done.returncode != 0:
             raise SlurmError(
@@ -540,6 +548,13 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+def _same_text(path: str, text: str) -> bool:
+    try:
+        return bool(path) and Path(path).read_text(encoding="utf-8", errors="surrogateescape") == text
+    except OSError:
+        return False
 
 
 def _job_id(raw: Mapping[str, Any]) -> int:
