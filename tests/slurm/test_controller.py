@@ -10,6 +10,7 @@ import pytest
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig import simulate
+from wattsched.mig.simulator import MigSimulation
 from wattsched.slurm.client import FakeSlurmClient, JobState
 from wattsched.slurm.config import load_config
 from wattsched.slurm.controller import Controller
@@ -293,3 +294,40 @@ def test_a_kill_in_the_middle_of_a_release_neither_loses_nor_repeats_it(
     clock.now += 1.0
     again.run_once()
     assert again.store.job(job).phase == "running"  # type: ignore[union-attr]
+
+
+def test_an_end_and_a_start_in_the_same_second_are_told_end_first(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slurm's times are whole seconds, and it starts a job on any free device of its type: job 2 ends and
+    job 1, released on the other 1g.5gb, starts on the device job 2 freed, in the same second. Told in job
+    order, the start would push job 2 off its slice in the model and its end would count as a cancel; told
+    end first the model follows Slurm."""
+    controller, slurm, _, clock = _setup(tmp_path, configuration=4)
+    first = slurm.submit(comment="wattsched: work=100s deadline=+5000s")
+    urgent = slurm.submit(comment="wattsched: work=10s deadline=+4000s")
+    controller.run_once()
+    released = {i: controller.store.job(i).slice for i in (first, urgent)}  # type: ignore[union-attr]
+    assert sorted(released.values()) == ["1g.5gb@4", "1g.5gb@5"]
+    slurm.start(urgent)
+    clock.now += 1.0
+    controller.run_once()
+    device = slurm.job(urgent).gpu_indices  # type: ignore[union-attr]
+    clock.now += 10.0
+    slurm.finish(urgent)
+    slurm.start(first, gpu_indices=device)  # the same second, on the device the urgent job freed
+    clock.now += 1.0
+    cancelled: list[int] = []
+    cancel = MigSimulation.observe_cancel
+
+    def spy(sim: MigSimulation, rank: int, at_s: float) -> None:
+        cancelled.append(rank)
+        cancel(sim, rank, at_s)
+
+    monkeypatch.setattr(MigSimulation, "observe_cancel", spy)
+    with caplog.at_level("WARNING", logger="wattsched.slurm.controller"):
+        controller.run_once()
+    assert not [r for r in caplog.records if "disagrees" in r.getMessage()]
+    assert cancelled == []  # the urgent job's end is a completion, not a job pushed off its slice
+    row = controller.store.job(first)
+    assert row is not None and row.phase == "running" and row.slice == released[urgent]

@@ -200,7 +200,9 @@ def _run_live(
         box, tmp_path / "wattsched.toml", {"policy": POLICY}, partitioner=partitioner,
         partitioner_options=options, repartition={"max_attempts": 20},
     )  # fmt: skip
-    config_path.write_text(config_path.read_text().replace("[slurm]\n", "[slurm]\npoll_s = 0.5\n"))
+    config_path.write_text(
+        config_path.read_text().replace("[slurm]\n", '[slurm]\npoll_s = 0.5\ntime_origin = "start"\n')
+    )
     config = load_config(config_path)
     client = box.client()
     controller = Controller(config, client, StateStore(config.state_path))

@@ -8,6 +8,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -782,3 +783,44 @@ def test_measured_repartition_s_refuses_a_missing_file_a_non_state_file_and_no_r
     _journal(empty, [])
     with pytest.raises(InputError, match="no finished repartition"):
         measured_repartition_s(empty, a100)
+
+
+@pytest.mark.parametrize(("hour", "configuration"), [(12, 3), (21, 4)])
+def test_day_night_follows_the_local_time_of_day_from_a_midnight_origin(
+    tmp_path: Path, hour: int, configuration: int
+) -> None:
+    """The default time origin is local midnight of the first start's day: day-night's day (5-17 h by
+    default) is the wall clock's. A controller started at noon keeps the day configuration (3); one started
+    at 21:00 goes to the night one (4) at its first decision epoch. With ``time_origin = "start"`` the
+    origin is the first start itself."""
+    started = datetime(2026, 3, 10, hour, 0, 0).timestamp()
+    clock = Clock()
+    clock.now = started
+    gpu_file = tmp_path / "gpu.json"
+    fake = FakeGpuState.create(gpu_file, [("a100-40gb", 3)], clock=clock)
+    config = load_config(_config(tmp_path, gpu_file))
+    assert config.time_origin == "midnight"
+    slurm = FakeSlurmClient({"node0": []}, clock=clock)
+    _sync_devices(slurm, fake)
+    controller = Controller(config, slurm, StateStore(config.state_path), clock=clock, meters={"node0": fake})
+    assert controller.origin_s == datetime(2026, 3, 10).timestamp()
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    controller.run_once()
+    entries = controller.store.repartitions()
+    assert [e.to_config for e in entries] == ([] if configuration == 3 else ["4"])
+    (tmp_path / "b").mkdir()
+    text = (
+        _config(tmp_path / "b", gpu_file).read_text().replace("[slurm]\n", '[slurm]\ntime_origin = "start"\n')
+    )
+    (tmp_path / "b" / "wattsched.toml").write_text(text)
+    from_start = Controller(
+        load_config(tmp_path / "b" / "wattsched.toml"),
+        slurm,
+        StateStore(tmp_path / "b" / "s.db"),
+        clock=clock,
+    )
+    assert from_start.origin_s == int(started)
+    bad = text.replace('time_origin = "start"', 'time_origin = "noon"')
+    (tmp_path / "b" / "wattsched.toml").write_text(bad)
+    with pytest.raises(ConfigError, match=r"slurm\.time_origin: expected 'midnight' or 'start', got 'noon'"):
+        load_config(tmp_path / "b" / "wattsched.toml")

@@ -5,6 +5,8 @@
 partition = "mig"                  # its jobs are managed; every other job is left alone
 state = "/var/lib/wattsched/slurm.db"
 poll_s = 2.0                       # seconds between two looks at Slurm
+time_origin = "midnight"           # the models' time 0: local midnight of the first start's day (a
+                                   # partitioner's hours are the time of day), or "start": the first start
 [scheduling]
 policy = "edf-ss-restricted"       # any registry policy (wattsched mig policies)
 preemption = "requeue"             # or "off"
@@ -69,7 +71,7 @@ __all__ = [
 STATIC_PARTITIONERS = frozenset({"static", "no-mig"})
 
 _SECTIONS = {
-    "slurm": {"partition", "state", "poll_s", "slurm_conf"},
+    "slurm": {"partition", "state", "poll_s", "slurm_conf", "time_origin"},
     "scheduling": {"policy", "preemption", "signal", "grace_s", "overdue_s"},
     "power": {
         "suspend_command",
@@ -169,6 +171,9 @@ class ControllerConfig:
     nodes: tuple[NodeConfig, ...]
     slurm_conf: str | None = None
     source: Path | None = None
+    #: The GPU models' time 0 (kept in the state file at the first start): ``"midnight"`` (local midnight of
+    #: that day: a partitioner's hours of the day are the wall clock's) or ``"start"`` (the first start).
+    time_origin: Literal["midnight", "start"] = "midnight"
     power: PowerConfig = PowerConfig()
     repartition: RepartitionConfig = RepartitionConfig()
     clocks: ClocksConfig = ClocksConfig()
@@ -208,6 +213,9 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
         raise ConfigError(
             f"{where}: scheduling.policy: unknown policy '{policy}'; valid: {', '.join(POLICIES.available())}"
         )
+    time_origin = _text(slurm, "time_origin", where, section="slurm", default="midnight")
+    if time_origin not in ("midnight", "start"):
+        raise ConfigError(f"{where}: slurm.time_origin: expected 'midnight' or 'start', got '{time_origin}'")
     preemption = _text(scheduling, "preemption", where, section="scheduling", default="requeue")
     if preemption not in ("requeue", "off"):
         raise ConfigError(f"{where}: scheduling.preemption: expected 'requeue' or 'off', got '{preemption}'")
@@ -233,6 +241,7 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
         nodes=nodes,
         slurm_conf=slurm.get("slurm_conf"),
         source=Path(where),
+        time_origin="start" if time_origin == "start" else "midnight",
         power=_power(raw.get("power", {}), where),
         clocks=_clocks(raw.get("clocks", {}), nodes, where),
         repartition=_repartition(raw.get("repartition", {}), where),

@@ -175,7 +175,7 @@ class Controller:
         self.store = store
         self.dry_run = dry_run
         self.clock = clock
-        self.origin_s = store.origin_s(clock())
+        self.origin_s = store.origin_s(clock(), midnight=config.time_origin == "midnight")
         self.meters = meters if meters is not None else {n.name: open_meter(n.backend) for n in config.nodes}
         #: GPU clocks (the nodes ``config.clocks`` names; ``gpu_backends`` in place of opening theirs).
         self.clocks = GpuClocks(config, store, dry_run=dry_run, backends=gpu_backends, log_decision=self._log)
@@ -227,7 +227,9 @@ class Controller:
         for row in self._active():
             job = seen.get(row.job_id) or self.slurm.job(row.job_id)
             events.append((_event_time(row, job, now), row.job_id, row, job))
-        for _, _, row, job in sorted(events, key=lambda e: (e[0], e[1])):
+        # Slurm's times are whole seconds: at a tie an end comes first (the slice it frees may be the one a
+        # job started on in the same second).
+        for _, _, row, job in sorted(events, key=lambda e: (e[0], not _ends(e[3]), e[1])):
             self._follow(row, job, now, report)
         for job in sorted(seen.values(), key=lambda j: (j.submit_s or now, j.job_id)):
             if job.job_id not in self._known:
@@ -1102,6 +1104,10 @@ def _ident(text: str) -> int | str:
 
 def _layout(configuration: Configuration) -> str:
     return ",".join(s.label for s in sorted(configuration.slices, key=lambda s: s.start)) or "empty"
+
+
+def _ends(job: SlurmJob | None) -> bool:
+    return job is None or job.state.finished
 
 
 def _event_time(row: JobRow, job: SlurmJob | None, now: float) -> float:

@@ -33,6 +33,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -228,13 +229,17 @@ class StateStore:
         self._db.execute("COMMIT")
 
     # ------------------------------------------------------------------ meta
-    def origin_s(self, now_s: float | None = None) -> float:
-        """The GPU models' time origin, fixed at the first start (``now_s`` or the time then, in whole
-        seconds since the epoch)."""
+    def origin_s(self, now_s: float | None = None, *, midnight: bool = False) -> float:
+        """The GPU models' time origin, fixed at the first start: ``now_s`` (or the time then) in whole
+        seconds since the epoch, or, with ``midnight``, the local midnight before it (then a model's time
+        modulo a day is the time of day)."""
         row = self._db.execute("SELECT value FROM meta WHERE key = 'origin_s'").fetchone()
         if row is not None:
             return float(row["value"])
         origin = float(int(time.time() if now_s is None else now_s))
+        if midnight:
+            day = datetime.fromtimestamp(origin).replace(hour=0, minute=0, second=0, microsecond=0)
+            origin = float(int(day.timestamp()))
         self._db.execute("INSERT INTO meta (key, value) VALUES ('origin_s', ?)", (repr(origin),))
         return origin
 
