@@ -160,6 +160,7 @@ def test_the_job_table_as_text(
         "job",
         "user",
         "state",
+        "slurm",
         "node/gpu",
         "slice",
         "tardiness_s",
@@ -167,7 +168,7 @@ def test_the_job_table_as_text(
         "preempt",
     ]
     # work 60 s, deadline 120 s after submission (the default: twice the work): only the 4g slice is in time.
-    assert lines[1].split()[:5] == [str(job), "user", "released", "node0/0", "4g.20gb@0"]
+    assert lines[1].split()[:6] == [str(job), "user", "released", "PENDING", "node0/0", "4g.20gb@0"]
 
 
 def test_prolog_and_epilog_mark_the_jobs_instances(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

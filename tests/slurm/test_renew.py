@@ -98,7 +98,10 @@ def test_a_job_given_another_type_than_its_slurm_record_names_is_renewed_and_run
     # `wattsched slurm jobs` names the copy beside the original.
     assert main(["slurm", "jobs", "--config", str(tmp_path / "wattsched.toml")]) == 0
     table = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
-    assert table[str(job)][2] == f"renewed:{copy}" and table[str(copy)][2] == "running"
+    assert table[str(job)][2:4] == [f"renewed:{copy}", "CANCELLED"] and table[str(copy)][2:4] == [
+        "running",
+        "RUNNING",
+    ]
     assert main(["slurm", "jobs", "--config", str(tmp_path / "wattsched.toml"), "--json"]) == 0
     rows = {r["job_id"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows[job]["renewed_as"] == copy and rows[copy]["renewed_as"] is None

@@ -304,7 +304,7 @@ def _jobs(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    header = ("job", "user", "state", "node/gpu", "slice", "tardiness_s", "energy_J", "preempt")
+    header = ("job", "user", "state", "slurm", "node/gpu", "slice", "tardiness_s", "energy_J", "preempt")
     print("  ".join(f"{h:>12}" for h in header))
     for r in rows:
         where = f"{r['node']}/{r['gpu']}" if r["node"] is not None else "-"
@@ -313,6 +313,7 @@ def _jobs(args: argparse.Namespace) -> int:
             r["job_id"],
             r["user"] or "-",
             r["state"] if r["renewed_as"] is None else f"renewed:{r['renewed_as']}",
+            r["slurm_state"] or "-",
             where,
             r["slice"] or "-",
             tardiness,
