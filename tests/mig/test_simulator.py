@@ -92,6 +92,25 @@ def test_repartition_deadline_shift_is_instant_and_moves_deadlines() -> None:
     assert records["B"].tardiness_s == pytest.approx(6.0)
 
 
+@pytest.mark.parametrize("mode", ["blackout", "deadline_shift"])
+def test_a_job_placed_at_the_instant_of_a_repartition_is_not_preempted(mode: str) -> None:
+    # Config 2 (4g, 3g), EDF-FS. t=0: A on 4g (160 s). t=50: B arrives and is placed on the free 3g; the
+    # repartition to config 1 at that same epoch takes both off: A ran 50 s (one preemption), B never ran
+    # (none). A then has 110/160 of its work left: 68.75 s on 7g, from 54 (blackout) or 50 (deadline shift).
+    trace = [job("A", 0, 300, d3=240, d4=160, d7=100), job("B", 50, 900, d3=300, d4=200, d7=100)]
+    sim = MigSimulation(trace, 2, "edf-fs", record_jobs=True, repartition_mode=mode)
+    while sim.advance():
+        if sim.now_s == 50.0:
+            assert sim.snapshot().jobs[1].slice_index is not None  # B is on a slice at the change
+            assert sim.repartition(1) is True
+    result = sim.result()
+    restart = 54.0 if mode == "blackout" else 50.0
+    records = {r.job_id: r for r in result.records or ()}
+    assert (records["A"].preemptions, records["B"].preemptions, result.preemptions) == (1, 0, 1)
+    assert records["A"].slices == ((0.0, 50.0, 2, 0), (restart, restart + 68.75, 1, 0))
+    assert records["B"].slices == ((restart + 68.75, restart + 168.75, 1, 0),)
+
+
 def test_snapshot_reports_jobs_energy_and_accrued_lateness() -> None:
     # Config 1. X: arrives 0, d 10, 100 s. Y: arrives 50, d 500, 100 s. At the epoch t=50: X has run 50 s
     # (half left) and is 40 s past its deadline; Y waits. Energy 248.5 * 50.

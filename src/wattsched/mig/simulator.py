@@ -17,11 +17,12 @@ slower by the power model's shared speed factor; progress is settled at every ch
 completions re-timed. Off by default (P1's A100 curve never exceeds its cap, so results there are unchanged).
 
 Repartitioning (:meth:`MigSimulation.repartition`) preempts every running job, each counting one preemption
-(the MIG instance it ran on is destroyed). ``repartition_mode="blackout"`` (default,
-docs/concepts/mig-model.md): no slice exists for the GPU's ``repartition_s`` seconds, the GPU draws idle
-power, arrivals wait, then the new configuration exists and the scheduler runs at once. ``"deadline_shift"``
-(the SMART-MIG alternative): the change is instantaneous, and the deadline of every arrived, unfinished job is
-reduced by ``repartition_s``, for scheduling and for tardiness alike (later arrivals are not shifted).
+(the MIG instance it ran on is destroyed) unless it was placed at that instant and never ran.
+``repartition_mode="blackout"`` (default, docs/concepts/mig-model.md): no slice exists for the GPU's
+``repartition_s`` seconds, the GPU draws idle power, arrivals wait, then the new configuration exists and the
+scheduler runs at once. ``"deadline_shift"`` (the SMART-MIG alternative): the change is instantaneous, and the
+deadline of every arrived, unfinished job is reduced by ``repartition_s``, for scheduling and for tardiness
+alike (later arrivals are not shifted).
 
 A cluster drives one simulation per GPU (:mod:`wattsched.cluster`) through its driving API
 (:meth:`~MigSimulation.add_job`, :meth:`~MigSimulation.probe`, :meth:`~MigSimulation.step`,
@@ -1073,18 +1074,20 @@ class MigSimulation:
 
     # ------------------------------------------------------------------ job transitions
     def _stop(self, j: int, s: int, now: float, *, preemption: bool = True) -> None:
-        """Take running job ``j`` off slice ``s``: a preemption (progress kept, counted once) or, with
+        """Take running job ``j`` off slice ``s``: a preemption (progress kept, counted once if the job ran on
+        the slice: one placed at this instant, as at a repartition, never did) or, with
         ``preemption=False``, a start the model planned that never happened for real (:meth:`observe_start`):
         its progress on the slice is undone (exactly so without a power cap or clock levels)."""
         st = self._state
         duration = st.durations_s[j][st.slice_duration_index[s]]
         if preemption:
             st.remaining[j] -= (now - st.run_start_s[j]) / duration
-            history = st.history
-            if history is not None and now > st.seg_start_s[j]:
-                history[j].append((st.seg_start_s[j], now, self._config.ident, st.slice_start[s]))
-            st.preemptions[j] += 1
-            self._preemptions += 1
+            if now > st.seg_start_s[j]:
+                history = st.history
+                if history is not None:
+                    history[j].append((st.seg_start_s[j], now, self._config.ident, st.slice_start[s]))
+                st.preemptions[j] += 1
+                self._preemptions += 1
         else:
             st.remaining[j] += (st.run_start_s[j] - st.seg_start_s[j]) / duration
         st.run_start_s[j] = now
