@@ -47,7 +47,7 @@ def test_a_job_keeps_its_first_gres_type_in_slurm_and_its_renewed_copy_does_not(
     script.write_text('#!/bin/sh\necho "start $MY_MARK $1 $CUDA_VISIBLE_DEVICES"\nsleep 0.5\necho done\n')
     script.chmod(0o755)
     tmp_path.chmod(0o755)
-    busy = _sbatch(box, hold)
+    busy = _sbatch(box, hold, "-o", str(tmp_path / "hold.out"))
     client.set_gres(busy, f"gpu:{two_g}:1", box.node)
     client.release(busy)
     wait_for(lambda: client.job(busy).state is JobState.RUNNING, 30, "the 2g's job to run")  # type: ignore[union-attr]
