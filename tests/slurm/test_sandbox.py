@@ -67,6 +67,40 @@ def test_prolog_and_epilog_mark_the_jobs_slice_busy_then_idle(
     assert f"JobId={job_id} " in completions  # an ended job's lasting record
 
 
+def test_a_job_runs_on_every_free_slice_at_once_whatever_the_hosts_cores(
+    slurm_sandbox: Sandbox, tmp_path: Path, wait_for: Callable[..., None]
+) -> None:
+    """The node declares a CPU per compute slice at least (7 for the A100), not the host's cores: three
+    1-CPU jobs on the three slices run together even on a 2-core host (no job waits for a CPU)."""
+    client = slurm_sandbox.client()
+    (node,) = [n for n in client.nodes() if n.name == slurm_sandbox.node]
+    assert node.cpus == max(os.cpu_count() or 1, 7) and node.available
+    cpus = {line.split("|")[1] for line in (slurm_sandbox.conf_path.parent / "fake_gpus.conf").open()}
+    assert cpus == {str(node.cpus)}
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/sh\nsleep 60\n")
+    script.chmod(0o755)
+    jobs = []
+    for kind in slurm_sandbox.gres_types:
+        job_id = client.submit(script, output="/dev/null", workdir=tmp_path, extra=["--cpus-per-task=1"])
+        client.set_gres(job_id, f"gpu:{kind}:1", node=slurm_sandbox.node)
+        client.release(job_id)
+        jobs.append(job_id)
+
+    def states() -> set[JobState]:
+        return {client.job(job_id).state for job_id in jobs}  # type: ignore[union-attr]
+
+    try:
+        assert len(jobs) == 3
+        wait_for(lambda: states() == {JobState.RUNNING}, 20, "the 3 jobs to run at once")
+    finally:
+        for job_id in jobs:
+            client.cancel(job_id)
+    wait_for(lambda: all(state.finished for state in states()), 20, "the jobs to end")
+    state = FakeGpuState(slurm_sandbox.fake_gpu_state)
+    wait_for(lambda: not any(i.busy for i in state.instances(0)), 20, "the Epilogs to mark the slices idle")
+
+
 def test_the_controller_config_names_the_sandbox(slurm_sandbox: Sandbox, tmp_path: Path) -> None:
     path = sandbox_module.write_controller_config(
         slurm_sandbox, tmp_path / "w.toml", {"policy": "edf", "grace_s": 5}

@@ -52,7 +52,14 @@ from typing import Any
 import wattsched
 from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.slurm.client import SlurmClient, SlurmError
-from wattsched.slurm.gres_update import fake_devices, fake_gpus_conf, gres_spec, spare_count, write_fake_gres
+from wattsched.slurm.gres_update import (
+    fake_devices,
+    fake_gpus_conf,
+    gres_spec,
+    node_cpus,
+    spare_count,
+    write_fake_gres,
+)
 
 __all__ = ["DAEMONS", "Sandbox", "main", "reload_gres", "start", "stop", "write_controller_config"]
 
@@ -124,7 +131,7 @@ def start(
     uuids = tuple(uuid for uuid, _, _ in devices)
     types = tuple(kind for _, kind, _ in devices)
     ports = (_free_port(), _free_port())
-    cpus = os.cpu_count() or 1
+    cpus = node_cpus(state)
     _write_text(paths["fake_gpus"], fake_gpus_conf(devices, cpus))
     state_file = shlex.quote(str(paths["state_file"]))
     hook = f"{shlex.quote(sys.executable)} -m wattsched slurm"
@@ -439,6 +446,9 @@ def _slurm_conf(
         "SelectType": "select/cons_tres",
         "SelectTypeParameters": "CR_Core",
         "MpiDefault": "none",
+        # The node declares a CPU per compute slice at least (gres_update.node_cpus), more than a small host
+        # has: slurmd takes the declared CPUs instead of draining the node.
+        "SlurmdParameters": "config_overrides",
         "ReturnToService": 2,
         "GresTypes": "gpu",
         "JobSubmitPlugins": "lua",
