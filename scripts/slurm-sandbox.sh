@@ -5,7 +5,9 @@
 #   scripts/slurm-sandbox.sh stop DIR
 #
 # CONFIG.toml is a controller config: its partition and its first node's GPUs and configuration shape the
-# sandbox (default: partition mig, one A100-40GB at configuration 3). Everything is done by
+# sandbox (default: partition mig, one A100-40GB at configuration 3), and DIR/wattsched.toml keeps its
+# [slurm] poll_s, [scheduling], [clocks], [power], [repartition] and the first node's partitioner (a config
+# the controller would refuse there stops the sandbox, with the controller's error). Everything is done by
 # `python -m wattsched.slurm.sandbox`; this script adds only the controller. PYTHON picks the interpreter
 # (default: the repository's .venv, else python3).
 set -euo pipefail

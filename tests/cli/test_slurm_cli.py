@@ -107,6 +107,28 @@ def test_a_bad_config_is_one_line(
     assert message in err and "\n" not in err
 
 
+@pytest.mark.parametrize(
+    ("partitioner", "valid"),
+    [
+        ("day-night", " (did you mean 'day_configuration'?); valid: day_configuration, night_configuration"),
+        ("static", "; valid: configuration, scheduler"),
+    ],
+)
+def test_a_misspelled_partitioner_option_is_one_line_at_load(
+    slurm: FakeSlurmClient, tmp_path: Path, capsys: pytest.CaptureFixture[str], partitioner: str, valid: str
+) -> None:
+    path = Path(_config(tmp_path))
+    path.write_text(
+        path.read_text() + f'partitioner = "{partitioner}"\npartitioner_options = {{ day_config = 3 }}\n'
+    )
+    assert main(["slurm", "controller", "--config", str(path), "--once"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "keyword argument" not in err
+    wanted = f"unknown option 'day_config' for repartitioning policy '{partitioner}'{valid}"
+    assert f"nodes[0]: partitioner_options: {wanted}" in err
+    assert slurm.calls == []  # refused when the config is loaded
+
+
 def test_a_node_without_the_slices_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

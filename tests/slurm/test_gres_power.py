@@ -113,6 +113,40 @@ def test_gres_errors_name_the_file_and_what_is_missing(tmp_path: Path) -> None:
         read_mig_minors(bad)
 
 
+def test_a_fake_backend_numbers_its_own_minors_as_the_driver_would(tmp_path: Path) -> None:
+    """Without --mig-minors a fake:FILE backend (given or from the config) needs no driver list: its lines
+    are those a driver list numbered as the driver does gives; an explicit --mig-minors still wins."""
+    state = FakeGpuState.create(tmp_path / "gpus.json", [("a100-40gb", 3), ("a100-40gb", 1)])
+    carry_out(
+        FakeStateBackend(state.path), 0, load_gpu("a100-40gb"), load_gpu("a100-40gb").configuration(4)
+    )  # instance ids no longer in placement order
+    minors = _minors(state, tmp_path / "mig-minors")
+    expected = node_gres(FakeStateBackend(state.path), "gpu01", minors_path=minors).gres_conf()
+    given = _cli("gres", "--node", "gpu01", "--backend", f"fake:{state.path}")
+    assert given.returncode == 0, given.stderr
+    assert given.stdout == expected
+    caps = [line.split("MultipleFiles=")[1].split(",")[1:] for line in given.stdout.splitlines()[2:]]
+    numbers = [int(cap.removeprefix("/dev/nvidia-caps/nvidia-cap")) for pair in caps for cap in pair]
+    assert numbers == list(range(3, 3 + 2 * (len(state.instances(0)) + 1)))  # GI then CI, from 3
+    config = tmp_path / "node.toml"
+    config.write_text(
+        '[slurm]\npartition = "mig"\nstate = "state.db"\n[[nodes]]\nname = "gpu01"\n'
+        'gpus = ["a100-40gb", "a100-40gb"]\nconfiguration = 3\nbackend = "fake:gpus.json"\n'
+    )
+    from_config = _cli("gres", "--node", "gpu01", "--config", str(config))
+    assert from_config.returncode == 0, from_config.stderr
+    assert from_config.stdout == expected
+    shifted = tmp_path / "shifted"
+    shifted.write_text(
+        "".join(f"{name} {int(minor) + 100}\n" for name, minor in (line.split() for line in minors.open()))
+    )
+    explicit = _cli("gres", "--node", "gpu01", "--config", str(config), "--mig-minors", str(shifted))
+    assert explicit.returncode == 0, explicit.stderr
+    assert explicit.stdout != expected and "/dev/nvidia-caps/nvidia-cap103," in explicit.stdout
+    absent = _cli("gres", "--node", "gpu01", "--config", str(config), "--mig-minors", str(tmp_path / "no"))
+    assert absent.returncode != 0 and "no MIG capability list" in absent.stderr
+
+
 def _config(tmp_path: Path, power: str = "") -> Path:
     FakeGpuState.create(tmp_path / "a.json", [("a100-40gb", 3), ("a100-40gb", 3)])
     FakeGpuState.create(tmp_path / "b.json", [("h200-141gb", 3)])

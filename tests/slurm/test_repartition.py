@@ -461,6 +461,15 @@ def test_the_config_takes_registry_partitioners_and_repartition_settings(tmp_pat
     assert load_config(_config(tmp_path, gpu_file, 'requeue = "auto"')).repartition.requeue == "auto"
     with pytest.raises(ConfigError, match=r"unknown partitioner 'day-nite' \(did you mean 'day-night'\?\)"):
         load_config(_config(tmp_path, gpu_file, partitioner="day-nite"))
+    misspelled = _config(tmp_path, gpu_file).read_text().replace("day_configuration", "day_config")
+    (tmp_path / "misspelled.toml").write_text(misspelled)
+    with pytest.raises(
+        ConfigError,
+        match=r"nodes\[0\]: partitioner_options: unknown option 'day_config' for repartitioning policy "
+        r"'day-night' \(did you mean 'day_configuration'\?\); valid: day_configuration, night_configuration, "
+        r"day_start_h, day_end_h$",
+    ):
+        load_config(tmp_path / "misspelled.toml")
     with pytest.raises(ConfigError, match=r"repartition\.requeue must be true, false or \"auto\""):
         load_config(_config(tmp_path, gpu_file, "requeue = 1"))
     with pytest.raises(ConfigError, match=r"unknown key repartition\.max_wait"):
@@ -469,8 +478,10 @@ def test_the_config_takes_registry_partitioners_and_repartition_settings(tmp_pat
     (tmp_path / "nomig.toml").write_text(text)
     with pytest.raises(ConfigError, match="has MIG off"):
         load_config(tmp_path / "nomig.toml")
-    static = text.replace('partitioner = "day-night"', 'partitioner = "static"').replace(
-        "partitioner_options = { day_configuration = 3, night_configuration = 4 }\n", ""
+    static = "".join(  # the static partitioner takes none of day-night's options
+        line
+        for line in text.replace('partitioner = "day-night"', 'partitioner = "static"').splitlines(True)
+        if not line.startswith("partitioner_options")
     )
     (tmp_path / "static.toml").write_text(static)
     assert not load_config(tmp_path / "static.toml").nodes[0].dynamic

@@ -93,7 +93,8 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
     gres.add_argument(
         "--mig-minors",
         metavar="FILE",
-        help="the driver's MIG capability list (default /proc/driver/nvidia-caps/mig-minors)",
+        help="the driver's MIG capability list (default /proc/driver/nvidia-caps/mig-minors; a fake:FILE "
+        "backend numbers its instances' minors itself)",
     )
     gres.add_argument(
         "--pad",
@@ -450,7 +451,7 @@ def _clock_text(clock: dict[str, Any]) -> str:
 
 def _gres(args: argparse.Namespace) -> int:
     from wattsched.hardware.gpu import open_backend
-    from wattsched.slurm.gres import MIG_MINORS, node_gres
+    from wattsched.slurm.gres import node_gres
 
     backend_spec = args.backend
     if backend_spec is None:
@@ -465,7 +466,7 @@ def _gres(args: argparse.Namespace) -> int:
         backend_spec = nodes[args.node].backend
     backend = open_backend(backend_spec)
     try:
-        found = node_gres(backend, args.node, minors_path=args.mig_minors or MIG_MINORS, pad=args.pad)
+        found = node_gres(backend, args.node, minors_path=args.mig_minors, pad=args.pad)
     finally:
         backend.close()
     if args.json:

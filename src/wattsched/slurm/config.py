@@ -366,6 +366,10 @@ def _node(raw: object, index: int, base: Path, where: str) -> NodeConfig:
     options = raw.get("partitioner_options", {})
     if not isinstance(options, dict):
         raise ConfigError(f"{at}: partitioner_options must be a table of the partitioner's arguments")
+    try:
+        PARTITIONERS.check_options(partitioner, options)
+    except ConfigError as exc:
+        raise ConfigError(f"{at}: partitioner_options: {exc}") from None
     if partitioner not in STATIC_PARTITIONERS:
         if any(not c.mig_enabled for c in configurations):
             raise ConfigError(

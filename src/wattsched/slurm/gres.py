@@ -5,7 +5,8 @@ does not ship. Without it a MIG slice is configured by hand in ``gres.conf``: on
 ``Type`` (here the GPU family and the profile, as the controller requests them: ``h100_3g.40gb``) and the
 device files a job needs to use it — the parent GPU's ``/dev/nvidiaN`` and the slice's two capability devices
 ``/dev/nvidia-caps/nvidia-capM`` (the GPU instance's and its compute instance's ``access`` minors, listed by
-the driver in ``/proc/driver/nvidia-caps/mig-minors``) — given as ``MultipleFiles``. A GPU with MIG off is
+the driver in ``/proc/driver/nvidia-caps/mig-minors``; a fake GPU, which has no driver, stands for the minors
+:func:`fake_mig_minors` numbers) — given as ``MultipleFiles``. A GPU with MIG off is
 one line with ``File=/dev/nvidiaN``. The node line of ``slurm.conf`` needs the matching
 ``Gres=gpu:TYPE:COUNT,...``.
 
@@ -34,7 +35,15 @@ from wattsched.hardware.gpu.fake_state import gres_type
 from wattsched.hardware.gpu.snapshot import catalogue_id
 from wattsched.slurm.gres_update import SPARE_TYPE
 
-__all__ = ["MIG_MINORS", "SPARE_DEVICE", "GresDevice", "NodeGres", "node_gres", "read_mig_minors"]
+__all__ = [
+    "MIG_MINORS",
+    "SPARE_DEVICE",
+    "GresDevice",
+    "NodeGres",
+    "fake_mig_minors",
+    "node_gres",
+    "read_mig_minors",
+]
 
 #: Where the NVIDIA driver lists the capability device minors of every MIG instance.
 MIG_MINORS = Path("/proc/driver/nvidia-caps/mig-minors")
@@ -124,18 +133,37 @@ def read_mig_minors(path: str | Path = MIG_MINORS) -> dict[str, int]:
     return minors
 
 
+def fake_mig_minors(backend: GpuBackend) -> dict[str, int]:
+    """The capability minors of the MIG instances a fake GPU backend holds now, numbered as the driver
+    numbers them: ``config 1``, ``monitor 2``, then for each GPU in MIG mode, each GPU instance in placement
+    order, its ``gpuG/giN/access`` and then its compute instances' ``gpuG/giN/ciM/access``, consecutively."""
+    minors = {"config": 1, "monitor": 2}
+    for index in range(backend.device_count()):
+        if not backend.mig_mode(index)[0]:
+            continue
+        for instance in sorted(backend.gpu_instances(index), key=lambda i: (i.start, i.instance_id)):
+            prefix = f"gpu{index}/gi{instance.instance_id}"
+            minors[f"{prefix}/access"] = len(minors) + 1
+            for compute in instance.compute_instance_ids:
+                minors[f"{prefix}/ci{compute}/access"] = len(minors) + 1
+    return minors
+
+
 def node_gres(
     backend: GpuBackend,
     node: str,
     *,
     minors: Mapping[str, int] | None = None,
-    minors_path: str | Path = MIG_MINORS,
+    minors_path: str | Path | None = None,
     pad: bool = False,
 ) -> NodeGres:
     """The GRES devices of every GPU ``backend`` sees: each MIG instance of a GPU in MIG mode (its compute
-    instances' capability minors from ``minors``, read from ``minors_path`` when a MIG GPU needs them), or
-    the whole GPU when MIG is off. ``pad``: each MIG GPU's devices padded with spare ones up to its
-    compute-slice count (module docstring)."""
+    instances' capability minors from ``minors``, read from ``minors_path`` when a MIG GPU needs them; without
+    a path, :data:`MIG_MINORS`, or :func:`fake_mig_minors` for a ``fake:`` backend), or the whole GPU when
+    MIG is off. ``pad``: each MIG GPU's devices padded with spare ones up to its compute-slice count (module
+    docstring)."""
+    fake = minors_path is None and backend.name.startswith("fake:")
+    where = backend.name if fake else (minors_path or MIG_MINORS)
     devices: list[GresDevice] = []
     pool: list[str] = []
     for index in range(backend.device_count()):
@@ -147,7 +175,7 @@ def node_gres(
             devices.append(GresDevice(index, family.split("-")[0], (parent,)))
             continue
         if minors is None:
-            minors = read_mig_minors(minors_path)
+            minors = fake_mig_minors(backend) if fake else read_mig_minors(where)
         names = {profile.nvml_id: profile.name for profile in backend.profiles(index)}
         for instance in sorted(backend.gpu_instances(index), key=lambda i: i.start):
             profile = names.get(instance.profile_id)
@@ -158,9 +186,9 @@ def node_gres(
                     f"GPU {index}: instance {instance.instance_id} ({profile}) has no compute instance; "
                     "a job cannot use it"
                 )
-            files = [parent, _cap(minors, f"gpu{index}/gi{instance.instance_id}/access", minors_path)]
+            files = [parent, _cap(minors, f"gpu{index}/gi{instance.instance_id}/access", where)]
             compute = instance.compute_instance_ids[0]
-            files.append(_cap(minors, f"gpu{index}/gi{instance.instance_id}/ci{compute}/access", minors_path))
+            files.append(_cap(minors, f"gpu{index}/gi{instance.instance_id}/ci{compute}/access", where))
             devices.append(
                 GresDevice(index, gres_type(family, profile), tuple(files), profile, instance.start)
             )

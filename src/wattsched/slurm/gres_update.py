@@ -29,6 +29,7 @@ __all__ = [
     "device_uuids",
     "fake_devices",
     "gres_spec",
+    "node_cpus",
     "rewrite_node_gres",
     "spare_count",
     "write_fake_gres",
@@ -75,6 +76,13 @@ def spare_count(state: FakeGpuState) -> int:
     """The device count a node keeps through every repartition: each GPU's compute slices (no layout has
     more instances than that)."""
     return sum(state.gpu(index).compute_slices for index in range(len(state.gpus())))
+
+
+def node_cpus(state: FakeGpuState) -> int:
+    """The CPUs a node with fake GPUs declares: the host's, and at least one per compute slice of its GPUs, as
+    a real GPU node has cores enough for a job on every slice (slurmd takes the declared count with
+    ``SlurmdParameters=config_overrides``)."""
+    return max(os.cpu_count() or 1, spare_count(state))
 
 
 def fake_devices(state: FakeGpuState, top: Path, total: int | None = None) -> list[FakeDevice]:
@@ -149,7 +157,7 @@ def write_fake_gres(top: Path, conf: Path, node: str, state: FakeGpuState) -> st
     the ``Gres=`` value."""
     before = device_uuids(conf)
     devices = fake_devices(state, top, len(before) if before else None)
-    cpus = os.cpu_count() or 1
+    cpus = node_cpus(state)
     target = conf.parent / "fake_gpus.conf"
     temporary = target.with_name(".fake_gpus.conf.tmp")
     temporary.write_text(fake_gpus_conf(devices, cpus), encoding="utf-8")

@@ -52,7 +52,14 @@ from typing import Any
 import wattsched
 from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.slurm.client import SlurmClient, SlurmError
-from wattsched.slurm.gres_update import fake_devices, fake_gpus_conf, gres_spec, spare_count, write_fake_gres
+from wattsched.slurm.gres_update import (
+    fake_devices,
+    fake_gpus_conf,
+    gres_spec,
+    node_cpus,
+    spare_count,
+    write_fake_gres,
+)
 
 __all__ = ["DAEMONS", "Sandbox", "main", "reload_gres", "start", "stop", "write_controller_config"]
 
@@ -124,7 +131,7 @@ def start(
     uuids = tuple(uuid for uuid, _, _ in devices)
     types = tuple(kind for _, kind, _ in devices)
     ports = (_free_port(), _free_port())
-    cpus = os.cpu_count() or 1
+    cpus = node_cpus(state)
     _write_text(paths["fake_gpus"], fake_gpus_conf(devices, cpus))
     state_file = shlex.quote(str(paths["state_file"]))
     hook = f"{shlex.quote(sys.executable)} -m wattsched slurm"
@@ -301,11 +308,19 @@ def write_controller_config(
     partitioner: str = "static",
     partitioner_options: dict[str, object] | None = None,
     repartition: dict[str, object] | None = None,
+    poll_s: object = None,
+    clocks: dict[str, object] | None = None,
+    power: dict[str, object] | None = None,
 ) -> Path:
     """Write the controller's config for this sandbox (partition, state ``DIR/state.db``, its node, GPUs and
-    configuration, backend ``fake:DIR/fake_gpu.json``); ``scheduling`` becomes the ``[scheduling]`` table.
-    With a partitioner other than static, ``[repartition]`` gets ``repartition`` and, unless it gives one,
-    the sandbox's own ``reload_command`` (``python -m wattsched.slurm.sandbox reload DIR``)."""
+    configuration, backend ``fake:DIR/fake_gpu.json``); ``scheduling``, ``clocks`` and ``power`` become the
+    ``[scheduling]``, ``[clocks]`` and ``[power]`` tables as given (``clocks`` naming no node but the
+    sandbox's), ``poll_s`` the ``[slurm]`` one's. With a partitioner other than static, ``[repartition]``
+    gets ``repartition`` and, unless it gives one, the sandbox's own ``reload_command`` (``python -m
+    wattsched.slurm.sandbox reload DIR``). The file written is checked as the controller checks it: a
+    :class:`~wattsched.errors.ConfigError` is the controller's one-line error."""
+    from wattsched.slurm.config import load_config
+
     idents = {ident for _, ident in sandbox.gpus}
     if len(idents) != 1:
         raise SlurmError(
@@ -318,9 +333,12 @@ def write_controller_config(
         f"state = {_toml(str(sandbox.directory / 'state.db'))}",
         f"slurm_conf = {_toml(str(sandbox.conf_path))}",
     ]
-    if scheduling:
-        lines.append("[scheduling]")
-        lines += [f"{key} = {_toml(value)}" for key, value in scheduling.items()]
+    if poll_s is not None:
+        lines.append(f"poll_s = {_toml(poll_s)}")
+    for name, table in (("scheduling", scheduling), ("clocks", clocks), ("power", power)):
+        if table:
+            lines.append(f"[{name}]")
+            lines += [f"{key} = {_toml(value)}" for key, value in table.items()]
     lines += [
         "[[nodes]]",
         f"name = {_toml(sandbox.node)}",
@@ -348,6 +366,7 @@ def write_controller_config(
         lines += [f"{key} = {_toml(value)}" for key, value in table.items()]
     target = Path(path)
     target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    load_config(target)
     return target
 
 
@@ -439,6 +458,9 @@ def _slurm_conf(
         "SelectType": "select/cons_tres",
         "SelectTypeParameters": "CR_Core",
         "MpiDefault": "none",
+        # The node declares a CPU per compute slice at least (gres_update.node_cpus), more than a small host
+        # has: slurmd takes the declared CPUs instead of draining the node.
+        "SlurmdParameters": "config_overrides",
         "ReturnToService": 2,
         "GresTypes": "gpu",
         "JobSubmitPlugins": "lua",
@@ -656,30 +678,41 @@ def _gpu_spec(text: str) -> tuple[str, int | str]:
     return name, int(ident) if ident.isdigit() else ident
 
 
-def _from_config(path: Path) -> tuple[str, list[tuple[str, int | str]], dict[str, object]]:
-    """Partition, GPUs of the first node, and the scheduling table of a controller config file."""
+def _from_config(path: Path) -> tuple[str, list[tuple[str, int | str]], dict[str, Any]]:
+    """Partition and GPUs of the first node of a controller config, and what the sandbox's controller config
+    keeps of it (:func:`write_controller_config`'s keyword arguments): ``[slurm] poll_s``, the
+    ``[scheduling]``, ``[clocks]`` and ``[power]`` tables, the first node's partitioner and its options, and
+    ``[repartition]`` (its reload command is the sandbox's own). ``clocks.nodes`` becomes the sandbox's one
+    node where it names the first node, else none."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SlurmError(f"{path}: cannot read the controller config ({exc})") from None
+    tables = {}
+    for name in ("slurm", "scheduling", "clocks", "power", "repartition"):
+        tables[name] = raw.get(name, {})
+        if not isinstance(tables[name], dict):
+            raise SlurmError(f"{path}: [{name}] must be a table")
     nodes = raw.get("nodes") or [{}]
     first = nodes[0]
     ident = first.get("configuration", 3)
     gpus = [(str(name), ident) for name in first.get("gpus", ["a100-40gb"])]
-    return str(raw.get("slurm", {}).get("partition", "mig")), gpus, dict(raw.get("scheduling", {}))
-
-
-def _dynamic_settings(path: Path) -> dict[str, Any]:
-    """The first node's partitioner and its options, and the ``[repartition]`` table, of a controller
-    config (a sandbox for a repartitioning node keeps its device count; its reload command is its own)."""
-    raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    first = (raw.get("nodes") or [{}])[0]
-    table = {k: v for k, v in dict(raw.get("repartition", {})).items() if k != "reload_command"}
-    return {
+    clocks = dict(tables["clocks"])
+    if isinstance(clocks.get("nodes"), list):
+        if first.get("name") in clocks["nodes"]:
+            del clocks["nodes"]  # every node: the sandbox's one
+        else:
+            clocks["nodes"] = []
+    settings = {
+        "scheduling": dict(tables["scheduling"]),
+        "poll_s": tables["slurm"].get("poll_s"),
+        "clocks": clocks,
+        "power": dict(tables["power"]),
         "partitioner": first.get("partitioner", "static"),
-        "partitioner_options": first.get("partitioner_options", {}),
-        "repartition": table,
+        "partitioner_options": dict(first.get("partitioner_options", {})),
+        "repartition": {k: v for k, v in tables["repartition"].items() if k != "reload_command"},
     }
+    return str(tables["slurm"].get("partition", "mig")), gpus, settings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -689,7 +722,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     begin = commands.add_parser("start")
     begin.add_argument("directory")
-    begin.add_argument("--config", type=Path, help="controller config: its partition, first node's GPUs")
+    begin.add_argument(
+        "--config",
+        type=Path,
+        help="controller config: its partition and first node shape the sandbox; DIR/wattsched.toml keeps "
+        "its [scheduling], [clocks], [power], [repartition], poll_s and the node's partitioner",
+    )
     begin.add_argument("--gpu", type=_gpu_spec, action="append", help="NAME:CONFIGURATION, repeatable")
     begin.add_argument("--timeout", type=float, default=30.0)
     commands.add_parser("stop").add_argument("directory")
@@ -710,27 +748,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         partition = "mig"
         gpus: list[tuple[str, int | str]] = [("a100-40gb", 3)]
-        scheduling: dict[str, object] = {}
-        node: dict[str, Any] = {}
+        settings: dict[str, Any] = {}
         if args.config is not None:
-            partition, gpus, scheduling = _from_config(args.config)
-            node = _dynamic_settings(args.config)
-        partitioner = str(node.get("partitioner", "static"))
+            partition, gpus, settings = _from_config(args.config)
         sandbox = start(
             args.directory,
             gpus=args.gpu or gpus,
             partition=partition,
             timeout_s=args.timeout,
-            spare_devices=partitioner not in ("static", "no-mig"),
+            spare_devices=settings.get("partitioner", "static") not in ("static", "no-mig"),
         )
-        config = write_controller_config(
-            sandbox,
-            sandbox.directory / "wattsched.toml",
-            scheduling,
-            partitioner=partitioner,
-            partitioner_options=dict(node.get("partitioner_options") or {}),
-            repartition=dict(node.get("repartition") or {}),
-        )
+        try:
+            config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", **settings)
+        except (SlurmError, OSError, ValueError):
+            stop(sandbox.directory)  # a sandbox whose controller config the controller refuses is of no use
+            raise
     except (SlurmError, OSError, ValueError) as exc:
         sys.stderr.write(f"slurm sandbox: {' '.join(str(exc).split())}\n")
         return 2

@@ -158,6 +158,6 @@ def _arriving_at(job: Job, arrival_s: float) -> Job:
     )
 
 
-@PARTITIONERS.register("lookahead")
+@PARTITIONERS.register("lookahead", options_of=LookaheadPartitioner)
 def _make_lookahead(**options: Any) -> LookaheadPartitioner:
     return LookaheadPartitioner(**options)

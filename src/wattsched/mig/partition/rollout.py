@@ -127,7 +127,7 @@ class RolloutPartitioner:
         return window_cost(self.et_coefficient, self.jobs_norm, dynamic_j, sim.accrued_tardiness_s - late0)
 
 
-@PARTITIONERS.register("rollout")
+@PARTITIONERS.register("rollout", options_of=RolloutPartitioner)
 def _make_rollout(base: RepartitionPolicy | str = "day-night", **options: Any) -> RolloutPartitioner:
     policy = PARTITIONERS.make(base) if isinstance(base, str) else base
     return RolloutPartitioner(policy, **options)
