@@ -146,6 +146,7 @@ GIVEN = """
 partition = "gpu"
 state = "/var/lib/wattsched/x.db"
 poll_s = 0.5
+time_origin = "start"
 [scheduling]
 grace_s = 5
 [clocks]
@@ -179,7 +180,7 @@ def test_the_sandbox_keeps_poll_s_clocks_and_power_of_the_given_config(tmp_path:
     assert (partition, gpus) == ("gpu", [("h200-141gb", 3)])
     box = _offline(tmp_path)
     config = load_config(sandbox_module.write_controller_config(box, tmp_path / "w.toml", **settings))
-    assert config.poll_s == 0.5 and config.grace_s == 5
+    assert config.poll_s == 0.5 and config.grace_s == 5 and config.time_origin == "start"
     assert (config.clocks.enabled, config.clocks.nodes, config.clocks.mem_mhz) == (True, ("box",), 3201)
     assert config.power.suspend_command == ("poweroff", "{node}") and config.power.host_idle_w == 20
     # what must be the sandbox's own is the sandbox's

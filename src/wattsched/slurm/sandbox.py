@@ -309,16 +309,17 @@ def write_controller_config(
     partitioner_options: dict[str, object] | None = None,
     repartition: dict[str, object] | None = None,
     poll_s: object = None,
+    time_origin: object = None,
     clocks: dict[str, object] | None = None,
     power: dict[str, object] | None = None,
 ) -> Path:
     """Write the controller's config for this sandbox (partition, state ``DIR/state.db``, its node, GPUs and
     configuration, backend ``fake:DIR/fake_gpu.json``); ``scheduling``, ``clocks`` and ``power`` become the
     ``[scheduling]``, ``[clocks]`` and ``[power]`` tables as given (``clocks`` naming no node but the
-    sandbox's), ``poll_s`` the ``[slurm]`` one's. With a partitioner other than static, ``[repartition]``
-    gets ``repartition`` and, unless it gives one, the sandbox's own ``reload_command`` (``python -m
-    wattsched.slurm.sandbox reload DIR``). The file written is checked as the controller checks it: a
-    :class:`~wattsched.errors.ConfigError` is the controller's one-line error."""
+    sandbox's), ``poll_s`` and ``time_origin`` the ``[slurm]`` ones. With a partitioner other than static,
+    ``[repartition]`` gets ``repartition`` and, unless it gives one, the sandbox's own ``reload_command``
+    (``python -m wattsched.slurm.sandbox reload DIR``). The file written is checked as the controller checks
+    it: a :class:`~wattsched.errors.ConfigError` is the controller's one-line error."""
     from wattsched.slurm.config import load_config
 
     idents = {ident for _, ident in sandbox.gpus}
@@ -335,6 +336,8 @@ def write_controller_config(
     ]
     if poll_s is not None:
         lines.append(f"poll_s = {_toml(poll_s)}")
+    if time_origin is not None:
+        lines.append(f"time_origin = {_toml(time_origin)}")
     for name, table in (("scheduling", scheduling), ("clocks", clocks), ("power", power)):
         if table:
             lines.append(f"[{name}]")
@@ -680,10 +683,10 @@ def _gpu_spec(text: str) -> tuple[str, int | str]:
 
 def _from_config(path: Path) -> tuple[str, list[tuple[str, int | str]], dict[str, Any]]:
     """Partition and GPUs of the first node of a controller config, and what the sandbox's controller config
-    keeps of it (:func:`write_controller_config`'s keyword arguments): ``[slurm] poll_s``, the
-    ``[scheduling]``, ``[clocks]`` and ``[power]`` tables, the first node's partitioner and its options, and
-    ``[repartition]`` (its reload command is the sandbox's own). ``clocks.nodes`` becomes the sandbox's one
-    node where it names the first node, else none."""
+    keeps of it (:func:`write_controller_config`'s keyword arguments): ``[slurm] poll_s`` and
+    ``time_origin``, the ``[scheduling]``, ``[clocks]`` and ``[power]`` tables, the first node's partitioner
+    and its options, and ``[repartition]`` (its reload command is the sandbox's own). ``clocks.nodes``
+    becomes the sandbox's one node where it names the first node, else none."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -706,6 +709,7 @@ def _from_config(path: Path) -> tuple[str, list[tuple[str, int | str]], dict[str
     settings = {
         "scheduling": dict(tables["scheduling"]),
         "poll_s": tables["slurm"].get("poll_s"),
+        "time_origin": tables["slurm"].get("time_origin"),
         "clocks": clocks,
         "power": dict(tables["power"]),
         "partitioner": first.get("partitioner", "static"),
@@ -726,7 +730,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--config",
         type=Path,
         help="controller config: its partition and first node shape the sandbox; DIR/wattsched.toml keeps "
-        "its [scheduling], [clocks], [power], [repartition], poll_s and the node's partitioner",
+        "its [scheduling], [clocks], [power], [repartition], poll_s, time_origin and the node's partitioner",
     )
     begin.add_argument("--gpu", type=_gpu_spec, action="append", help="NAME:CONFIGURATION, repeatable")
     begin.add_argument("--timeout", type=float, default=30.0)
