@@ -44,7 +44,9 @@ def test_a_job_keeps_its_first_gres_type_in_slurm_and_its_renewed_copy_does_not(
     hold.write_text("#!/bin/sh\nsleep 20\n")
     hold.chmod(0o755)
     script = tmp_path / "job.sh"
-    script.write_text('#!/bin/sh\necho "start $MY_MARK $1 $CUDA_VISIBLE_DEVICES"\nsleep 0.5\necho done\n')
+    script.write_text(
+        '#!/bin/sh\necho "start $MY_MARK $1 $CUDA_VISIBLE_DEVICES $WATTSCHED_JOB_ID"\nsleep 0.5\necho done\n'
+    )
     script.chmod(0o755)
     tmp_path.chmod(0o755)
     busy = _sbatch(box, hold, "-o", str(tmp_path / "hold.out"))
@@ -86,4 +88,4 @@ def test_a_job_keeps_its_first_gres_type_in_slurm_and_its_renewed_copy_does_not(
             client.cancel(i)
     # The copy ran the same script with the submission environment, on the 1g, into the original's output.
     lines = Path(f"{script}.{job}.out").read_text().splitlines()
-    assert lines == [f"start mark-42 arg-1 {uuid_of[one_g]}", "done"]
+    assert lines == [f"start mark-42 arg-1 {uuid_of[one_g]} {job}", "done"]  # told the first job's id

@@ -51,6 +51,7 @@ from typing import Any, Literal, Protocol
 from wattsched.errors import WattschedError
 
 __all__ = [
+    "ORIGINAL_JOB_ID",
     "FakeSlurmClient",
     "GresEntry",
     "JobState",
@@ -66,6 +67,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: The environment variable that gives a renewed job's copy the id of the job it replaces (the first one).
+ORIGINAL_JOB_ID = "WATTSCHED_JOB_ID"
 
 #: Which processes of a job :meth:`SlurmClient.signal` reaches: ``full`` every process of the batch step
 #: (the script and its children), ``batch`` the batch script's shell only, ``steps`` only ``srun`` steps.
@@ -398,9 +402,10 @@ class SlurmClient:
         SlurmUser), user, partition, name, comment, working directory, output files (appended to, so the
         first run's output is kept), time limit, tasks, CPUs, memory, account and QOS; a copy of a job that
         was requeued gets ``SLURM_RESTART_COUNT`` as the original had it, so that it resumes from its
-        checkpoint. The copy is submitted held with the AdminComment ``marker``, then the original is
-        cancelled. Returns the copy's id; :class:`SlurmError` (the original untouched) when its script or
-        environment cannot be read or the copy is refused."""
+        checkpoint, and every copy gets the first job's id in ``$WATTSCHED_JOB_ID`` (for checkpoints named
+        after the job: ``${WATTSCHED_JOB_ID:-$SLURM_JOB_ID}``). The copy is submitted held with the
+        AdminComment ``marker``, then the original is cancelled. Returns the copy's id; :class:`SlurmError`
+        (the original untouched) when its script or environment cannot be read or the copy is refused."""
         raw = next(
             (r for r in self._json("squeue", "--json").get("jobs") or [] if _job_id(r) == job_id), None
         )
@@ -413,6 +418,7 @@ class SlurmClient:
         restarts = int(_number(raw.get("restart_cnt")) or 0)
         if restarts:
             environment["SLURM_RESTART_COUNT"] = str(restarts)
+        environment.setdefault(ORIGINAL_JOB_ID, str(job_id))  # a copy of a copy keeps the first id
         if self.slurm_conf:
             environment["SLURM_CONF"] = self.slurm_conf
         args = ["sbatch", "--parsable", "--hold", "--open-mode=append"]

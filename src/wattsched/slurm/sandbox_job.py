@@ -7,8 +7,9 @@ The slice is the MIG instance in ``CUDA_VISIBLE_DEVICES`` (looked up in the fake
 ``--state`` or ``$WATTSCHED_FAKE_GPU``); its run time there is what the controller's model assumes
 (:func:`wattsched.slurm.jobs.engine_job`), so a sandbox run and a simulation of it can be compared. Progress,
 the fraction of the work done, is kept in a checkpoint file (``--checkpoint``, default
-``$SLURM_SUBMIT_DIR/.wattsched-checkpoint-$SLURM_JOB_ID``): written on ``SIGUSR1`` (the controller's
-signal before a requeue) and on ``SIGTERM``; a requeued run (``SLURM_RESTART_COUNT`` > 0) resumes from it.
+``$SLURM_SUBMIT_DIR/.wattsched-checkpoint-ID``, ID ``$WATTSCHED_JOB_ID`` — the first job's id in a renewed
+copy — else ``$SLURM_JOB_ID``): written on ``SIGUSR1`` (the controller's signal before a requeue) and on
+``SIGTERM``; a requeued run (``SLURM_RESTART_COUNT`` > 0) resumes from it.
 It prints one line when it starts and one when it finishes.
 """
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from wattsched.errors import WattschedError
 from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.slurm.annotations import parse_duration
+from wattsched.slurm.client import ORIGINAL_JOB_ID
 from wattsched.slurm.jobs import engine_job
 from wattsched.workload.job import JobKind, Scaling
 
@@ -72,8 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"sandbox_job: {exc}\n")
         return 2
     job_id = os.environ.get("SLURM_JOB_ID", "0")
+    first_id = os.environ.get(ORIGINAL_JOB_ID, job_id)
     checkpoint = Path(
-        args.checkpoint or Path(os.environ.get("SLURM_SUBMIT_DIR", ".")) / f".wattsched-checkpoint-{job_id}"
+        args.checkpoint or Path(os.environ.get("SLURM_SUBMIT_DIR", ".")) / f".wattsched-checkpoint-{first_id}"
     )
     restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
     done = float(checkpoint.read_text()) if restarts and checkpoint.exists() else 0.0
