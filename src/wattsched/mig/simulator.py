@@ -1144,14 +1144,15 @@ class MigSimulation:
         for s in range(n):
             o = old[s]
             if o >= 0 and new[s] != o:
-                if history is not None and now > seg_start[o]:
-                    history[o].append((seg_start[o], now, self._config.ident, st.slice_start[s]))
+                if now > seg_start[o]:  # a preemption only if it ran (as in :meth:`_stop`)
+                    if history is not None:
+                        history[o].append((seg_start[o], now, self._config.ident, st.slice_start[s]))
+                    st.preemptions[o] += 1
+                    self._preemptions += 1
                 slice_of[o] = STOPPED
                 end_s[o] = math.inf
-                st.preemptions[o] += 1
                 busy -= units[s] * weight[o]
                 stopped.append(o)
-        self._preemptions += len(stopped)
         self._busy = self._start_moved(new, old, now, busy)
         st.running = new
         for j in stopped:
