@@ -20,7 +20,7 @@ from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
 from wattsched.hardware.mig import MigGpu
 from wattsched.mig.results import SimSnapshot
 from wattsched.slurm import controller as controller_module
-from wattsched.slurm.client import FakeSlurmClient, JobState
+from wattsched.slurm.client import FakeSlurmClient, JobState, SlurmError
 from wattsched.slurm.config import load_config
 from wattsched.slurm.controller import Controller
 from wattsched.slurm.gres_update import device_order
@@ -347,6 +347,39 @@ def test_with_requeue_a_preemptible_job_on_a_destroyed_slice_is_signalled_and_re
     _sync_devices(slurm, fake)  # what the gres phase did to the real Slurm
     assert copy.job_id in slurm.schedule()
     assert controller.store.job(long).phase == "running"  # type: ignore[union-attr]
+
+
+def test_a_requeued_job_that_cannot_be_renewed_is_said_once_to_need_a_resubmission(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The controller cannot replace the requeued job (e.g. it does not run where slurmctld keeps its
+    state): the job is released as it is, Slurm never runs it (its record asks for the destroyed 2g's
+    type), and the decision log says so once, naming what to do."""
+    controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = true")
+    _, short = _two_running(controller, slurm, fake, clock, preemptible="yes")
+
+    def refuse(job_id: int, marker: str) -> int:
+        raise SlurmError(f"cannot renew job {job_id}: its script and environment are not readable here")
+
+    monkeypatch.setattr(slurm, "renew", refuse)
+    switch.target = 4
+    clock.now += 1.0
+    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
+    for step in (0.0, 1.0, 6.0, 1.0, 1.0):  # the drain, the signal, the requeue, the change, the release
+        clock.now += step
+        controller.run_once()
+        _mark(slurm, fake)
+    _sync_devices(slurm, fake)
+    assert controller.store.repartitions()[-1].phase == "done"
+    row = controller.store.job(short)
+    assert row is not None and row.phase == "released" and row.renewed_as is None
+    assert short not in slurm.schedule()  # Slurm cannot run it: its record still asks for the 2g's type
+    said = [t for _, t in controller.store.decisions(100) if f"job {short} cannot run" in t]
+    assert said == [
+        f"job {short} cannot run: its Slurm record asks for gpu:a100_2g.10gb:1, which node0 no longer has, "
+        f"and it could not be replaced (cannot renew job {short}: its script and environment are not "
+        "readable here); cancel and resubmit it"
+    ]
 
 
 @pytest.mark.parametrize(("max_wait_s", "requeued"), [(30, True), (1000, False)])

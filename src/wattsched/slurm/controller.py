@@ -200,6 +200,8 @@ class Controller:
         #: The active jobs' rows (the controller is the state file's only writer: it keeps them in memory
         #: and writes each change through; read back at recovery). Measured: benchmarks/bench_slurm.py (c).
         self._rows: dict[int, JobRow] = {}
+        #: Jobs a failed renewal left asking for a GRES type their node no longer has (said once each).
+        self._stranded: set[int] = set()
 
     # ------------------------------------------------------------------ the loop
     def run(self, should_stop: Callable[[], bool], sleep: Callable[[float], None] = time.sleep) -> None:
@@ -507,6 +509,16 @@ class Controller:
         except WattschedError as exc:
             log.warning("job %d keeps its GRES %s in Slurm: %s", row.job_id, row.gres, exc)
             self.store.finish_action(action, "failed")
+            offered = {
+                peer.gres(s) for peer in self.gpus if peer.node == model.node for s in range(len(peer.labels))
+            }
+            if row.gres not in offered and row.job_id not in self._stranded:
+                self._stranded.add(row.job_id)
+                self._log(
+                    now,
+                    f"job {row.job_id} cannot run: its Slurm record asks for {row.gres}, which {model.node} "
+                    f"no longer has, and it could not be replaced ({exc}); cancel and resubmit it",
+                )
             return None
         return self._take_over(model, row, copy, now, action)
 
