@@ -19,7 +19,7 @@ from wattsched.errors import ConfigError
 from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.hardware.gpu.fake_state import gres_type as fake_gres_type
 from wattsched.slurm import sandbox as sandbox_module
-from wattsched.slurm.client import JobState, SlurmClient
+from wattsched.slurm.client import JobState, SlurmClient, SlurmError
 from wattsched.slurm.config import load_config
 from wattsched.slurm.sandbox import Sandbox
 
@@ -293,3 +293,17 @@ def test_a_user_cannot_release_a_managed_job_but_can_release_an_unmanaged_one(sl
     assert as_nobody("scontrol", "release", str(ids["debug"])).returncode == 0
     assert not client.job(ids["debug"]).held  # type: ignore[union-attr]
     client.cancel(ids["mig"])
+
+
+@pytest.mark.parametrize(
+    ("node", "message"),
+    [
+        ('partitioner_options = "day"', r"nodes\[0\]\.partitioner_options must be a table"),
+        ('gpus = "a100-40gb"', r"nodes\[0\]\.gpus must be a list"),
+    ],
+)
+def test_a_given_config_of_the_wrong_shape_is_one_line(tmp_path: Path, node: str, message: str) -> None:
+    given = tmp_path / "given.toml"
+    given.write_text(f'[slurm]\npartition = "mig"\nstate = "x.db"\n[[nodes]]\nname = "n1"\n{node}\n')
+    with pytest.raises(SlurmError, match=message):
+        sandbox_module._from_config(given)

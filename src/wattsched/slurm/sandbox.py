@@ -697,7 +697,12 @@ def _from_config(path: Path) -> tuple[str, list[tuple[str, int | str]], dict[str
         if not isinstance(tables[name], dict):
             raise SlurmError(f"{path}: [{name}] must be a table")
     nodes = raw.get("nodes") or [{}]
-    first = nodes[0]
+    first = nodes[0] if isinstance(nodes, list) else None
+    if not isinstance(first, dict):
+        raise SlurmError(f"{path}: [[nodes]] must be a list of tables")
+    for key, kind in (("gpus", list), ("partitioner_options", dict)):
+        if key in first and not isinstance(first[key], kind):
+            raise SlurmError(f"{path}: nodes[0].{key} must be a {'list' if kind is list else 'table'}")
     ident = first.get("configuration", 3)
     gpus = [(str(name), ident) for name in first.get("gpus", ["a100-40gb"])]
     clocks = dict(tables["clocks"])
