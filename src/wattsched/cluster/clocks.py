@@ -109,6 +109,10 @@ class ClockSchedule:
     optimum_level: int
     initial_level: int
 
+    def level_of(self, sm_mhz: float) -> int:
+        """The level whose SM clock is nearest ``sm_mhz`` (a clock read back from a GPU)."""
+        return min(range(len(self.sm_mhz)), key=lambda level: abs(self.sm_mhz[level] - sm_mhz))
+
     def level_for(self, slack_ratio: float) -> int:
         """The level of a decision whose tightest running job has ``slack_ratio`` (module docstring)."""
         slowest_on_time = bisect_right(self.time_factor, slack_ratio) - 1

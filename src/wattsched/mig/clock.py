@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from wattsched.hardware.power import PowerTable
 from wattsched.mig.view import SchedulerView
 
-__all__ = ["ClockGovernor", "clock_tables", "tightest_slack_ratio"]
+__all__ = ["ClockGovernor", "clock_tables", "clocked_power", "tightest_slack_ratio"]
 
 
 class ClockGovernor(Protocol):
@@ -62,6 +62,12 @@ def tightest_slack_ratio(state: SchedulerView, now_s: float) -> float:
     return ratio
 
 
+def clocked_power(watts: float, idle_w: float, scale: float) -> float:
+    """A busy state's power at a clock level: its power above idle scaled by the level's ``power_scale``
+    (idle power unchanged; NaN, an unreachable state, stays NaN)."""
+    return watts if watts != watts else idle_w + (watts - idle_w) * scale
+
+
 def clock_tables(table: PowerTable, clock: ClockGovernor) -> tuple[tuple[float, ...], tuple[float, ...], int]:
     """Power and speed of every (level, busy state), indexed ``level · states + state``, and the first
     level (computed once per table and governor: a cluster builds thousands of identical GPUs)."""
@@ -88,7 +94,7 @@ def _clock_tables(
     speed: list[float] = []
     for scale, level_speed in zip(clock.power_scale, clock.speed, strict=True):
         for state, watts in enumerate(table.power_w):
-            power.append(watts if watts != watts else idle + (watts - idle) * scale)  # NaN: unreachable
+            power.append(clocked_power(watts, idle, scale))
             throttle = table.speed[state] if table.speed is not None else 1.0
             speed.append(throttle * level_speed)
     if not 0 <= clock.initial_level < len(clock.speed):

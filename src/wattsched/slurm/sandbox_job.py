@@ -5,7 +5,8 @@ checkpoints like a well-behaved training job.
 
 The slice is the MIG instance in ``CUDA_VISIBLE_DEVICES`` (looked up in the fake GPU state file,
 ``--state`` or ``$WATTSCHED_FAKE_GPU``); its run time there is what the controller's model assumes
-(:func:`wattsched.slurm.jobs.engine_job`), so a sandbox run and a simulation of it can be compared. Progress,
+(:func:`wattsched.slurm.jobs.engine_job`), at the speed of the SM clock locked on the fake GPU (read again
+every quarter second), so a sandbox run and a simulation of it can be compared. Progress,
 the fraction of the work done, is kept in a checkpoint file (``--checkpoint``, default
 ``$SLURM_SUBMIT_DIR/.wattsched-checkpoint-ID``, ID ``$WATTSCHED_JOB_ID`` — the first job's id in a renewed
 copy — else ``$SLURM_JOB_ID``): written on ``SIGUSR1`` (the controller's signal before a requeue) and on
@@ -33,15 +34,17 @@ from wattsched.workload.job import JobKind, Scaling
 __all__ = ["main", "run_time_s"]
 
 _STEP_S = 0.05
+_CLOCK_READ_S = 0.25
 
 
-def run_time_s(work_s: float, scaling: Scaling, uuid: str, state: FakeGpuState) -> tuple[float, str]:
-    """Run time of ``work_s`` (on the whole GPU) on the MIG instance ``uuid``, and the instance's label."""
+def run_time_s(work_s: float, scaling: Scaling, uuid: str, state: FakeGpuState) -> tuple[float, str, int]:
+    """Run time of ``work_s`` (on the whole GPU) on the MIG instance ``uuid`` at the default clock, the
+    instance's label and its GPU's index."""
     for index, _ in enumerate(state.gpus()):
         for instance in state.instances(index):
             if instance.uuid == uuid:
                 job = engine_job("job", 0.0, 0.0, JobKind.TRAINING, scaling, work_s)
-                return job.duration_for_size(instance.compute), instance.label
+                return job.duration_for_size(instance.compute), instance.label, index
     raise WattschedError(f"MIG instance {uuid} is not in the fake GPU state {state.path}")
 
 
@@ -69,7 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         uuid = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0]
         if not uuid or not args.state:
             raise WattschedError("needs CUDA_VISIBLE_DEVICES=MIG-... and --state (or $WATTSCHED_FAKE_GPU)")
-        run_s, label = run_time_s(work_s, Scaling(args.scaling), uuid, FakeGpuState(args.state))
+        gpus = FakeGpuState(args.state)
+        run_s, label, gpu_index = run_time_s(work_s, Scaling(args.scaling), uuid, gpus)
     except (WattschedError, ValueError) as exc:
         sys.stderr.write(f"sandbox_job: {exc}\n")
         return 2
@@ -91,12 +95,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGUSR1, save)
     signal.signal(signal.SIGTERM, save)
-    last = time.monotonic()
+    last = read = time.monotonic()
+    speed = gpus.speed(gpu_index)
     while state["done"] < 1.0 and not state["stop"]:
-        time.sleep(min(_STEP_S, (1.0 - state["done"]) * run_s))
+        time.sleep(min(_STEP_S, (1.0 - state["done"]) * run_s / speed))
         now = time.monotonic()
-        state["done"] = min(1.0, state["done"] + (now - last) / run_s)
+        state["done"] = min(1.0, state["done"] + (now - last) * speed / run_s)
         last = now
+        if now - read >= _CLOCK_READ_S:
+            speed, read = gpus.speed(gpu_index), now
     if state["stop"]:
         return 143
     checkpoint.unlink(missing_ok=True)

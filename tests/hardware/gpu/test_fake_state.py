@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from wattsched.cluster.clocks import clock_schedule
 from wattsched.errors import InputError
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.gpu import GpuBackend, GpuError
@@ -106,6 +107,32 @@ def test_per_kind_power_on_the_h200(tmp_path: Path, clock: Clock) -> None:
     state.set_busy(big.uuid, "inference")
     clock.now_s += 10.0  # transformer-inference at u = 4: 576.4 W
     assert state.energy_mj(0) == (3969 + 5764) * 1000
+
+
+def test_a_locked_clock_scales_the_busy_power_above_idle_and_the_jobs_speed(
+    tmp_path: Path, clock: Clock
+) -> None:
+    """On the H200 (which has a clock table) a locked SM clock puts the GPU at the nearest level: its busy
+    power above idle times that level's power scale, its jobs at that level's speed, as in the simulator;
+    idle power and an unlocked GPU are unchanged."""
+    state = FakeGpuState.create(tmp_path / "h200.json", [("h200-141gb", 3)], clock=clock)
+    schedule = clock_schedule(load_gpu("h200-141gb"))
+    assert schedule is not None
+    slow = len(schedule.sm_mhz) - 1  # the slowest level
+    big = state.instances(0)[0]
+    state.set_busy(big.uuid, "training")
+    idle_w = load_gpu("h200-141gb").power.table().power_w[0]
+    assert state.speed(0) == 1.0 and state.power_w(0) == pytest.approx(396.9)
+    state.set_locked_clocks(0, (schedule.sm_mhz[slow] + 3, 2619))  # read back a little off the level
+    assert state.speed(0) == schedule.speed[slow] < 1.0
+    assert state.power_w(0) == pytest.approx(idle_w + (396.9 - idle_w) * schedule.power_scale[slow])
+    before = state.energy_mj(0)
+    clock.now_s += 10.0
+    assert state.energy_mj(0) - before == pytest.approx(state.power_w(0) * 10_000.0, abs=1.0)
+    state.set_busy(big.uuid, None)
+    assert state.power_w(0) == pytest.approx(idle_w)  # idle power does not depend on the clock
+    state.set_locked_clocks(0, None)
+    assert state.speed(0) == 1.0
 
 
 def test_refusals(a100: FakeGpuState) -> None:

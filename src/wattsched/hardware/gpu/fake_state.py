@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from wattsched._files import publish
 from wattsched.errors import ConfigError, InputError, WattschedError
@@ -69,6 +69,7 @@ from wattsched.hardware.gpu.backend import (
 )
 from wattsched.hardware.mig import MigGpu
 from wattsched.hardware.power import PowerTable
+from wattsched.mig.clock import clocked_power
 from wattsched.workload.job import JobKind
 
 __all__ = [
@@ -87,6 +88,9 @@ __all__ = [
 STATE_KEY = "wattsched_fake_state"
 _FORMAT = 1
 _MAX_STATE_BYTES = 16 * 1024 * 1024
+if TYPE_CHECKING:
+    from wattsched.cluster.clocks import ClockSchedule
+
 T = TypeVar("T")
 
 
@@ -365,7 +369,9 @@ class FakeGpuState:
         self._transaction(change)
 
     def set_locked_clocks(self, gpu_index: int, clocks_mhz: tuple[int, int] | None) -> None:
-        """Record locked (SM, memory) clocks, ``None`` to reset (the fake's power does not depend on them)."""
+        """Record locked (SM, memory) clocks, ``None`` to reset. From then on the GPU's busy power above
+        idle follows the level of its clock table nearest the SM clock, as the simulator's does
+        (:func:`wattsched.mig.clock.clocked_power`); :meth:`speed` gives the jobs' speed there."""
 
         def change(data: dict[str, Any]) -> None:
             _gpu_at(data, gpu_index)["locked_clocks_mhz"] = None if clocks_mhz is None else list(clocks_mhz)
@@ -410,13 +416,34 @@ class FakeGpuState:
             self._models[ref] = load_gpu(ref)
         return self._models[ref]
 
+    def speed(self, gpu_index: int) -> float:
+        """How fast jobs run on GPU ``gpu_index`` at its locked SM clock, relative to its default clock
+        (1.0 when unlocked, or when the catalogue has no clock table for it)."""
+        with self._locked(exclusive=False) as data:
+            level = self._clock_level(_gpu_at(data, gpu_index))
+        return 1.0 if level is None else level[0].speed[level[1]]
+
+    def _clock_level(self, raw: dict[str, Any]) -> tuple[ClockSchedule, int] | None:
+        locked = raw.get("locked_clocks_mhz")
+        if not locked:
+            return None
+        from wattsched.cluster.clocks import clock_schedule
+
+        schedule = clock_schedule(self._model(raw))
+        return None if schedule is None else (schedule, schedule.level_of(float(locked[0])))
+
     def _power_w(self, raw: dict[str, Any]) -> float:
         ref = str(raw["catalogue"])
         if ref not in self._tables:  # the simulator's default selection: per job kind where the GPU has kinds
             self._tables[ref] = self._model(raw).power.table()
         table = self._tables[ref]
         busy = [(item.compute, item.kind.value) for item in _instances(raw) if item.kind is not None]
-        return table.power_w[busy_state(table, busy)]
+        watts = table.power_w[busy_state(table, busy)]
+        level = self._clock_level(raw)
+        if level is None:
+            return watts
+        schedule, index = level
+        return clocked_power(watts, table.power_w[0], schedule.power_scale[index])
 
     def _advance(self, raw: dict[str, Any], now_s: float) -> None:
         last_s = float(raw["updated_s"])
