@@ -315,10 +315,13 @@ def test_a_job_arriving_at_the_epoch_of_a_change_waits_for_the_new_layout_unrele
     assert _slice_of(slurm, fake, job_id) in {"3g.20gb@0", "3g.20gb@4"}
 
 
-def test_with_requeue_a_preemptible_job_on_a_destroyed_slice_is_signalled_and_requeued(
-    tmp_path: Path,
-) -> None:
-    controller, slurm, fake, clock, switch = _setup(tmp_path, "requeue = true")
+def _to_the_wait(
+    tmp_path: Path, repartition: str
+) -> tuple[Controller, FakeSlurmClient, FakeGpuState, Clock, int, int]:
+    """:func:`_two_running` with a preemptible short job, the change 3 -> 4 asked for at an arrival, and the
+    pass after it (the wait phase, where a job to requeue gets its signal). Returns the controller, Slurm,
+    the fake GPU, the clock, the long and the short job."""
+    controller, slurm, fake, clock, switch = _setup(tmp_path, repartition)
     long, short = _two_running(controller, slurm, fake, clock, preemptible="yes")
     switch.target = 4
     clock.now += 1.0
@@ -326,6 +329,13 @@ def test_with_requeue_a_preemptible_job_on_a_destroyed_slice_is_signalled_and_re
     controller.run_once()
     clock.now += 1.0
     controller.run_once()
+    return controller, slurm, fake, clock, long, short
+
+
+def test_with_requeue_a_preemptible_job_on_a_destroyed_slice_is_signalled_and_requeued(
+    tmp_path: Path,
+) -> None:
+    controller, slurm, fake, clock, long, short = _to_the_wait(tmp_path, "requeue = true")
     assert [s[0] for s in slurm.signals] == [short]  # the kept job is never signalled
     clock.now += 6.0  # past grace_s: requeued (held)
     controller.run_once()
@@ -389,14 +399,7 @@ def test_with_requeue_auto_only_a_job_that_would_outlast_the_wait_is_requeued(
     """The 2g's preemptible job (60 s of work on the whole GPU) has about 200 s left on the 2g: with
     ``max_wait_s`` 30 waiting for it would give the change up, so it is signalled and requeued; with 1000 it
     is waited for."""
-    controller, slurm, fake, clock, switch = _setup(tmp_path, f'requeue = "auto"\nmax_wait_s = {max_wait_s}')
-    _, short = _two_running(controller, slurm, fake, clock, preemptible="yes")
-    switch.target = 4
-    clock.now += 1.0
-    slurm.submit(comment="wattsched: work=30s deadline=+2000s")
-    controller.run_once()
-    clock.now += 1.0
-    controller.run_once()
+    controller, slurm, *_, short = _to_the_wait(tmp_path, f'requeue = "auto"\nmax_wait_s = {max_wait_s}')
     assert [s[0] for s in slurm.signals] == ([short] if requeued else [])
     entry = controller.store.repartitions()[-1]
     assert (
