@@ -239,11 +239,12 @@ class SlurmClient:
         self.bin_dir = Path(bin_dir) if bin_dir is not None else None
 
     # ------------------------------------------------------------------ running commands
-    def run(self, *args: str) -> str:
-        """Run one Slurm command and return its standard output; :class:`SlurmError` when it fails."""
+    def run(self, *args: str, environment: Mapping[str, str] | None = None) -> str:
+        """Run one Slurm command and return its standard output; :class:`SlurmError` when it fails.
+        ``environment``: the command's environment instead of this process's (``SLURM_CONF`` still set)."""
         command = " ".join(args)
         program = str(self.bin_dir / args[0]) if self.bin_dir else args[0]
-        env = dict(os.environ)
+        env = dict(os.environ if environment is None else environment)
         if self.slurm_conf:
             env["SLURM_CONF"] = self.slurm_conf
         try:
@@ -335,11 +336,7 @@ class SlurmClient:
                 args.append(f"{flag}={value}")
         if time_limit_s is not None:
             args.append(f"--time={max(1, -(-int(time_limit_s) // 60))}")
-        out = self.run(*args, *extra, str(script)).strip()
-        try:
-            return int(out.split(";")[0])
-        except ValueError:
-            raise SlurmError(f"'sbatch --parsable' printed '{out}', not a job id") from None
+        return _submitted(self.run(*args, *extra, str(script)))
 
     def hold(self, job_id: int) -> None:
         """Hold a pending job (priority 0, reason ``JobHeldAdmin``: its user cannot release it)."""
@@ -414,13 +411,11 @@ class SlurmClient:
         if _state(raw.get("job_state")) is not JobState.PENDING:
             raise SlurmError(f"cannot renew job {job_id}: it is not pending")
         script, environment = self._submission(job_id)
-        shown = _shown_fields(self.run("scontrol", "show", "job", str(job_id)))
+        shown = _job_fields(self.run("scontrol", "show", "job", str(job_id)))
         restarts = int(_number(raw.get("restart_cnt")) or 0)
         if restarts:
             environment["SLURM_RESTART_COUNT"] = str(restarts)
         environment.setdefault(ORIGINAL_JOB_ID, str(job_id))  # a copy of a copy keeps the first id
-        if self.slurm_conf:
-            environment["SLURM_CONF"] = self.slurm_conf
         args = ["sbatch", "--parsable", "--hold", "--open-mode=append"]
         for flag, value in (
             ("--partition", _text(raw.get("partition"))),
@@ -451,7 +446,6 @@ class SlurmClient:
                 f"--uid={int(_number(raw.get('user_id')) or 0)}",
                 f"--gid={int(_number(raw.get('group_id')) or 0)}",
             ]
-        program = str(self.bin_dir / "sbatch") if self.bin_dir else "sbatch"
         # The script's arguments: Slurm 22.05 shows the command line joined by spaces only.
         words = _text(raw.get("command")).split()
         path, *arguments = words if words and words[0] != "(null)" else [""]
@@ -460,25 +454,9 @@ class SlurmClient:
                 path = os.path.join(scratch, os.path.basename(path) or "script")
                 Path(path).write_text(script, encoding="utf-8", errors="surrogateescape")
             try:
-                done = subprocess.run(
-                    [program, *args[1:], path, *arguments],
-                    capture_output=True,
-                    text=True,
-                    timeout=self.timeout_s,
-                    env=environment,
-                    check=False,
-                )
-            except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
-                raise SlurmError(f"cannot renew job {job_id}: sbatch failed: {exc}") from None
-        lines = [line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()]
-        if done.returncode != 0:
-            raise SlurmError(
-                f"cannot renew job {job_id}: sbatch failed: {lines[-1] if lines else done.returncode}"
-            )
-        try:
-            copy = int(done.stdout.strip().split(";")[0])
-        except ValueError:
-            raise SlurmError(f"cannot renew job {job_id}: sbatch printed '{done.stdout.strip()}'") from None
+                copy = _submitted(self.run(*args, path, *arguments, environment=environment))
+            except SlurmError as exc:
+                raise SlurmError(f"cannot renew job {job_id}: {exc}") from None
         try:
             self.set_admin_comment(copy, marker)
             self.cancel(job_id)
@@ -491,8 +469,11 @@ class SlurmClient:
         """A job's batch script and submission environment, as slurmctld keeps them in its
         ``StateSaveLocation`` (``hash.N/job.ID/script`` and ``environment``: a 32-bit count, then that many
         NUL-terminated ``NAME=value`` strings)."""
-        config = _shown_fields(self.run("scontrol", "show", "config"), separator=" = ")
-        where = Path(config.get("StateSaveLocation", "")) / f"hash.{job_id % 10}" / f"job.{job_id}"
+        where = (
+            Path(_config_value(self.run("scontrol", "show", "config"), "StateSaveLocation"))
+            / f"hash.{job_id % 10}"
+            / f"job.{job_id}"
+        )
         try:
             script = (where / "script").read_text(encoding="utf-8", errors="surrogateescape")
             data = (where / "environment").read_bytes()
@@ -567,21 +548,26 @@ def _job_id(raw: Mapping[str, Any]) -> int:
     return int(_number(raw.get("job_id")) or 0)
 
 
-def _shown_fields(text: str, separator: str = "=") -> dict[str, str]:
-    """``Key=value`` fields of ``scontrol show job`` (one ``Key=`` per word; the last wins), or, with
-    ``separator=" = "``, the ``Key = value`` lines of ``scontrol show config``."""
-    found: dict[str, str] = {}
-    if separator == "=":
-        for word in text.split():
-            key, equal, value = word.partition("=")
-            if equal:
-                found[key] = value
-    else:
-        for line in text.splitlines():
-            key, equal, value = line.partition(separator)
-            if equal:
-                found[key.strip()] = value.strip()
-    return found
+def _job_fields(text: str) -> dict[str, str]:
+    """The ``Key=value`` fields of ``scontrol show job`` (one per word; the last of a key wins)."""
+    return {key: value for key, equal, value in (word.partition("=") for word in text.split()) if equal}
+
+
+def _config_value(text: str, key: str) -> str:
+    """The value of ``key`` in ``scontrol show config`` (``Key = value`` lines; ``""`` when absent)."""
+    for line in text.splitlines():
+        name, equal, value = line.partition(" = ")
+        if equal and name.strip() == key:
+            return value.strip()
+    return ""
+
+
+def _submitted(out: str) -> int:
+    """The job id ``sbatch --parsable`` printed (``ID`` or ``ID;CLUSTER``)."""
+    try:
+        return int(out.strip().split(";")[0])
+    except ValueError:
+        raise SlurmError(f"'sbatch --parsable' printed '{out.strip()}', not a job id") from None
 
 
 def _time_s(value: Any) -> float | None:
