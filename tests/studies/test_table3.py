@@ -356,3 +356,44 @@ def test_sensitivity_lookahead_cell() -> None:
     (row,) = run_sensitivity_cell(cell)
     assert row["kind"] == "sens-day" and row["method"] == "lookahead" and row["jobs"] > 0
     assert row["slack_low"] == 2.0 and row["energy_j"] > 0
+
+
+def test_bound_rows_lie_below_every_method_on_their_day(rows: pd.DataFrame) -> None:
+    bounds = rows[rows["kind"] == "bound"]
+    assert set(bounds["variant"]) == {"paper", "literal"}  # the variants that are not extra
+    assert sorted(bounds.loc[bounds["variant"] == "paper", "day"]) == [0, 1]
+    days = rows[rows["kind"] == "day"]
+    for (variant, day), bound in bounds.groupby(["variant", "day"]):
+        mine = days[(days["variant"] == variant) & (days["day"] == day)]
+        assert len(mine) >= 5
+        assert (mine["energy_j"] >= float(bound["bound_energy_j"].iloc[0])).all()
+        assert (mine["avg_tardiness_s"] >= float(bound["bound_tardiness_s"].iloc[0]) - 1e-9).all()
+
+
+def test_the_bound_block_and_its_report(rows: pd.DataFrame, tmp_path: Path) -> None:
+    summary = Table3Study().summarize(rows)
+    block = summary["presets"]["paper"]["table3_bound"]
+    assert block["days"] == 2 and block["resolution_s"] == 3600.0
+    assert set(block["methods"]) >= {"no-mig", "static", "day-night", "dynamic", "dynamic-rollout"}
+    for values in block["methods"].values():
+        assert values["gap_to_bound"] >= 0 and values["et_gap_to_bound"] >= 0
+        assert values["gap_ci95"][0] <= values["gap_to_bound"] <= values["gap_ci95"][1]
+    # gap by hand for no-mig: the mean over the two days of energy / bound − 1
+    days = rows[(rows["kind"] == "day") & (rows["variant"] == "paper") & (rows["method"] == "no-mig")]
+    bounds = rows[(rows["kind"] == "bound") & (rows["variant"] == "paper")].set_index("day")
+    ratio = days.set_index("day")["energy_j"] / bounds["bound_energy_j"] - 1.0
+    assert block["methods"]["no-mig"]["gap_to_bound"] == pytest.approx(float(ratio.mean()))
+    text = Table3Study().report(rows, tmp_path)
+    assert "How far from the best possible" in text and "energy above its bound" in text
+
+
+def test_bound_days_options() -> None:
+    def bound_days(study: Table3Study, scale: str) -> dict[str, int]:
+        cells = [c for c in study.cells(scale) if isinstance(c, Table3Cell) and c.bound_resolution_s]
+        return {v: sum(c.days for c in cells if c.variant.name == v) for v in {c.variant.name for c in cells}}
+
+    assert bound_days(Table3Study(), "quick") == {"paper": 20, "literal": 20}
+    assert bound_days(Table3Study(), "paper") == {"paper": 500, "literal": 500}
+    assert bound_days(Table3Study(quick_bound_days=0), "quick") == {}
+    with pytest.raises(ConfigError, match="quick_bound_days must be >= 0"):
+        Table3Study(quick_bound_days=-1)

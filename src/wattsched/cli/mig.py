@@ -92,6 +92,11 @@ def add_parser(groups: argparse._SubParsersAction) -> None:
         {"day": "one day under a repartitioning policy; --live repartitions a GPU too"},
         "wattsched.cli.mig_day:add_parser",
     )
+    add_lazily(
+        sub,
+        {"bound": "lower bounds on the energy and tardiness of any schedule of a trace"},
+        "wattsched.cli.mig_bound:add_parser",
+    )
 
 
 def add_generator_options(parser: argparse.ArgumentParser, *, required: bool, trace: bool = False) -> None:

@@ -131,6 +131,9 @@ def _day(args: argparse.Namespace) -> int:
         if backend is not None:
             backend.close()
     result: Any = run.result
+    from wattsched.mig.bound import DAY_GRID_S, auto_resolution, energy_bound_j
+
+    bound_j = energy_bound_j(jobs, gpu, horizon_s, resolution_s=auto_resolution(len(jobs), DAY_GRID_S))
     changes = [
         {"time_s": d.time_s, "configuration": d.configuration} for d in run.decisions if d.repartitioned
     ]
@@ -139,6 +142,8 @@ def _day(args: argparse.Namespace) -> int:
         "partitioner": args.partitioner,
         "initial_configuration": run.initial_configuration,
         **result.to_dict(),
+        "bound_energy_j": bound_j,
+        "gap_to_bound": result.energy_j / bound_j - 1.0 if bound_j > 0 else None,
         "changes": changes,
     }
     if live is not None:
@@ -149,7 +154,11 @@ def _day(args: argparse.Namespace) -> int:
     lines = [
         f"{gpu.name}, {args.partitioner}: {result.jobs} jobs, energy {result.energy_j:,.0f} J, avg tardiness "
         f"{result.avg_tardiness_s:.1f} s, {len(changes)} repartition(s) from configuration "
-        f"{run.initial_configuration}"
+        f"{run.initial_configuration}",
+        f"  no schedule of these jobs uses less than {bound_j:,.0f} J: this day is "
+        f"{100 * summary['gap_to_bound']:.1f} % above it ('wattsched mig bound' for tardiness)"
+        if summary["gap_to_bound"] is not None
+        else "  (no energy bound: an empty day)",
     ]
     events = live.events if live is not None else []
     for number, change in enumerate(changes):

@@ -17,6 +17,9 @@ Cells (each a pure function of its fields):
   decision: 2, or ``quick_dqn_rollout`` = 1 at quick scale) on ``rollout_block_days`` of those days — the
   heaviest evaluation, so in blocks that both workers share. Every cell of a variant gets the one trained DQN
   from :mod:`wattsched.rl.cache` (trained by the first cell to ask, the others wait for it and load it);
+* ``<variant>/bound/bNNN``: the lower bounds of every held-out day (:mod:`wattsched.mig.bound`: energy of any
+  schedule that finishes every job, average tardiness of any schedule) on ``quick_bound_days`` /
+  ``paper_bound_days`` days of the variants that are not ``extra``, on a ``bound_resolution_s`` grid;
 * ``sens/...``: the load and deadline-slack sensitivity (:mod:`.table3_sensitivity`).
 
 Every method of a variant runs on the same held-out days (common random numbers; variants that differ only in
@@ -27,6 +30,7 @@ DQN's reward and the lookahead's cost use ``a`` from pilot runs on separate days
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -120,10 +124,15 @@ class Table3Cell:
     dqn_hyperparameters: str | None = None
     #: Networks the DQN trains (``None``: its hyperparameters'); see ``DQNConfig.with_ensemble``.
     dqn_ensemble: int | None = None
+    #: A bound cell (``method`` is ``None``): the lower bounds of its days on a grid of this many seconds.
+    bound_resolution_s: float | None = None
 
     @property
     def key(self) -> str:
-        label = "selection" if self.method is None else self.method.label
+        if self.bound_resolution_s is not None:
+            label = "bound"
+        else:
+            label = "selection" if self.method is None else self.method.label
         return f"{self.variant.name}/{label}/b{self.block:03d}"
 
     def setting(self) -> Setting:
@@ -199,6 +208,13 @@ class Table3Study:
     sensitivity_paper_days: int = 100
     #: Lookahead in the sensitivity (0.3-3 s per day, growing with load); ``None``: at paper scale only.
     sensitivity_lookahead: bool | None = None
+    #: Held-out days with a lower bound (the first ones) in each variant that is not ``extra``; ``None``: all
+    #: its days; 0: no bound. About 2.4 s of one core a day at the ``paper`` load, 0.6 s at ``literal``.
+    quick_bound_days: int | None = 20
+    paper_bound_days: int | None = None
+    #: The bound's time grid (s): 3,600 s gives the same energy bound as 900 s on these days at a fifth of
+    #: the time, and a weaker tardiness bound.
+    bound_resolution_s: float = 3600.0
 
     def __post_init__(self) -> None:
         get_preset(self.preset)
@@ -212,6 +228,12 @@ class Table3Study:
             value = getattr(self, key)
             if value is not None and value < 0:
                 raise ConfigError(f"{key} must be >= 0 (0: off), got {value}")
+        for key in ("quick_bound_days", "paper_bound_days"):
+            value = getattr(self, key)
+            if value is not None and value < 0:
+                raise ConfigError(f"{key} must be >= 0 (0: no bound), got {value}")
+        if not self.bound_resolution_s > 0:
+            raise ConfigError(f"bound_resolution_s must be > 0, got {self.bound_resolution_s}")
         if self.rollout_block_days < 1:
             raise ConfigError(f"rollout_block_days must be >= 1, got {self.rollout_block_days}")
         known = {v.name: v for v in variants_with_gpus(DEFAULT_VARIANTS, self.gpus, _gpu_variant)}
@@ -276,6 +298,14 @@ class Table3Study:
                         count = min(self.rollout_block_days, days - first)
                         rollouts.append(cell(rollout, block, first, count))
             light.append(cell(None, 0, 0, 0))
+            bound_days = self.paper_bound_days if paper else self.quick_bound_days
+            bound_days = days if bound_days is None else min(bound_days, days)
+            if not variant.extra:
+                for block, first in enumerate(range(0, bound_days, self.block_days)):
+                    count = min(self.block_days, bound_days - first)
+                    light.append(
+                        replace(cell(None, block, first, count), bound_resolution_s=self.bound_resolution_s)
+                    )
             for method in variant.methods():
                 for block, first in enumerate(range(0, days, self.block_days)):
                     target = heavy if method.kind == "lookahead" else light
@@ -334,6 +364,8 @@ def run_table3_cell(cell: Table3Cell) -> list[Row]:
     """Rows of one cell: ``kind`` = ``selection`` (one per configuration) or ``day`` (one per day)."""
     setting = cell.setting()
     common = {"cell": cell.key, **_variant_columns(cell.variant)}
+    if cell.bound_resolution_s is not None:
+        return _bound_rows(cell, setting, common)
     if cell.method is None:
         chosen, values = setting.best_static()
         ids = load_gpu(setting.gpu).configuration_ids
@@ -366,6 +398,36 @@ def run_table3_cell(cell: Table3Cell) -> list[Row]:
     results = run_method(method, days, setting, policy)
     extra["eval_wall_s"] = time.perf_counter() - started
     return [{**common, "kind": "day", "configuration": configuration, **r.row(), **extra} for r in results]
+
+
+def _bound_rows(cell: Table3Cell, setting: Setting, common: Row) -> list[Row]:
+    """One ``kind = bound`` row per day: the day's lower bounds (docs/concepts/bound.md)."""
+    from wattsched.mig.bound import lower_bound
+    from wattsched.mig.partition.evaluate import DayStream, day_seed
+    from wattsched.workload.generators import generate_jobs
+
+    gpu = load_gpu(setting.gpu)
+    spec = setting.workload
+    rows: list[Row] = []
+    for day in range(cell.first_day, cell.first_day + cell.days):
+        jobs = generate_jobs(spec, day_seed(setting.seed, DayStream.HELD_OUT, day))
+        bound = lower_bound(jobs, gpu, spec.horizon_s, resolution_s=cell.bound_resolution_s)
+        rows.append(
+            {
+                **common,
+                "kind": "bound",
+                "method": "bound",
+                "day": day,
+                "bound_energy_j": bound.energy_j,
+                "bound_tardiness_s": bound.tardiness_s,
+                "bound_on_time_energy_j": math.nan
+                if bound.on_time_energy_j is None
+                else bound.on_time_energy_j,
+                "bound_resolution_s": cell.bound_resolution_s,
+                "bound_wall_s": bound.solve_s,
+            }
+        )
+    return rows
 
 
 def _rollout_policy(method: Method, setting: Setting, dqn: Any) -> Any:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from wattsched.experiments.protocol import compare, et_frame, per_day_et, stacked
@@ -27,6 +28,7 @@ __all__ = [
     "METHODS",
     "PAPER_CLAIMS",
     "PAPER_TABLE3",
+    "bound_block",
     "flag",
     "summarize",
     "variant_block",
@@ -68,8 +70,61 @@ def _order_holds(table: dict[str, float], first: str) -> bool | None:
     return all(table[x] < table[y] for x, y in itertools.pairwise(order))
 
 
-def variant_block(days: pd.DataFrame, selection: pd.DataFrame) -> dict[str, Any]:
-    """``{table3, table3_detail, table3_extra}`` of one variant's day and selection rows."""
+def _mean_ci(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean and its 95 % interval (normal approximation; the interval is the mean alone for one value)."""
+    mean = float(values.mean())
+    half = 1.96 * float(values.std(ddof=1)) / np.sqrt(len(values)) if len(values) > 1 else 0.0
+    return mean, mean - half, mean + half
+
+
+def bound_block(scored: pd.DataFrame, bounds: pd.DataFrame, a: float) -> dict[str, Any]:
+    """Each method's energy and ET beside the days' lower bounds (docs/concepts/bound.md), on the days that
+    have one: ``gap_to_bound`` = mean over days of energy / bound − 1, with its 95 % interval; the ET bound
+    of a day is ET at (energy bound, tardiness bound), ``a`` the variant's pooled coefficient (both parts
+    are lower bounds and ET grows with each)."""
+    from wattsched.metrics import et_values
+
+    per_day = bounds.drop_duplicates("day").set_index("day")
+    energy_bound = per_day["bound_energy_j"].astype(float)
+    tardiness_bound = per_day["bound_tardiness_s"].astype(float)
+    et_bound = pd.Series(et_values(energy_bound.to_numpy(), tardiness_bound.to_numpy(), a), per_day.index)
+    methods: dict[str, Any] = {}
+    for method, group in scored.groupby("method", sort=False):
+        mine = group.set_index("day")
+        common = mine.index.intersection(per_day.index)
+        if common.empty:
+            continue
+        energy = mine.loc[common, "energy_j"].to_numpy(dtype=float)
+        et = mine.loc[common, "et"].to_numpy(dtype=float)
+        gap, low, high = _mean_ci(energy / energy_bound.loc[common].to_numpy() - 1.0)
+        et_gap, et_low, et_high = _mean_ci(et / et_bound.loc[common].to_numpy() - 1.0)
+        methods[str(method)] = {
+            "days": len(common),
+            "energy_j": float(energy.mean()),
+            "gap_to_bound": gap,
+            "gap_ci95": [low, high],
+            "et": float(et.mean()),
+            "et_gap_to_bound": et_gap,
+            "et_gap_ci95": [et_low, et_high],
+        }
+    on_time = per_day["bound_on_time_energy_j"].astype(float)
+    return {
+        "days": len(per_day),
+        "resolution_s": float(per_day["bound_resolution_s"].iloc[0]),
+        "bound_energy_j": float(energy_bound.mean()),
+        "bound_tardiness_s": float(tardiness_bound.mean()),
+        "bound_et": float(et_bound.mean()),
+        "days_on_time_possible": int(on_time.notna().sum()),
+        "bound_wall_s": float(per_day["bound_wall_s"].astype(float).mean()),
+        "methods": methods,
+    }
+
+
+def variant_block(
+    days: pd.DataFrame, selection: pd.DataFrame, bounds: pd.DataFrame | None = None
+) -> dict[str, Any]:
+    """``{table3, table3_detail, table3_extra}`` of one variant's day and selection rows, and ``table3_bound``
+    (:func:`bound_block`) when ``bounds`` has rows."""
     scored, a = et_frame(days, [m for m in ET_POOL if (days["method"] == m).any()])
     per_day = per_day_et(scored)
     table = {m: float(per_day[m].mean()) for m in METHODS if m in per_day}
@@ -119,7 +174,10 @@ def variant_block(days: pd.DataFrame, selection: pd.DataFrame) -> dict[str, Any]
         if "train_timesteps" in train and len(train)
         else None,
     }
-    return {"table3": table, "table3_detail": detail, "table3_extra": extra}
+    block = {"table3": table, "table3_detail": detail, "table3_extra": extra}
+    if bounds is not None and len(bounds):
+        block["table3_bound"] = bound_block(scored, bounds, a)
+    return block
 
 
 def variant_frames(rows: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
@@ -159,7 +217,8 @@ def summarize(rows: pd.DataFrame, preset: str) -> dict[str, Any]:
     for name, (days, selection) in frames.items():
         first = columns[name]
         if first["gpu"] == DEFAULT_GPU and first["deadline_rule"] == "p1":
-            block = variant_block(days, selection)
+            bounds = rows[(rows["variant"] == name) & (rows["kind"] == "bound")]
+            block = variant_block(days, selection, bounds)
             presets[str(first["preset"])] = block
             if first["preset"] == preset:
                 blocks.update(block)

@@ -173,6 +173,19 @@ def report(rows: pd.DataFrame, preset: str, figures_dir: Path) -> str:
             *_main_table(summary),
             "",
         ]
+    bounded = {p: b["table3_bound"] for p, b in summary.get("presets", {}).items() if "table3_bound" in b}
+    if bounded:
+        lines += [
+            "### How far from the best possible",
+            "",
+            "Beside each method, the lower bound of each day (Concepts → Lower bounds): no schedule that "
+            "finishes every job uses less energy, and no schedule has a lower ET (ET at the energy bound "
+            "and the tardiness bound, with the same a). Gap = mean over the days of value / bound − 1, with "
+            "its 95 % interval.",
+            "",
+            *_bound_tables(bounded),
+            "",
+        ]
     if len(summary.get("presets", {})) > 1:
         lines += [
             "### Both presets side by side",
@@ -203,6 +216,34 @@ def report(rows: pd.DataFrame, preset: str, figures_dir: Path) -> str:
         lines += [f"![{n}](figures/{n})" for n in _plot(default, figures_dir)]
         lines.append("")
     return "\n".join(lines) + "\n" + render_sensitivity(summary.get("table3_sensitivity", {}), figures_dir)
+
+
+def _bound_tables(bounded: dict[str, dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for preset, block in bounded.items():
+        lines += [
+            f"Preset **{preset}**: {block['days']} days, bounds on a {block['resolution_s']:g} s grid "
+            f"(mean {block['bound_wall_s']:.1f} s a day); energy bound "
+            f"{block['bound_energy_j'] / JOULES_PER_KWH:.3f} kWh/day, tardiness bound "
+            f"{block['bound_tardiness_s'] / 60:.3f} min, ET bound "
+            f"{block['bound_et']:.3f}; zero tardiness not ruled out on {block['days_on_time_possible']} of "
+            f"{block['days']} days.",
+            "",
+        ]
+        body = [
+            [
+                m,
+                f"{v['energy_j'] / JOULES_PER_KWH:.3f}",
+                f"{v['gap_to_bound']:+.1%} [{v['gap_ci95'][0]:+.1%}, {v['gap_ci95'][1]:+.1%}]",
+                f"{v['et']:.3f}",
+                f"{v['et_gap_to_bound']:+.1%} [{v['et_gap_ci95'][0]:+.1%}, {v['et_gap_ci95'][1]:+.1%}]",
+            ]
+            for m in METHODS
+            if (v := block["methods"].get(m)) is not None
+        ]
+        header = ["method", "energy kWh/day", "energy above its bound", "ET", "ET above its bound"]
+        lines += [markdown_table(header, body), ""]
+    return lines
 
 
 def _days(rules: dict[str, Any]) -> int:
