@@ -23,6 +23,12 @@ from wattsched.workload.job import Job, JobKind, Scaling
 
 P = (40.0, 119.0, 160.0, 205.3, 243.9, 247.7, 248.5, 248.5)
 GPU = load_gpu(None)
+#: ET's a per J for the ET bound's checks: energy and tardiness (min) weigh about alike on these days
+A = 2e-4
+
+
+def et(energy_j: float, tardiness_s: float, a: float = A) -> float:
+    return (a * energy_j + tardiness_s / 60.0) / (a + 1.0)
 
 
 def job(name: str, arrival: float, deadline: float, durations: Sequence[float], full: float) -> Job:
@@ -113,12 +119,14 @@ SMALL_DAYS = {
 def test_bounds_never_exceed_the_exhaustive_optimum(name: str) -> None:
     jobs, configurations, horizon = SMALL_DAYS[name]
     schedules = exhaustive(jobs, configurations, horizon)
-    bound = lower_bound(jobs, horizon_s=horizon, configurations=configurations)
+    bound = lower_bound(jobs, horizon_s=horizon, configurations=configurations, et_coefficient=A)
     best_energy = min(e for e, _ in schedules)
     best_tardiness = min(t for _, t in schedules)
     assert bound.energy_j <= best_energy
     assert bound.closed_form_j <= bound.energy_j
     assert bound.tardiness_s <= best_tardiness
+    assert bound.et is not None and bound.et <= min(et(e, t) for e, t in schedules)
+    assert bound.et >= et(bound.energy_j, bound.tardiness_s) * (1 - 1e-9)  # never below the separate bounds
     on_time = [e for e, t in schedules if t == 0.0]
     if bound.on_time_energy_j is None:
         assert bound.tardiness_s > 0 and not on_time  # zero tardiness proven impossible
@@ -193,12 +201,13 @@ def small_days(draw: st.DrawFn) -> list[Job]:
 @given(small_days(), st.sampled_from(["edf-ss-restricted", "edf-fs", "llf"]))
 def test_no_simulated_run_beats_the_bound(jobs: list[Job], policy: str) -> None:
     horizon = 800.0
-    bound = lower_bound(jobs, horizon_s=horizon)
+    bound = lower_bound(jobs, horizon_s=horizon, et_coefficient=A)
     runs = [simulate(jobs, c, policy, horizon_s=horizon) for c in (1, 3, 8, 12, "no-mig")]
     runs.append(run_day(jobs, PARTITIONERS.make("day-night"), horizon_s=horizon).result)
     for run in runs:
         assert bound.energy_j <= run.energy_j
         assert bound.tardiness_s <= run.avg_tardiness_s + 1e-9
+        assert bound.et is not None and bound.et <= et(run.energy_j, run.avg_tardiness_s)
         if run.avg_tardiness_s == 0.0:
             assert bound.on_time_energy_j is not None and bound.on_time_energy_j <= run.energy_j
 
@@ -217,6 +226,7 @@ def test_a_trace_too_large_for_the_resolution_is_one_line() -> None:
         ({"horizon_s": -1.0}, "horizon_s must be a finite number >= 0"),
         ({"configurations": []}, "at least one configuration"),
         ({"configurations": [99]}, "unknown configuration '99'"),
+        ({"et_coefficient": -1.0}, "et_coefficient must be a finite number >= 0"),
     ],
 )
 def test_bad_options_are_one_line(options: dict, message: str) -> None:

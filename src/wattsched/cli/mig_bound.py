@@ -55,6 +55,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         metavar="C,C,...",
         help="configurations a schedule may use (default: all of the GPU's and no-mig)",
     )
+    bound.add_argument(
+        "--et-coefficient",
+        type=float,
+        metavar="A",
+        help="also bound ET with this a per J (tardiness in minutes), e.g. a study's et_coefficient_per_j",
+    )
     bound.add_argument("--json", action="store_true", help="print one JSON object")
     bound.set_defaults(func=_bound, mig_command="bound")
 
@@ -78,7 +84,14 @@ def _bound(args: argparse.Namespace) -> int:
         jobs = [job.with_sizes(gpu.compute_sizes) for job in jobs]
     chosen: Any = args.resolution_s
     step = auto_resolution(len(jobs)) if chosen == "auto" else chosen
-    bound = lower_bound(jobs, gpu, horizon_s, resolution_s=step, configurations=_configs(args.configs))
+    bound = lower_bound(
+        jobs,
+        gpu,
+        horizon_s,
+        resolution_s=step,
+        configurations=_configs(args.configs),
+        et_coefficient=args.et_coefficient,
+    )
     if args.json:
         print_json({"gpu": gpu.name, "horizon_s": horizon_s, **bound.row(), "workload": drawn})
         return 0
@@ -86,11 +99,17 @@ def _bound(args: argparse.Namespace) -> int:
         on_time = "no schedule is on time"
     else:
         on_time = f"an on-time schedule uses at least {bound.on_time_energy_j:,.0f} J"
+    et = (
+        []
+        if bound.et is None
+        else [f"  ET          >= {bound.et:.4f} with a = {bound.et_coefficient:.4g} per J"]
+    )
     lines = [
         f"{gpu.name}, {bound.jobs} jobs, horizon {horizon_s:,.0f} s:",
         f"  energy      >= {bound.energy_j:,.0f} J ({bound.energy_j / 3.6e6:.3f} kWh) for any schedule that "
         "finishes every job",
         f"  tardiness   >= {bound.tardiness_s:,.1f} s on average; {on_time}",
+        *et,
         f"  closed form    {bound.closed_form_j:,.0f} J",
         f"  {bound.method}: {bound.intervals} intervals, {bound.variables:,} variables, "
         f"{bound.solve_s:.1f} s",

@@ -39,6 +39,7 @@ from wattsched.errors import ConfigError
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.hardware.power import PowerTable
+from wattsched.units import SECONDS_PER_MINUTE
 from wattsched.workload.job import Job, JobKind
 
 __all__ = [
@@ -77,7 +78,8 @@ class Bound:
 
     energy_j: float
     tardiness_s: float
-    #: Lower bound on the energy of a schedule with zero tardiness; ``None`` when none exists.
+    #: Lower bound on the energy of a schedule with zero tardiness; ``None`` when none exists (tardiness
+    #: bound > 0) or when it was not asked for.
     on_time_energy_j: float | None
     #: The weaker closed form (idle power to the last possible end, plus the cheapest busy watts per slice).
     closed_form_j: float
@@ -87,13 +89,25 @@ class Bound:
     variables: int
     jobs: int
     solve_s: float
+    #: Lower bound on ET ``(a·energy + tardiness in min) / (a + 1)`` of any schedule, ``a`` =
+    #: ``et_coefficient`` per J (``None`` when no coefficient was given).
+    et: float | None = None
+    et_coefficient: float | None = None
 
-    def row(self) -> dict[str, float | int | str | None]:
+    @property
+    def on_time_possible(self) -> bool:
+        """Whether the bound leaves zero tardiness possible (it never proves that it is)."""
+        return self.tardiness_s == 0.0
+
+    def row(self) -> dict[str, float | int | str | bool | None]:
         """JSON-ready fields (``mig bound --json``)."""
         return {
             "bound_energy_j": self.energy_j,
             "bound_tardiness_s": self.tardiness_s,
+            "on_time_possible": self.on_time_possible,
             "bound_on_time_energy_j": self.on_time_energy_j,
+            "bound_et": self.et,
+            "et_coefficient_per_j": self.et_coefficient,
             "closed_form_energy_j": self.closed_form_j,
             "method": self.method,
             "resolution_s": self.resolution_s,
@@ -275,13 +289,17 @@ def lower_bound(
     configurations: Sequence[int | str] | None = None,
     power_curve: str | None = None,
     max_variables: int = MAX_VARIABLES,
+    et_coefficient: float | None = None,
+    on_time: bool = True,
 ) -> Bound:
     """Lower bounds on the energy and average tardiness of every schedule of ``jobs`` on ``gpu`` (default
     the A100-40GB), from ``0`` to ``max(horizon_s, last completion)`` as the simulator counts energy
     (``horizon_s`` default: the last arrival). ``resolution_s``: ``None`` cuts time at every arrival and
     deadline (the tightest); a number cuts it on a grid (fewer variables, a lower bound). ``configurations``:
     the ids a schedule may use (default: all of the GPU's and ``no-mig``). A programme over ``max_variables``
-    is refused (ConfigError naming the trace's size and the limit)."""
+    is refused (ConfigError naming the trace's size and the limit). ``et_coefficient``: also bound ET with
+    that ``a`` per J (one more programme: energy and tardiness traded in one objective, tighter than ET at
+    the two separate bounds); ``on_time=False``: skip the on-time energy."""
     import time
 
     started = time.perf_counter()
@@ -289,19 +307,28 @@ def lower_bound(
     programme, closed = _prepare(
         jobs, resolved, horizon_s, resolution_s, configurations, power_curve, max_variables
     )
+    if et_coefficient is not None and not (math.isfinite(et_coefficient) and et_coefficient >= 0):
+        raise ConfigError(f"et_coefficient must be a finite number >= 0, got {et_coefficient!r}")
     if programme is None:
-        return Bound(closed, 0.0, closed, closed, _method(resolution_s), resolution_s, 0, 0, 0, 0.0)
+        et = None if et_coefficient is None else et_coefficient * closed / (et_coefficient + 1.0)
+        return Bound(
+            closed, 0.0, closed, closed, _method(resolution_s), resolution_s, 0, 0, 0, 0.0, et, et_coefficient
+        )
     energy = max(programme.solve("energy"), closed)
     tardiness = programme.solve("tardiness")
+    on_time_j: float | None = None
     if tardiness <= ZERO_TARDINESS_S:
         tardiness = 0.0
-        on_time: float | None = max(programme.solve("on-time"), closed)
-    else:
-        on_time = None
+        if on_time:
+            on_time_j = max(programme.solve("on-time"), closed)
+    et = None
+    if et_coefficient is not None:
+        separate = (et_coefficient * energy + tardiness / SECONDS_PER_MINUTE) / (et_coefficient + 1.0)
+        et = max(programme.solve("et", et_coefficient), separate)
     return Bound(
         energy,
         tardiness,
-        on_time,
+        on_time_j,
         closed,
         _method(resolution_s),
         resolution_s,
@@ -309,6 +336,8 @@ def lower_bound(
         programme.variables,
         len(jobs),
         time.perf_counter() - started,
+        et,
+        et_coefficient,
     )
 
 
@@ -467,10 +496,17 @@ class _Programme:
         rows = row + np.arange(len(later))
         a_ub.put(rows, self.r0 + later, np.where(before, fast, b - d + fast))
         a_ub.put(rows, self.t0 + job, -1.0)
+        # a job runs on one slot at a time, so it ends no earlier than its arrival plus all the seconds it
+        # runs: T_j ≥ a_j − d_j + Σ x_j (whatever the grid)
+        row = a_ub.block(self.n, self.deadline - self.arrival)
+        x = np.arange(self.n_pairs * self.n_opt)
+        a_ub.put(row + self.pair_job[x // self.n_opt], x, 1.0)
+        a_ub.put(row + np.arange(self.n), self.t0 + np.arange(self.n), -1.0)
 
-    def solve(self, objective: str) -> float:
-        """``energy`` (J), ``tardiness`` (mean, s) or ``on-time`` (J with zero tardiness): the optimum less
-        the safety margin; ``inf`` where no schedule of that kind exists."""
+    def solve(self, objective: str, et_coefficient: float = 0.0) -> float:
+        """``energy`` (J), ``tardiness`` (mean, s), ``on-time`` (J with zero tardiness) or ``et`` (ET with
+        ``a = et_coefficient`` per J, tardiness in minutes): the optimum less the safety margin; ``inf``
+        where no schedule of that kind exists."""
         tardy = objective != "energy"
         a_eq, a_ub = _Matrix(), _Matrix()
         self._base(a_eq, a_ub, tardy)
@@ -488,12 +524,14 @@ class _Programme:
         else:
             upper[self.r0 :] = 0.0  # R and T take no part
         cost = np.zeros(self.variables)
+        lam = self.lam0 + np.arange(len(self.watts) * self.intervals)
         if objective == "tardiness":
             cost[self.t0 :] = 1.0 / self.n
+        elif objective == "et":
+            cost[self.t0 :] = 1.0 / (self.n * SECONDS_PER_MINUTE)
+            cost[lam] = et_coefficient * np.repeat(self.watts, self.intervals)
         else:
-            n_int = self.intervals
-            lam = self.lam0 + np.arange(len(self.watts) * n_int)
-            cost[lam] = np.repeat(self.watts, n_int) / 1000.0  # kJ: a well-scaled objective
+            cost[lam] = np.repeat(self.watts, self.intervals) / 1000.0  # kJ: a well-scaled objective
         matrix_eq, rhs_eq = a_eq.build(self.variables)
         matrix_ub, rhs_ub = a_ub.build(self.variables)
         result = linprog(
@@ -509,5 +547,7 @@ class _Programme:
             return math.inf
         if result.status != 0:
             raise ConfigError(f"the bound's linear programme was not solved: {result.message}")
-        scale = 1.0 if objective == "tardiness" else 1000.0
-        return max(0.0, float(result.fun) * (1.0 - SAFETY)) * scale
+        value = max(0.0, float(result.fun) * (1.0 - SAFETY))
+        if objective == "et":
+            return value / (et_coefficient + 1.0)
+        return value * (1.0 if objective == "tardiness" else 1000.0)

@@ -401,17 +401,19 @@ def run_table3_cell(cell: Table3Cell) -> list[Row]:
 
 
 def _bound_rows(cell: Table3Cell, setting: Setting, common: Row) -> list[Row]:
-    """One ``kind = bound`` row per day: the day's lower bounds (docs/concepts/bound.md)."""
+    """One ``kind = bound`` row per day: the day's lower bounds (docs/concepts/bound.md), ET's with the
+    pilot's ``a`` (the pooled ``a`` of the table is known only once every method has run)."""
     from wattsched.mig.bound import lower_bound
     from wattsched.mig.partition.evaluate import DayStream, day_seed
     from wattsched.workload.generators import generate_jobs
 
     gpu = load_gpu(setting.gpu)
     spec = setting.workload
+    a = setting.pilot_coefficient()  # the ET bound's a: the pilot's, as the DQN's reward and lookahead
     rows: list[Row] = []
     for day in range(cell.first_day, cell.first_day + cell.days):
         jobs = generate_jobs(spec, day_seed(setting.seed, DayStream.HELD_OUT, day))
-        bound = lower_bound(jobs, gpu, spec.horizon_s, resolution_s=cell.bound_resolution_s)
+        bound = lower_bound(jobs, gpu, spec.horizon_s, resolution_s=cell.bound_resolution_s, et_coefficient=a)
         rows.append(
             {
                 **common,
@@ -423,6 +425,8 @@ def _bound_rows(cell: Table3Cell, setting: Setting, common: Row) -> list[Row]:
                 "bound_on_time_energy_j": math.nan
                 if bound.on_time_energy_j is None
                 else bound.on_time_energy_j,
+                "bound_et": bound.et,
+                "bound_et_coefficient_per_j": a,
                 "bound_resolution_s": cell.bound_resolution_s,
                 "bound_wall_s": bound.solve_s,
             }

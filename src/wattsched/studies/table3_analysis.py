@@ -77,17 +77,17 @@ def _mean_ci(values: np.ndarray) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-def bound_block(scored: pd.DataFrame, bounds: pd.DataFrame, a: float) -> dict[str, Any]:
+def bound_block(scored: pd.DataFrame, bounds: pd.DataFrame) -> dict[str, Any]:
     """Each method's energy and ET beside the days' lower bounds (docs/concepts/bound.md), on the days that
-    have one: ``gap_to_bound`` = mean over days of energy / bound − 1, with its 95 % interval; the ET bound
-    of a day is ET at (energy bound, tardiness bound), ``a`` the variant's pooled coefficient (both parts
-    are lower bounds and ET grows with each)."""
+    have one: ``gap_to_bound`` = mean over the days of energy / bound − 1, with its 95 % interval; the same
+    for ET, which here uses the bound's ``a`` (the pilot's, ``bound_et_coefficient_per_j``) for the methods
+    too, so that the method and its bound are scored alike."""
     from wattsched.metrics import et_values
 
     per_day = bounds.drop_duplicates("day").set_index("day")
     energy_bound = per_day["bound_energy_j"].astype(float)
-    tardiness_bound = per_day["bound_tardiness_s"].astype(float)
-    et_bound = pd.Series(et_values(energy_bound.to_numpy(), tardiness_bound.to_numpy(), a), per_day.index)
+    et_bound = per_day["bound_et"].astype(float)
+    a = float(per_day["bound_et_coefficient_per_j"].iloc[0])
     methods: dict[str, Any] = {}
     for method, group in scored.groupby("method", sort=False):
         mine = group.set_index("day")
@@ -95,7 +95,7 @@ def bound_block(scored: pd.DataFrame, bounds: pd.DataFrame, a: float) -> dict[st
         if common.empty:
             continue
         energy = mine.loc[common, "energy_j"].to_numpy(dtype=float)
-        et = mine.loc[common, "et"].to_numpy(dtype=float)
+        et = np.asarray(et_values(energy, mine.loc[common, "avg_tardiness_s"].to_numpy(dtype=float), a))
         gap, low, high = _mean_ci(energy / energy_bound.loc[common].to_numpy() - 1.0)
         et_gap, et_low, et_high = _mean_ci(et / et_bound.loc[common].to_numpy() - 1.0)
         methods[str(method)] = {
@@ -107,14 +107,15 @@ def bound_block(scored: pd.DataFrame, bounds: pd.DataFrame, a: float) -> dict[st
             "et_gap_to_bound": et_gap,
             "et_gap_ci95": [et_low, et_high],
         }
-    on_time = per_day["bound_on_time_energy_j"].astype(float)
+    on_time = per_day["bound_tardiness_s"].astype(float) == 0.0
     return {
         "days": len(per_day),
         "resolution_s": float(per_day["bound_resolution_s"].iloc[0]),
+        "et_coefficient_per_j": a,
         "bound_energy_j": float(energy_bound.mean()),
-        "bound_tardiness_s": float(tardiness_bound.mean()),
+        "bound_tardiness_s": float(per_day["bound_tardiness_s"].astype(float).mean()),
         "bound_et": float(et_bound.mean()),
-        "days_on_time_possible": int(on_time.notna().sum()),
+        "days_on_time_possible": int(on_time.sum()),
         "bound_wall_s": float(per_day["bound_wall_s"].astype(float).mean()),
         "methods": methods,
     }
@@ -176,7 +177,7 @@ def variant_block(
     }
     block = {"table3": table, "table3_detail": detail, "table3_extra": extra}
     if bounds is not None and len(bounds):
-        block["table3_bound"] = bound_block(scored, bounds, a)
+        block["table3_bound"] = bound_block(scored, bounds)
     return block
 
 
