@@ -367,7 +367,9 @@ def test_bound_rows_lie_below_every_method_on_their_day(rows: pd.DataFrame) -> N
         mine = days[(days["variant"] == variant) & (days["day"] == day)]
         assert len(mine) >= 5
         assert (mine["energy_j"] >= float(bound["bound_energy_j"].iloc[0])).all()
-        assert (mine["avg_tardiness_s"] >= float(bound["bound_tardiness_s"].iloc[0]) - 1e-9).all()
+        a = float(bound["bound_et_coefficient_per_j"].iloc[0])
+        et = (a * mine["energy_j"] + mine["avg_tardiness_s"] / 60.0) / (a + 1.0)
+        assert (et >= float(bound["bound_et"].iloc[0])).all()
 
 
 def test_the_bound_block_and_its_report(rows: pd.DataFrame, tmp_path: Path) -> None:
@@ -392,8 +394,9 @@ def test_bound_days_options() -> None:
         cells = [c for c in study.cells(scale) if isinstance(c, Table3Cell) and c.bound_resolution_s]
         return {v: sum(c.days for c in cells if c.variant.name == v) for v in {c.variant.name for c in cells}}
 
-    assert bound_days(Table3Study(), "quick") == {"paper": 20, "literal": 20}
-    assert bound_days(Table3Study(), "paper") == {"paper": 500, "literal": 500}
+    assert bound_days(Table3Study(), "quick") == {"paper": 10, "literal": 10}
+    assert bound_days(Table3Study(), "paper") == {"paper": 100, "literal": 100}
+    assert bound_days(Table3Study(paper_bound_days=None), "paper") == {"paper": 500, "literal": 500}
     assert bound_days(Table3Study(quick_bound_days=0), "quick") == {}
     with pytest.raises(ConfigError, match="quick_bound_days must be >= 0"):
         Table3Study(quick_bound_days=-1)

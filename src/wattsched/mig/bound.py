@@ -77,7 +77,8 @@ class Bound:
     """Lower bounds for one trace on one GPU (J, s); see the module docstring."""
 
     energy_j: float
-    tardiness_s: float
+    #: ``None`` when not asked for.
+    tardiness_s: float | None
     #: Lower bound on the energy of a schedule with zero tardiness; ``None`` when none exists (tardiness
     #: bound > 0) or when it was not asked for.
     on_time_energy_j: float | None
@@ -95,9 +96,10 @@ class Bound:
     et_coefficient: float | None = None
 
     @property
-    def on_time_possible(self) -> bool:
-        """Whether the bound leaves zero tardiness possible (it never proves that it is)."""
-        return self.tardiness_s == 0.0
+    def on_time_possible(self) -> bool | None:
+        """Whether the bound leaves zero tardiness possible (it never proves that it is); ``None``: the
+        tardiness bound was not asked for."""
+        return None if self.tardiness_s is None else self.tardiness_s == 0.0
 
     def row(self) -> dict[str, float | int | str | bool | None]:
         """JSON-ready fields (``mig bound --json``)."""
@@ -291,6 +293,7 @@ def lower_bound(
     max_variables: int = MAX_VARIABLES,
     et_coefficient: float | None = None,
     on_time: bool = True,
+    tardiness: bool = True,
 ) -> Bound:
     """Lower bounds on the energy and average tardiness of every schedule of ``jobs`` on ``gpu`` (default
     the A100-40GB), from ``0`` to ``max(horizon_s, last completion)`` as the simulator counts energy
@@ -299,7 +302,8 @@ def lower_bound(
     the ids a schedule may use (default: all of the GPU's and ``no-mig``). A programme over ``max_variables``
     is refused (ConfigError naming the trace's size and the limit). ``et_coefficient``: also bound ET with
     that ``a`` per J (one more programme: energy and tardiness traded in one objective, tighter than ET at
-    the two separate bounds); ``on_time=False``: skip the on-time energy."""
+    the two separate bounds); ``on_time=False``: skip the on-time energy; ``tardiness=False``: skip the
+    tardiness bound (``tardiness_s`` is then ``None``) and the on-time energy with it."""
     import time
 
     started = time.perf_counter()
@@ -315,19 +319,19 @@ def lower_bound(
             closed, 0.0, closed, closed, _method(resolution_s), resolution_s, 0, 0, 0, 0.0, et, et_coefficient
         )
     energy = max(programme.solve("energy"), closed)
-    tardiness = programme.solve("tardiness")
+    late = programme.solve("tardiness") if tardiness else None
     on_time_j: float | None = None
-    if tardiness <= ZERO_TARDINESS_S:
-        tardiness = 0.0
+    if late is not None and late <= ZERO_TARDINESS_S:
+        late = 0.0
         if on_time:
             on_time_j = max(programme.solve("on-time"), closed)
     et = None
     if et_coefficient is not None:
-        separate = (et_coefficient * energy + tardiness / SECONDS_PER_MINUTE) / (et_coefficient + 1.0)
+        separate = (et_coefficient * energy + (late or 0.0) / SECONDS_PER_MINUTE) / (et_coefficient + 1.0)
         et = max(programme.solve("et", et_coefficient), separate)
     return Bound(
         energy,
-        tardiness,
+        late,
         on_time_j,
         closed,
         _method(resolution_s),

@@ -107,15 +107,12 @@ def bound_block(scored: pd.DataFrame, bounds: pd.DataFrame) -> dict[str, Any]:
             "et_gap_to_bound": et_gap,
             "et_gap_ci95": [et_low, et_high],
         }
-    on_time = per_day["bound_tardiness_s"].astype(float) == 0.0
     return {
         "days": len(per_day),
         "resolution_s": float(per_day["bound_resolution_s"].iloc[0]),
         "et_coefficient_per_j": a,
         "bound_energy_j": float(energy_bound.mean()),
-        "bound_tardiness_s": float(per_day["bound_tardiness_s"].astype(float).mean()),
         "bound_et": float(et_bound.mean()),
-        "days_on_time_possible": int(on_time.sum()),
         "bound_wall_s": float(per_day["bound_wall_s"].astype(float).mean()),
         "methods": methods,
     }

@@ -224,11 +224,8 @@ def _bound_tables(bounded: dict[str, dict[str, Any]]) -> list[str]:
         lines += [
             f"Preset **{preset}**: {block['days']} days, bounds on a {block['resolution_s']:g} s grid "
             f"(mean {block['bound_wall_s']:.1f} s a day); energy bound "
-            f"{block['bound_energy_j'] / JOULES_PER_KWH:.3f} kWh/day, tardiness bound "
-            f"{block['bound_tardiness_s'] / 60:.3f} min, ET bound {block['bound_et']:.3f} (a = "
-            f"{block['et_coefficient_per_j']:.3e} per J); zero tardiness not ruled out on "
-            f"{block['days_on_time_possible']} of "
-            f"{block['days']} days.",
+            f"{block['bound_energy_j'] / JOULES_PER_KWH:.3f} kWh/day, ET bound {block['bound_et']:.3f} "
+            f"(a = {block['et_coefficient_per_j']:.3e} per J).",
             "",
         ]
         body = [
