@@ -4,6 +4,7 @@ and a plug-in placement works live."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -212,10 +213,20 @@ def test_a_powered_down_node_takes_no_job_unless_every_gpu_is_full(tmp_path: Pat
 
 @pytest.fixture
 def restore_placements() -> Iterator[None]:
-    saved = dict(PLACEMENTS._factories)
+    """The placement registry, the loaded plug-ins, the modules and the path as they were before."""
+    factories = dict(PLACEMENTS._factories)
+    loaded = dict(plugins._LOADED)
+    modules = set(sys.modules)
+    path = list(sys.path)
     yield
     PLACEMENTS._factories.clear()
-    PLACEMENTS._factories.update(saved)
+    PLACEMENTS._factories.update(factories)
+    plugins._LOADED.clear()
+    plugins._LOADED.update(loaded)
+    for name in set(sys.modules) - modules:
+        if name == "last_gpu":
+            del sys.modules[name]
+    sys.path[:] = path
 
 
 def test_a_plug_in_placement_places_jobs_live(tmp_path: Path, restore_placements: None) -> None:
