@@ -120,7 +120,13 @@ def test_placements_on_a_hand_built_pool(deadline_s: float, expected: dict[str, 
 def test_an_empty_pool_gives_no_gpu_and_updates_are_reversible() -> None:
     pool = GpuPool([A100], [0, 0])
     job = linear_job("j", 0.0, 100.0, 1000.0)
-    assert all(PLACEMENTS.make(name).choose(job, 0.0, pool) == -1 for name in PLACEMENTS.available())
+    in_pool = [
+        name for name in PLACEMENTS.available() if not getattr(PLACEMENTS.make(name), "uses_jobs", False)
+    ]
+    assert "first-fit" in in_pool and "fewest-jobs" not in in_pool
+    assert all(PLACEMENTS.make(name).choose(job, 0.0, pool) == -1 for name in in_pool)
+    # fewest-jobs looks at every GPU, free slice or not: both have none, the first is taken.
+    assert PLACEMENTS.make("fewest-jobs").choose(job, 0.0, pool) == 0
     pool.update(1, 2, 1 << 7)
     pool.update(1, 3, 1 << 7)
     pool.update(1, 3, 0)
@@ -308,3 +314,34 @@ def test_a_cluster_matches_one_gpu_for_every_policy_with_the_paper_preset() -> N
             expected.end_s,
         )
         assert math.isfinite(got.energy_j)
+
+
+def test_fewest_jobs_spreads_jobs_where_first_fit_packs_them() -> None:
+    # Four long jobs, one every 10 s, on 1 server x 2 A100s in configuration 2 (4g + 3g). First-fit takes
+    # the first GPU with a free slice: GPU 0 until both its slices are busy, then GPU 1. Fewest-jobs takes
+    # the GPU with the fewest jobs, the first on ties: 0, 1, 0, 1.
+    jobs = [linear_job(f"j{i}", 10.0 * i, 1000.0, 1e6) for i in range(4)]
+    spec = ClusterSpec.homogeneous(1, 2)
+    placed = {}
+    for name in ("first-fit", "fewest-jobs"):
+        options = ClusterOptions(placement=name, configuration=2, record_jobs=True)
+        result = simulate_cluster(jobs, spec, options)
+        assert result.records is not None and result.fallback_placements == 0
+        placed[name] = [r.gpu for r in result.records]
+    assert placed == {"first-fit": [0, 0, 1, 1], "fewest-jobs": [0, 1, 0, 1]}
+
+
+def test_fewest_jobs_boots_an_idle_off_server() -> None:
+    # One A100 (configuration 1) per server. A runs 0-100 s on server 0; server 1, idle, turns off after
+    # 2 slots (120 s). B arrives at 1000 s: server 0 is off too (since 220 s); both have no job, so B goes
+    # to the first, which boots: B starts at 1060 s.
+    power = PowerStates(enabled=True, slot_s=60.0, idle_slots=2, turn_on_j_per_gpu=5400.0, turn_on_s=60.0)
+    jobs = [linear_job("a", 0.0, 100.0, 1000.0), linear_job("b", 1000.0, 100.0, 2000.0)]
+    options = ClusterOptions(
+        placement="fewest-jobs", configuration=1, policy="edf-fs", power_states=power, record_jobs=True
+    )
+    result = simulate_cluster(jobs, ClusterSpec.homogeneous(2, 1), options)
+    assert result.records is not None
+    assert [r.gpu for r in result.records] == [0, 0]
+    assert result.server_turn_ons == 1 and result.fallback_placements == 0
+    assert result.records[1].record.start_s == 1060.0

@@ -92,7 +92,7 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--placement",
         required=True,
         metavar="NAME",
-        help="first-fit, best-fit, least-energy or deadline-aware",
+        help="first-fit, best-fit, least-energy, deadline-aware, fewest-jobs or a plug-in's",
     )
     choice.add_argument(
         "--partitioner",

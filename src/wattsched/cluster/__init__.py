@@ -2,7 +2,8 @@
 
 * :func:`simulate_cluster` / :class:`ClusterSimulation` (:mod:`.engine`): placement, per-GPU partitioners and
   policies, server power states (P2's DRS), GPU clock levels (P2's DVFS model, :mod:`.clocks`).
-* :data:`PLACEMENTS` (:mod:`.placement`): ``first-fit``, ``best-fit``, ``least-energy``, ``deadline-aware``.
+* :data:`PLACEMENTS` (:mod:`.placement`): ``first-fit``, ``best-fit``, ``least-energy``, ``deadline-aware``,
+  ``fewest-jobs``.
 * :class:`ClusterSpec`, :class:`ClusterOptions`, :class:`PowerStates` (:mod:`.spec`); results in
   :class:`ClusterResult` (:mod:`.result`).
 * Workloads (:mod:`.workloads`: the ``paper`` preset scaled to N GPUs, streamed by day; traces with a

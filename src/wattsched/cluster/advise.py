@@ -5,7 +5,8 @@ A *setting* is one choice of
 * the MIG partitioning of every GPU: each configuration of the GPU's list held all day (``static``), the
   MIG-disabled whole GPU (``no-mig``), the day/night pair of the GPU's roles (``day-night``) or the
   simulate-and-compare planner (``lookahead``);
-* the placement of jobs on GPUs (every name in :data:`~wattsched.cluster.placement.PLACEMENTS`);
+* the placement of jobs on GPUs (every name in :data:`~wattsched.cluster.placement.PLACEMENTS` but the
+  energy-blind baseline ``fewest-jobs``);
 * GPU clock levels on or off (only on GPUs whose catalogue entry has a clock table: elsewhere the option
   changes nothing and is not compared);
 * server power states on or off (a server turns off after idle slots and back on for work).
@@ -46,6 +47,7 @@ from wattsched.workload.job import Job
 
 __all__ = [
     "BASELINE",
+    "BASELINE_PLACEMENTS",
     "Advice",
     "Budget",
     "Outcome",
@@ -62,6 +64,8 @@ __all__ = [
 FIRST_STAGE_PARTITIONERS = ("no-mig", "day-night")
 #: Evaluated in the second stage only (see the module docstring).
 SECOND_STAGE_PARTITIONERS = ("lookahead",)
+#: Registered placements that are no candidate: the energy-blind load balancer kept for comparison.
+BASELINE_PLACEMENTS = frozenset({"fewest-jobs"})
 
 
 @dataclass(frozen=True)
@@ -228,7 +232,7 @@ def evaluate(cell: Cell) -> Outcome:
 
 def first_stage(gpu: MigGpu) -> list[Setting]:
     """Every first-stage setting for ``gpu``: each configuration held all day, the whole GPU and day-night,
-    × every placement × clocks (GPUs with a clock table) × power states."""
+    × every placement (but :data:`BASELINE_PLACEMENTS`) × clocks (GPUs with a clock table) × power states."""
     mig: list[tuple[str, str | None]] = [
         ("static", str(ident)) for ident in gpu.configuration_ids if ident != NO_MIG
     ]
@@ -238,6 +242,7 @@ def first_stage(gpu: MigGpu) -> list[Setting]:
         Setting(partitioner, configuration, placement, clock, power)
         for partitioner, configuration in mig
         for placement in PLACEMENTS.available()
+        if placement not in BASELINE_PLACEMENTS
         for clock in clocks
         for power in (False, True)
     ]

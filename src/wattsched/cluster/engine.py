@@ -123,6 +123,8 @@ class ClusterSimulation:
         self._idle_w = [gpu.power.table(None).power_w[0] for gpu in distinct]
         self._pool = GpuPool(distinct, model_of, classes=getattr(self._placement, "uses_classes", True))
         self._signature = self._pool.signature  # read-only here: what the pool holds per GPU
+        # Each GPU's jobs, written into the pool only for a placement that reads them (a store per change).
+        self._jobs = self._pool.jobs if getattr(self._placement, "uses_jobs", False) else None
         seeds = np.random.SeedSequence(options.seed).spawn(len(models))
         schedules = {id(gpu): clock_schedule(gpu) if options.clocks else None for gpu in distinct}
         self._gpus: list[_Gpu] = []
@@ -255,6 +257,8 @@ class ClusterSimulation:
                 gpu.load = load  # more work on a busy GPU: nothing else to note
             else:
                 self._set_load(gpu, load)
+            if self._jobs is not None:
+                self._jobs[gpu.index] = load
         if free and (
             pending or held or gpu.gang is not None or self._servers.servers[gpu.server].state == OFF
         ):
@@ -295,6 +299,8 @@ class ClusterSimulation:
             self._gang_arrives(job, t, position)
             return
         index = self._placement.choose(job, t, self._pool)
+        if index >= 0 and self._gpus[index].gang is not None:
+            index = -1  # a gang holds it (only a placement that looks beyond the pool can choose it)
         if index < 0:
             index = self._fallback(t)
             self._fallbacks += 1
@@ -324,6 +330,8 @@ class ClusterSimulation:
                 gpu.load += 1  # more work on a busy GPU: nothing else to note (as _set_load)
             else:
                 self._set_load(gpu, 1, t)
+            if self._jobs is not None:
+                self._jobs[index] = gpu.load
             if sim.step() and gpu.partitioner is not None and not sim.in_blackout:
                 decide_epoch(sim, gpu.partitioner)
             self._refresh(gpu, t)
@@ -338,6 +346,8 @@ class ClusterSimulation:
             gpu.load += 1
         else:
             self._set_load(gpu, 1, t)
+        if self._jobs is not None:
+            self._jobs[index] = gpu.load
         if self._signature[index][1]:
             self._pool.update(index, 0, 0)
 

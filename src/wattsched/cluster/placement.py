@@ -8,7 +8,8 @@ in-configuration policy then places the job on a slice: the placement judges GPU
 it does not override the one-GPU scheduler (with EDF-SS, restricted or not, the slice the policy picks on
 an idle GPU is the one ``best-fit`` judged by).
 
-Registered policies (:data:`PLACEMENTS`), each O(sizes) or O(busy classes) per job, never O(GPUs):
+Registered policies (:data:`PLACEMENTS`), each O(sizes) or O(busy classes) per job, never O(GPUs), but the
+baseline ``fewest-jobs``:
 
 * ``first-fit``: the first GPU (lowest index) with a free slice on which the job meets its deadline; if none,
   the first GPU with any free slice.
@@ -19,6 +20,10 @@ Registered policies (:data:`PLACEMENTS`), each O(sizes) or O(busy classes) per j
   curves favour busy GPUs); ties: smaller slice, then lower GPU.
 * ``deadline-aware``: the least marginal energy among free slices on which the job meets its deadline; if
   none, the free slice with the earliest finish.
+* ``fewest-jobs``: the GPU with the fewest jobs in its system (given and not completed, free slice or not,
+  its server on or off: an off one boots), ties the lowest index: an energy-blind load balancer, the Slurm
+  controller's rule before it took placements from this registry. It reads :attr:`GpuPool.jobs`, which the
+  engine keeps only for a placement that says ``uses_jobs = True``; O(GPUs) per job.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ __all__ = [
     "PLACEMENTS",
     "BestFit",
     "DeadlineAware",
+    "FewestJobs",
     "FirstFit",
     "GpuPool",
     "LeastEnergy",
@@ -76,6 +82,9 @@ class GpuPool:
         self._sizes_of: dict[int, tuple[int, ...]] = {}
         #: Each GPU's bit (a big int on a large cluster: built once).
         self._bits = [1 << g for g in range(len(self.model_of))]
+        #: Jobs in each GPU's system (given and not completed, held for a boot included); kept only for a
+        #: placement with ``uses_jobs = True`` (all zero otherwise).
+        self.jobs: list[int] = [0] * len(self.model_of)
 
     def update(self, gpu: int, state: int, free_mask: int) -> None:
         """GPU ``gpu`` is in busy state ``state`` with idle slices of the compute sizes whose bits are set in
@@ -140,7 +149,9 @@ class PlacementPolicy(Protocol):
     """Chooses a GPU for an arriving job from the pool, or -1."""
 
     name: str
-    #: Whether :meth:`choose` reads ``pool.by_class`` (else the pool need not keep it).
+    #: Whether :meth:`choose` reads ``pool.by_class`` (else the pool need not keep it). A placement may also
+    #: say ``uses_jobs = True`` (read with ``getattr``, default false): it reads ``pool.jobs``, and may then
+    #: choose any GPU, available or not (an off server boots; one a gang holds counts as no choice).
     uses_classes: bool
 
     def choose(self, job: Job, now_s: float, pool: GpuPool) -> int: ...
@@ -215,7 +226,18 @@ class DeadlineAware(LeastEnergy):
     deadline_first = True
 
 
+class FewestJobs:
+    name = "fewest-jobs"
+    uses_classes = False
+    uses_jobs = True
+
+    def choose(self, job: Job, now_s: float, pool: GpuPool) -> int:
+        jobs = pool.jobs
+        return min(range(len(jobs)), key=jobs.__getitem__) if jobs else -1  # min: the first of equals
+
+
 PLACEMENTS.register("first-fit")(FirstFit)
 PLACEMENTS.register("best-fit")(BestFit)
 PLACEMENTS.register("least-energy")(LeastEnergy)
 PLACEMENTS.register("deadline-aware")(DeadlineAware)
+PLACEMENTS.register("fewest-jobs")(FewestJobs)

@@ -122,7 +122,7 @@ class ClusterOptions:
     """How a cluster is run (docs/concepts/datacentre.md); every GPU runs the same options.
 
     * ``placement``: a name in :data:`~wattsched.cluster.placement.PLACEMENTS` (``first-fit``, ``best-fit``,
-      ``least-energy``, ``deadline-aware``).
+      ``least-energy``, ``deadline-aware``, ``fewest-jobs``).
     * ``partitioner``: a name in :data:`~wattsched.mig.partition.PARTITIONERS`, built once per GPU with
       ``partitioner_options``; ``static`` uses ``configuration``.
     * ``configuration``: the static partitioner's configuration and every GPU's starting one; ``None``: the

@@ -8,6 +8,8 @@ Slurm launches, authenticates and accounts; wattsched decides and measures.
 * :class:`SlurmClient` (:mod:`.client`): Slurm's command-line tools, typed; :class:`FakeSlurmClient`, the same
   in memory for tests.
 * :func:`parse_annotation` (:mod:`.annotations`): what a job states in its ``--comment``.
+* :mod:`.placement`: the data-centre simulator's placements shown the controller's GPUs (``live_pool``);
+  :mod:`.metrics`: the controller's Prometheus metrics, for node_exporter's textfile collector.
 * :func:`split_energy` / :class:`EnergyLedger` (:mod:`.energy`): a GPU's measured energy shared among the
   jobs on its slices.
 * :func:`import_sacct` (:mod:`.sacct`): a ``sacct`` job log as a wattsched trace.

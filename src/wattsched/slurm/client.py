@@ -700,6 +700,8 @@ class FakeSlurmClient:
         self._asked: dict[int, set[str | None]] = {}
         #: A renewed job's copy -> the original.
         self.renewed: dict[int, int] = {}
+        #: Per node, the state flags :meth:`nodes` reports (``("POWERED_DOWN",)``: Slurm's power saving).
+        self.node_flags: dict[str, tuple[str, ...]] = {}
 
     # ------------------------------------------------------------------ the SlurmApi
     def ping(self) -> bool:
@@ -727,7 +729,8 @@ class FakeSlurmClient:
             gres = tuple(GresEntry("gpu", kind, types.count(kind)) for kind in counts)
             gres_used = tuple(GresEntry("gpu", kind, len(ids), tuple(ids)) for kind, ids in counts.items())
             state = "mixed" if used else "idle"
-            result.append(SlurmNode(name, state, (), gres, gres_used, (self.managed_partition,), 2, 0, ""))
+            flags = self.node_flags.get(name, ())
+            result.append(SlurmNode(name, state, flags, gres, gres_used, (self.managed_partition,), 2, 0, ""))
         return result
 
     def hold(self, job_id: int) -> None:

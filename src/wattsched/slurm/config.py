@@ -7,8 +7,11 @@ state = "/var/lib/wattsched/slurm.db"
 poll_s = 2.0                       # seconds between two looks at Slurm
 time_origin = "midnight"           # the models' time 0: local midnight of the first start's day (a
                                    # partitioner's hours are the time of day), or "start": the first start
+metrics_file = "/var/lib/node_exporter/textfile/wattsched.prom"  # optional: Prometheus metrics, rewritten
+                                   # at every pass (node_exporter's textfile collector reads *.prom)
 [scheduling]
 policy = "edf-ss-restricted"       # any registry policy (wattsched mig policies)
+placement = "first-fit"            # any registry placement (wattsched cluster run's): each new job's GPU
 preemption = "requeue"             # or "off"
 signal = "USR1"                    # sent to a job before it is requeued
 grace_s = 30                       # seconds between the signal and the requeue
@@ -51,8 +54,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from wattsched.cluster.spec import P2_SLOT_S, P2_TURN_ON_J
-from wattsched.errors import ConfigError, InputError, did_you_mean
+from wattsched.cluster.placement import PLACEMENTS
+from wattsched.cluster.spec import P2_SLOT_S, P2_TURN_ON_J, ClusterOptions
+from wattsched.errors import ConfigError, InputError, UnknownNameError, did_you_mean
 from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.mig.policies import POLICIES
@@ -71,8 +75,8 @@ __all__ = [
 STATIC_PARTITIONERS = frozenset({"static", "no-mig"})
 
 _SECTIONS = {
-    "slurm": {"partition", "state", "poll_s", "slurm_conf", "time_origin"},
-    "scheduling": {"policy", "preemption", "signal", "grace_s", "overdue_s"},
+    "slurm": {"partition", "state", "poll_s", "slurm_conf", "time_origin", "metrics_file"},
+    "scheduling": {"policy", "placement", "preemption", "signal", "grace_s", "overdue_s"},
     "power": {
         "suspend_command",
         "resume_command",
@@ -177,6 +181,11 @@ class ControllerConfig:
     power: PowerConfig = PowerConfig()
     repartition: RepartitionConfig = RepartitionConfig()
     clocks: ClocksConfig = ClocksConfig()
+    #: The placement (:data:`~wattsched.cluster.placement.PLACEMENTS`) that picks each new job's GPU;
+    #: default the data-centre simulator's.
+    placement: str = ClusterOptions.placement
+    #: Where the Prometheus metrics are written at every pass (``None``: not written).
+    metrics_path: Path | None = None
 
 
 def load_config(path: str | Path) -> ControllerConfig:
@@ -213,6 +222,21 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
         raise ConfigError(
             f"{where}: scheduling.policy: unknown policy '{policy}'; valid: {', '.join(POLICIES.available())}"
         )
+    placement = _text(scheduling, "placement", where, section="scheduling", default=ClusterOptions.placement)
+    try:
+        PLACEMENTS.factory(placement)
+    except UnknownNameError as exc:
+        raise ConfigError(f"{where}: scheduling.placement: {exc}") from None
+    metrics = slurm.get("metrics_file")
+    metrics_path = None
+    if metrics is not None:
+        metrics_path = Path(_text(slurm, "metrics_file", where, section="slurm"))
+        metrics_path = metrics_path if metrics_path.is_absolute() else base / metrics_path
+        if metrics_path.suffix != ".prom":
+            raise ConfigError(
+                f"{where}: slurm.metrics_file must end in .prom (node_exporter's textfile collector reads "
+                f"only those), got '{metrics}'"
+            )
     time_origin = _text(slurm, "time_origin", where, section="slurm", default="midnight")
     if time_origin not in ("midnight", "start"):
         raise ConfigError(f"{where}: slurm.time_origin: expected 'midnight' or 'start', got '{time_origin}'")
@@ -245,6 +269,8 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
         power=_power(raw.get("power", {}), where),
         clocks=_clocks(raw.get("clocks", {}), nodes, where),
         repartition=_repartition(raw.get("repartition", {}), where),
+        placement=placement,
+        metrics_path=metrics_path,
     )
 
 

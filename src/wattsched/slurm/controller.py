@@ -7,8 +7,10 @@ Each pass (every ``poll_s`` seconds):
    of the present, driven by observed events: a new job is *observed arriving* (its annotation parsed; a
    malformed one holds the job with the reason and goes no further), a job Slurm started is *observed
    starting* on the slice it got, an ended job *observed finishing* at its real end, a requeued job *observed
-   requeued* with the work it has left. A new job goes to the GPU with the fewest jobs in its system
-   (ties: the first).
+   requeued* with the work it has left. A new job goes to the node and GPU that the ``[scheduling]
+   placement`` picks — the data-centre simulator's placements (default ``first-fit``), shown the GPUs as
+   their models, their closed slices and Slurm's node power states have them
+   (:mod:`wattsched.slurm.placement`).
 3. **Ask each model for its decision** — the policy the simulator runs (default ``edf-ss-restricted``), on the
    engine's own state — and carry out the difference: a job the model puts on a slice is given that slice's
    GRES type, pinned to the node and released (a job whose Slurm record names another type is first
@@ -29,6 +31,9 @@ Each pass (every ``poll_s`` seconds):
    out live in phases (drain, wait, apply, gres, resume; :mod:`wattsched.slurm.repartition`), each
    journaled in the state file.
 
+7. **Write the metrics** where ``[slurm] metrics_file`` says: power, energy, queues, decisions, repartitions
+   and powered-down nodes in Prometheus's text format, for node_exporter (:mod:`wattsched.slurm.metrics`).
+
 Every action is journaled in the state file before it is sent (:mod:`wattsched.slurm.state`); on start the
 pending ones are reconciled with Slurm, and the models are rebuilt from the state file. ``dry_run`` logs each
 decision and sends nothing.
@@ -39,10 +44,12 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Protocol
 
+from wattsched.cluster.placement import PLACEMENTS, PlacementPolicy
 from wattsched.errors import ConfigError, WattschedError
 from wattsched.hardware.gpu.apply import current_layout
 from wattsched.hardware.gpu.backend import GpuBackend, GpuError
@@ -51,12 +58,14 @@ from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.mig.partition import PARTITIONERS, RepartitionPolicy
 from wattsched.mig.simulator import MigSimulation
 from wattsched.slurm.annotations import AnnotationError, parse_annotation
-from wattsched.slurm.client import JobState, SlurmApi, SlurmJob
+from wattsched.slurm.client import JobState, SlurmApi, SlurmJob, SlurmNode
 from wattsched.slurm.clocks import GpuClocks
 from wattsched.slurm.config import ControllerConfig, NodeConfig
 from wattsched.slurm.energy import BusySlice, split_energy
 from wattsched.slurm.gres_update import device_order, device_uuids
 from wattsched.slurm.jobs import engine_job
+from wattsched.slurm.metrics import GpuMetrics, JobMetrics, MetricsView, write_metrics
+from wattsched.slurm.placement import POWERED_DOWN_FLAGS, LiveGpu, LivePlacement
 from wattsched.slurm.repartition import ReloadError, carry_out, destroyed_slices, open_gpu_backend, run_reload
 from wattsched.slurm.state import (
     ACTIVE,
@@ -68,7 +77,7 @@ from wattsched.slurm.state import (
     Repartition,
     StateStore,
 )
-from wattsched.workload.job import JobKind, Scaling
+from wattsched.workload.job import Job, JobKind, Scaling
 
 __all__ = ["ACTIVE", "ON_SLICE", "Controller", "EnergyMeter", "GpuModel", "PassReport", "open_meter"]
 
@@ -166,10 +175,11 @@ class Controller:
         meters: dict[str, EnergyMeter] | None = None,
         partitioners: dict[str, RepartitionPolicy] | None = None,
         gpu_backends: dict[str, GpuBackend] | None = None,
+        placement: PlacementPolicy | None = None,
     ) -> None:
         """``partitioners``: per GPU (``node/index``) a partitioner instead of the node's configured one;
         ``gpu_backends``: per node the GPU backend that clocks and repartitions change (default: the one its
-        ``backend`` setting opens)."""
+        ``backend`` setting opens); ``placement``: the placement instead of the configured one."""
         self.config = config
         self.slurm = slurm
         self.store = store
@@ -202,6 +212,16 @@ class Controller:
         self._rows: dict[int, JobRow] = {}
         #: Jobs a failed renewal left asking for a GRES type their node no longer has (said once each).
         self._stranded: set[int] = set()
+        #: Picks each new job's GPU (:mod:`wattsched.slurm.placement`).
+        self.placement = placement if placement is not None else PLACEMENTS.make(config.placement)
+        #: This pass's placement of new jobs (built at the first one) and Slurm's nodes (read once a pass).
+        self._placing: LivePlacement | None = None
+        self._nodes: dict[str, SlurmNode] | None = None
+        #: For the metrics: actions carried out since the start by kind, repartition phases entered by
+        #: (node, GPU, phase), and each GPU's mean power over the last interval its counter was read (W).
+        self.decisions: Counter[str] = Counter()
+        self.repartition_phases: Counter[tuple[str, int, str]] = Counter()
+        self._power_w: dict[str, float] = {}
 
     # ------------------------------------------------------------------ the loop
     def run(self, should_stop: Callable[[], bool], sleep: Callable[[float], None] = time.sleep) -> None:
@@ -219,6 +239,7 @@ class Controller:
         """One pass (module docstring)."""
         now = self.clock()
         report = PassReport(now)
+        self._placing, self._nodes = None, None
         if not self._recovered:
             self._recover(now)
             self._recovered = True
@@ -257,6 +278,14 @@ class Controller:
             self._decide(model, mine, now, report)
             self.clocks.follow(model, now, self._rel(now))
         self._store_readings(self._active())
+        for name, phase in report.repartitions:
+            model = self._by_name[name]
+            self.repartition_phases[(model.node, model.index, phase)] += 1
+        if self.config.metrics_path is not None:
+            try:
+                write_metrics(self.config.metrics_path, self._metrics(now, report))
+            except OSError as exc:
+                log.warning("metrics not written to %s: %s", self.config.metrics_path, exc)
         return report
 
     def close(self) -> None:
@@ -308,7 +337,7 @@ class Controller:
             return
         row.deadline_s, row.kind, row.scaling = note.deadline_s, note.kind.value, note.scaling.value
         row.work_s, row.preemptible = note.work_s, int(note.preemptible)
-        model = min(self.gpus, key=lambda g: g.sim.jobs_in_system)
+        model = self._place(row, now)
         row.node, row.gpu = model.node, model.index
         self.store.put_job(row)
         self._known.add(job.job_id)
@@ -318,9 +347,32 @@ class Controller:
         if job.state == JobState.RUNNING:  # started without us (no hold plugin?): follow it
             self._follow(row, job, now, report)
 
-    def _add_to_model(self, model: GpuModel, row: JobRow, at_s: float) -> int:
+    def _place(self, row: JobRow, now: float) -> GpuModel:
+        """The GPU the placement picks for a new job (the first of a pass brings every model to now)."""
+        if self._placing is None:
+            nodes = self._slurm_nodes()
+            live = []
+            for model in self.gpus:
+                node = nodes.get(model.node)
+                down = node is not None and _powered_down(node)
+                assignment = model.sim.decide(self._rel(now))
+                live.append(LiveGpu(model.node, model.sim, assignment, model.closed, down))
+            self._placing = LivePlacement(self.placement, live)
+        return self.gpus[self._placing.choose(self._engine_job(row), self._rel(now))]
+
+    def _slurm_nodes(self) -> dict[str, SlurmNode]:
+        """Slurm's nodes by name, read once a pass (empty, logged, when Slurm does not answer)."""
+        if self._nodes is None:
+            try:
+                self._nodes = {node.name: node for node in self.slurm.nodes()}
+            except WattschedError as exc:
+                log.warning("node states not read (placement and metrics go without them): %s", exc)
+                self._nodes = {}
+        return self._nodes
+
+    def _engine_job(self, row: JobRow) -> Job:
         assert row.submit_s is not None and row.deadline_s is not None and row.work_s is not None
-        job = engine_job(
+        return engine_job(
             str(row.job_id),
             max(row.submit_s - self.origin_s, 0.0),
             row.deadline_s - self.origin_s,
@@ -328,7 +380,9 @@ class Controller:
             Scaling(row.scaling or Scaling.LINEAR),
             row.work_s,
         )
-        rank = model.sim.observe_arrival(job, at_s - self.origin_s)
+
+    def _add_to_model(self, model: GpuModel, row: JobRow, at_s: float) -> int:
+        rank = model.sim.observe_arrival(self._engine_job(row), at_s - self.origin_s)
         model.ranks[row.job_id] = rank
         model.job_of[rank] = row.job_id
         return rank
@@ -538,6 +592,7 @@ class Controller:
             model.ranks[copy] = rank
             model.job_of[rank] = copy
         self._log(now, f"job {row.job_id} renewed as job {copy} (its Slurm record asked for {row.gres})")
+        self.decisions["renew"] += 1
         return new
 
     def _recover_renewal(self, action: Action, now: float) -> None:
@@ -599,6 +654,8 @@ class Controller:
                 )
                 self.store.put_reading(model.node, model.index, fresh)
                 continue
+            if now > last.time_s:
+                self._power_w[model.name] = (counter - last.counter_mj) / 1000.0 / (now - last.time_s)
             busy = [BusySlice(str(job_id), compute, JobKind(kind)) for job_id, compute, kind in last.busy]
             split = split_energy(counter - last.counter_mj, model.gpu, model.configuration, busy)
             with self.store.transaction():
@@ -635,6 +692,42 @@ class Controller:
             ]
             if busy != last.busy:
                 self.store.put_reading(model.node, model.index, replace(last, busy=busy))
+
+    def _metrics(self, now: float, report: PassReport) -> MetricsView:
+        """What the metrics file says after a pass: the jobs still managed and those that ended in it."""
+        rows = list(self._rows.values())
+        rows += [
+            row for i in report.finished if i not in self._rows and (row := self.store.job(i)) is not None
+        ]
+        gpus = []
+        for model in self.gpus:
+            mine = [row for row in rows if row.node == model.node and row.gpu == model.index]
+            queue = {"none": sum(row.phase == "queued" for row in mine)}
+            for row in mine:
+                if row.phase == "released" and row.slice_index is not None:
+                    kind = gres_type(model.gpu, model.configuration.slices[row.slice_index].profile)
+                    queue[kind] = queue.get(kind, 0) + 1
+            reading = self.store.reading(model.node, model.index)
+            gpus.append(
+                GpuMetrics(
+                    model.node,
+                    model.index,
+                    model.gpu.name,
+                    self._power_w.get(model.name),
+                    (reading.counter_mj - reading.first_mj) / 1000.0 if reading is not None else None,
+                    queue,
+                    sum(row.phase in ON_SLICE for row in mine),
+                    model.repartition.phase if model.repartition is not None else None,
+                )
+            )
+        jobs = [
+            JobMetrics(row.job_id, row.user or "", row.node, row.gpu, row.energy_mj / 1000.0)
+            for row in rows
+            if row.node is not None and row.gpu is not None
+        ]
+        managed = {node.name for node in self.config.nodes}
+        down = {name: _powered_down(node) for name, node in self._slurm_nodes().items() if name in managed}
+        return MetricsView(now, gpus, jobs, dict(self.decisions), dict(self.repartition_phases), down)
 
     # ------------------------------------------------------------------ actions and recovery
     def _checkpoint(self, row: JobRow, now: float, what: str) -> bool:
@@ -681,6 +774,7 @@ class Controller:
             row.__dict__.update(after.__dict__)
             if self.dry_run:
                 self.store.put_job(row)
+        self.decisions[kind] += 1
         return True
 
     def _send(self, job_id: int, kind: str, args: dict[str, str]) -> None:
@@ -1107,6 +1201,11 @@ class Controller:
         log.info("%s", text)
         if not self.dry_run:
             self.store.log_decision(now, text)
+
+
+def _powered_down(node: SlurmNode) -> bool:
+    """Whether Slurm reports the node off or turning off (one that is booting counts as on)."""
+    return bool(POWERED_DOWN_FLAGS.intersection(node.state_flags)) and "POWERING_UP" not in node.state_flags
 
 
 def _ident(text: str) -> int | str:
