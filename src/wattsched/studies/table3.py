@@ -452,9 +452,22 @@ def _rollout_policy(method: Method, setting: Setting, dqn: Any) -> Any:
 
 def _train_dqn(cell: Table3Cell, setting: Setting) -> tuple[Any, Row]:
     from wattsched.rl.cache import trained_model
-    from wattsched.rl.dqn import DQNConfig, quick_config
     from wattsched.rl.partitioner import DQNPartitioner
 
+    model = trained_model(dqn_config(cell, setting))  # one training for the DQN's cell and its rollouts
+    policy = DQNPartitioner.from_file(model.model_path)
+    return policy, {
+        "train_wall_s": model.wall_s,
+        "train_timesteps": model.timesteps,
+        "dqn_shipped": model.shipped,
+    }
+
+
+def dqn_config(cell: Table3Cell, setting: Setting | None = None) -> Any:
+    """The :class:`~wattsched.rl.dqn.DQNConfig` a DQN cell trains (``scripts/ship_networks.py`` ships it)."""
+    from wattsched.rl.dqn import DQNConfig, quick_config
+
+    setting = setting or cell.setting()
     quick = (cell.dqn_hyperparameters or "quick") == "quick"
     config = quick_config(seed=cell.seed) if quick else DQNConfig(seed=cell.seed)
     env = replace(
@@ -468,9 +481,7 @@ def _train_dqn(cell: Table3Cell, setting: Setting) -> tuple[Any, Row]:
         config = replace(config, total_timesteps=cell.dqn_timesteps)
     if cell.dqn_ensemble is not None:
         config = config.with_ensemble(cell.dqn_ensemble)
-    model = trained_model(config)  # one training for the DQN's cell and its rollout blocks
-    policy = DQNPartitioner.from_file(model.model_path)
-    return policy, {"train_wall_s": model.wall_s, "train_timesteps": model.timesteps}
+    return config
 
 
 @STUDIES.register("table3")
