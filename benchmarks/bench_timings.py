@@ -7,9 +7,12 @@
 * ``train``: ``wattsched mig train --scale quick --seed 0 --workers 2`` (the tour's DQN line);
 * ``reproduce``: ``wattsched reproduce --scale quick`` into an empty folder (long: minutes).
 
-Each is run once, in a subprocess, with the interpreter running this script; the result is printed as one line
-per command and, with ``--out``, written as JSON with the date, the machine (CPU count, platform, Python) and
-the commit as metadata. Times depend on the machine and on what else runs on it: state both with a figure.
+Each is run once, in a subprocess, with the interpreter running this script, **cold**: with an empty cache
+folder of its own (``WATTSCHED_CACHE_DIR`` in a temporary folder, so no trained network or result is reused;
+the networks shipped with the package are used, as on a fresh clone; ``--no-shipped`` turns them off too). The
+result is printed as one line per command and, with ``--out``, written as JSON with the date, the machine (CPU
+count, platform, Python, the 1-minute load before and after) and the commit as metadata. Times depend on the
+machine and on what else runs on it: state both with a figure.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ def tour_commands() -> list[str]:
 
 
 def _run(command: str, cwd: Path) -> float:
-    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), WATTSCHED_CACHE_DIR=str(cwd.parent / "cache"))
     shell = command.replace("wattsched ", " ".join(shlex.quote(a) for a in WATTSCHED) + " ")
     start = time.perf_counter()
     done = subprocess.run(["bash", "-c", shell], cwd=cwd, env=env, capture_output=True, text=True)
@@ -104,7 +107,11 @@ def main() -> int:
         "--only", nargs="+", choices=("tour", "train", "reproduce"), default=["tour", "train"]
     )
     parser.add_argument("--out", type=Path, help="write the timings as JSON here")
+    parser.add_argument("--no-shipped", action="store_true", help="train every DQN, as without shipped ones")
     args = parser.parse_args()
+    if args.no_shipped:
+        os.environ["WATTSCHED_SHIPPED_NETWORKS"] = "0"
+    load_before = os.getloadavg()[0]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
     meta = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -116,6 +123,8 @@ def main() -> int:
         "commit": commit.stdout.strip() or None,
     }
     results = measure(args.only)
+    meta["load_1min"] = {"before": load_before, "after": os.getloadavg()[0]}
+    meta["shipped_networks"] = not args.no_shipped
     if args.out:
         args.out.write_text(json.dumps({**meta, **results}, indent=2) + "\n", encoding="utf-8")
     return 0
