@@ -81,6 +81,10 @@ def test_partitioners_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     static = runs[runs.partitioner == "static"]
     assert set(static.configuration) == {"3"} and set(static.repartitions) == {0}
     assert (runs[runs.partitioner == "lookahead"].repartitions >= 0).all()
+    # every run beside the energy bound of its jobs: one per (workload, seed), never above a run of them
+    assert (runs.bound_energy_j <= runs.energy_j).all() and (runs.gap_to_bound >= 0).all()
+    assert (runs.groupby(["rate_multiplier", "seed"]).bound_energy_j.nunique() == 1).all()
+    assert runs.gap_to_bound.to_numpy() == pytest.approx((runs.energy_j / runs.bound_energy_j - 1).to_numpy())
     assert main(["report", str(tmp_path)]) == 0
 
 

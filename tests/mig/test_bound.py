@@ -238,3 +238,15 @@ def test_an_empty_trace_is_the_idle_day() -> None:
     bound = lower_bound([], horizon_s=100.0)
     assert bound.energy_j == bound.on_time_energy_j == pytest.approx(P[0] * 100.0)
     assert bound.tardiness_s == 0.0
+
+
+def test_tight_on_one_slot_whatever_the_order() -> None:
+    # with configuration 1 only, every job runs on the same 7 slices: a schedule that ends before the
+    # horizon uses P(0)·horizon + (P(7) − P(0))·Σ dur_7 whatever it does, and the bound is that
+    jobs = [job(f"j{i}", 40.0 * i, 40.0 * i + 60.0, (500, 260, 190, 150, 100 + 10 * i), 95) for i in range(5)]
+    horizon = 2000.0
+    run = simulate(jobs, 1, "edf-ss-restricted", horizon_s=horizon)
+    expected = P[0] * horizon + (P[7] - P[0]) * sum(100 + 10 * i for i in range(5))
+    assert run.energy_j == pytest.approx(expected, rel=1e-12)
+    bound = lower_bound(jobs, horizon_s=horizon, configurations=[1])
+    assert bound.energy_j == pytest.approx(expected, rel=2e-6) and bound.energy_j <= run.energy_j

@@ -172,6 +172,7 @@ def _mig_row(cell: MigRunCell) -> dict[str, Any]:
         day = run_day(jobs, partitioner, horizon_s=horizon_s, gpu=gpu, seed=cell.seed)
         result = day.result
         configuration, policy = str(day.initial_configuration), partitioner.scheduler
+    bound_j = _energy_bound(cell, gpu, jobs, horizon_s)
     return {
         "part": "mig",
         "gpu": cell.gpu,
@@ -185,7 +186,25 @@ def _mig_row(cell: MigRunCell) -> dict[str, Any]:
         **result.metrics(),
         "unfinished_jobs": int(result.unfinished_jobs),
         "end_s": float(result.end_s),
+        "bound_energy_j": bound_j,
+        "gap_to_bound": float(result.energy_j) / bound_j - 1.0 if bound_j > 0 else math.nan,
     }
+
+
+#: The energy bound of each (GPU, workload, seed) a process has met: the cells of one trace share it.
+_BOUNDS: dict[tuple[str, str, WorkloadCell, int], float] = {}
+
+
+def _energy_bound(cell: MigRunCell, gpu: Any, jobs: list[Any], horizon_s: float) -> float:
+    """The energy no schedule of the cell's jobs beats on its GPU (docs/concepts/bound.md), as ``mig day``
+    reports it: time cut at every event up to 60 jobs, else on an hour's grid."""
+    from wattsched.mig.bound import DAY_GRID_S, auto_resolution, energy_bound_j
+
+    key = (cell.gpu_ref, cell.gpu_digest, cell.workload, cell.seed)
+    if key not in _BOUNDS:
+        resolution = auto_resolution(len(jobs), DAY_GRID_S)
+        _BOUNDS[key] = energy_bound_j(jobs, gpu, horizon_s, resolution_s=resolution)
+    return _BOUNDS[key]
 
 
 def _dvfs_row(cell: DvfsRunCell) -> dict[str, Any]:

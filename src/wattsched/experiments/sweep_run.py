@@ -57,6 +57,8 @@ _MORE_COLUMNS = (
     "max_tardiness_s",
     "repartitions",
     "end_s",
+    "bound_energy_j",
+    "gap_to_bound",
 )
 ET_DEFINITION = (
     "et = (a*x + y)/(a + 1) per run, x = energy_j (J), y = avg_tardiness_s / 60 (min), "
