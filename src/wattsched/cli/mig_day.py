@@ -131,9 +131,10 @@ def _day(args: argparse.Namespace) -> int:
         if backend is not None:
             backend.close()
     result: Any = run.result
-    from wattsched.mig.bound import DAY_GRID_S, auto_resolution, energy_bound_j
+    from wattsched.mig.bound import DAY_GRID_S, auto_resolution, lower_bound
 
-    bound_j = energy_bound_j(jobs, gpu, horizon_s, resolution_s=auto_resolution(len(jobs), DAY_GRID_S))
+    step = auto_resolution(len(jobs), DAY_GRID_S)
+    bound_j = lower_bound(jobs, gpu, horizon_s, resolution_s=step, tardiness=False).energy_j
     changes = [
         {"time_s": d.time_s, "configuration": d.configuration} for d in run.decisions if d.repartitioned
     ]

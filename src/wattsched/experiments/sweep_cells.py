@@ -198,12 +198,12 @@ _BOUNDS: dict[tuple[str, str, WorkloadCell, int], float] = {}
 def _energy_bound(cell: MigRunCell, gpu: Any, jobs: list[Any], horizon_s: float) -> float:
     """The energy no schedule of the cell's jobs beats on its GPU (docs/concepts/bound.md), as ``mig day``
     reports it: time cut at every event up to 60 jobs, else on an hour's grid."""
-    from wattsched.mig.bound import DAY_GRID_S, auto_resolution, energy_bound_j
+    from wattsched.mig.bound import DAY_GRID_S, auto_resolution, lower_bound
 
     key = (cell.gpu_ref, cell.gpu_digest, cell.workload, cell.seed)
     if key not in _BOUNDS:
-        resolution = auto_resolution(len(jobs), DAY_GRID_S)
-        _BOUNDS[key] = energy_bound_j(jobs, gpu, horizon_s, resolution_s=resolution)
+        step = auto_resolution(len(jobs), DAY_GRID_S)
+        _BOUNDS[key] = lower_bound(jobs, gpu, horizon_s, resolution_s=step, tardiness=False).energy_j
     return _BOUNDS[key]
 
 

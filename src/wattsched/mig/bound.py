@@ -47,7 +47,6 @@ __all__ = [
     "Bound",
     "auto_resolution",
     "closed_form_energy_j",
-    "energy_bound_j",
     "lower_bound",
 ]
 
@@ -232,24 +231,6 @@ def _boundaries(
     if resolution_s is None:
         points = np.concatenate((points, arrivals, deadlines[deadlines < after[-1]]))
     return np.unique(points[points >= 0.0])
-
-
-def energy_bound_j(
-    jobs: Sequence[Job],
-    gpu: MigGpu | str | None = None,
-    horizon_s: float | None = None,
-    *,
-    resolution_s: float | None = None,
-    configurations: Sequence[int | str] | None = None,
-    power_curve: str | None = None,
-    max_variables: int = MAX_VARIABLES,
-) -> float:
-    """Only the energy bound of :func:`lower_bound` (J): one programme instead of three."""
-    resolved = load_gpu(gpu)
-    programme, closed = _prepare(
-        jobs, resolved, horizon_s, resolution_s, configurations, power_curve, max_variables
-    )
-    return closed if programme is None else max(programme.solve("energy"), closed)
 
 
 def _prepare(
