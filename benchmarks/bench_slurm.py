@@ -318,6 +318,123 @@ def in_memory(count: int, folder: Path, max_passes: int) -> None:
         print("\n".join("      " + line for line in text.getvalue().splitlines() if line.strip()))
 
 
+class _Meter:
+    """The energy counters of a node's GPUs in memory: each GPU draws a constant 150 W (the scale runs time
+    the controller, not a fake GPU's state file)."""
+
+    def __init__(self, clock: _Clock) -> None:
+        self.clock = clock
+        self.began = clock.now
+
+    def energy_mj(self, gpu_index: int) -> int:
+        return round((self.clock.now - self.began) * 150_000.0)
+
+
+def _scale_cluster(nodes: int, folder: Path, clock: _Clock) -> tuple[Controller, FakeSlurmClient]:
+    """``nodes`` nodes of 8 A100s, each GPU in configuration 2 (4g.20gb + 3g.20gb: two slices)."""
+    text = f'[slurm]\npartition = "mig"\nstate = "scale{nodes}.db"\npoll_s = 2.0\ntime_origin = "start"\n'
+    names = [f"gpu{n:03d}" for n in range(nodes)]
+    gpus = ", ".join(['"a100-40gb"'] * 8)
+    for name in names:
+        text += f'[[nodes]]\nname = "{name}"\ngpus = [{gpus}]\nconfiguration = 2\nbackend = "nvml"\n'
+    (folder / f"scale{nodes}.toml").write_text(text)
+    config = load_config(folder / f"scale{nodes}.toml")
+    types = []
+    for gpu, configuration in zip(config.nodes[0].gpus, config.nodes[0].configurations, strict=True):
+        types += [gres_type(gpu, s.profile) for s in configuration.slices]
+    slurm = FakeSlurmClient({name: types for name in names}, clock=clock)
+    meters = {name: _Meter(clock) for name in names}
+    store = StateStore(config.state_path)
+    return Controller(config, slurm, store, clock=clock, meters=meters), slurm  # type: ignore[arg-type]
+
+
+def _timed_pass(controller: Controller) -> tuple[float, int, int]:
+    """One pass: its process CPU time (s), the job events it handled and the jobs that arrived in it."""
+    began = time.process_time()
+    report = controller.run_once()
+    spent = time.process_time() - began
+    events = (report.arrived, report.started, report.finished, report.released)
+    return spent, sum(len(x) for x in events), len(report.arrived)
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def scale(sizes: list[int], queued: int, repeats: int, folder: Path) -> None:
+    """The controller's cost at 8 .. 512 GPUs: jobs queued in proportion to the GPUs (``queued`` at 512),
+    every slice running a job; one pass's CPU time cold (every job arriving), steady (nothing happens) and
+    with a few events on top (5 jobs end, 5 arrive, the released ones start), and the memory per queued
+    job."""
+    print("\n(f) scale: nodes of 8 A100-40GB (configuration 2: two slices each), in-memory Slurm, poll 2 s")
+    print("    process CPU time (time.process_time) of one pass; best and median of the repeats")
+    for nodes in sizes:
+        clock = _Clock()
+        controller, slurm = _scale_cluster(nodes, folder, clock)
+        gpus = len(controller.gpus)
+        slices = sum(len(model.labels) for model in controller.gpus)
+        waiting = round(queued * gpus / 512)
+        work = 86_400  # nobody ends by itself: the steady state stays
+        for n in range(waiting + slices):
+            slurm.submit(comment=f"wattsched: work={work}s deadline=+{2 * work + n}s")
+        tracemalloc.start()
+        rss = _rss_kib()
+        arrival, arrival_events, arrived = _timed_pass(controller)
+        traced, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        rss = _rss_kib() - rss
+        started = slurm.schedule()
+        clock.now += 2.0
+        first_start, start_events, _ = _timed_pass(controller)
+        steady = []
+        for _ in range(repeats):
+            clock.now += 2.0
+            steady.append(_timed_pass(controller)[0])
+        few: list[tuple[float, int]] = []
+        for r in range(repeats):
+            running = [j for j in slurm.jobs() if j.state is JobState.RUNNING]
+            for job in running[:5]:
+                slurm.finish(job.job_id)
+            for n in range(5):
+                slurm.submit(comment=f"wattsched: work={work}s deadline=+{3 * work + r * 5 + n}s")
+            clock.now += 2.0
+            spent, events, _ = _timed_pass(controller)
+            few.append((spent, events))
+            slurm.schedule()
+        clock.now += 2.0
+        controller.run_once()  # the last starts seen
+        rows = controller._rows.values()
+        queued_now = sum(row.phase == "queued" for row in rows)
+        running_now = sum(row.phase == "running" for row in rows)
+        print(
+            f"    {gpus:4d} GPUs, {queued_now:6d} queued, {running_now:5d} running "
+            f"({len(started)} started at once):"
+        )
+        print(
+            f"      arrival pass ({arrival_events} events): {arrival:7.3f} s = "
+            f"{arrival / arrival_events * 1000:6.2f} ms "
+            f"per event; start pass ({start_events} events): {first_start:7.3f} s "
+            f"= {first_start / max(start_events, 1) * 1000:6.2f} ms per event"
+        )
+        print(
+            f"      steady pass: best {min(steady):7.3f} s  median {statistics.median(steady):7.3f} s "
+            f"(target {2.0:.0f} s)"
+        )
+        few_s = [spent for spent, _ in few]
+        per_event = [spent / events for spent, events in few if events]
+        print(
+            f"      a few events on top ({few[0][1]}-{few[-1][1]} events): best {min(few_s):7.3f} s  "
+            f"median {statistics.median(few_s):7.3f} s; per event median "
+            f"{statistics.median(per_event) * 1000:6.2f} ms (target {_TARGET_S * 1000:.0f} ms)"
+        )
+        print(
+            f"      memory per queued job: {traced / arrived / 1024:5.2f} KiB traced by tracemalloc, "
+            f"{rss / arrived:5.2f} KiB of RSS (the arrival pass, {arrived} jobs)"
+        )
+        controller.store.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -326,13 +443,21 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1000, help="queued jobs for the in-memory run")
     parser.add_argument("--passes", type=int, default=30, help="most passes of the in-memory run")
     parser.add_argument("--repartitions", type=int, default=6, help="live repartitions for (d)")
-    parser.add_argument("--skip-live", action="store_true", help="only (c)")
+    parser.add_argument("--skip-live", action="store_true", help="only (c) (and (f) with --scale)")
+    parser.add_argument("--scale", action="store_true", help="only (f): the controller at 8 .. 512 GPUs")
+    parser.add_argument("--scale-nodes", default="1,8,64", help="(f)'s sizes, in nodes of 8 GPUs")
+    parser.add_argument("--scale-queued", type=int, default=10_000, help="(f)'s queued jobs at 512 GPUs")
+    parser.add_argument("--repeats", type=int, default=5, help="(f)'s passes of each kind")
     args = parser.parse_args()
     stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     print(f"date {stamp}; {os.cpu_count()} CPUs; Python {platform.python_version()}; {platform.platform()}")
     folder = Path(tempfile.mkdtemp(prefix="wattsched-bench-", dir="/tmp"))
     folder.chmod(0o755)
     try:
+        if args.scale:
+            sizes = [int(n) for n in args.scale_nodes.split(",")]
+            scale(sizes, args.scale_queued, args.repeats, folder)
+            return 0
         if not args.skip_live:
             if os.geteuid() != 0 or not shutil.which("slurmctld"):
                 print("(a), (b) skipped: the sandbox needs root and Slurm")
