@@ -719,8 +719,12 @@ class FakeSlurmClient:
     def nodes(self) -> list[SlurmNode]:
         self._check_up("sinfo --json")
         result = []
+        in_use: dict[str, set[int]] = {}  # one scan of the jobs, not one per node
+        for job in self._jobs.values():
+            if job.state is JobState.RUNNING:
+                in_use.setdefault(job.nodes, set()).update(job.gpu_indices)
         for name, types in sorted(self.devices.items()):
-            used = {i for job in self._running(name) for i in job.gpu_indices}
+            used = in_use.get(name, set())
             counts: dict[str, list[int]] = {}
             for index, kind in enumerate(types):
                 counts.setdefault(kind, [])

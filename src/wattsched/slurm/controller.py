@@ -45,7 +45,7 @@ import logging
 import math
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Protocol
 
@@ -265,16 +265,16 @@ class Controller:
             seen_row = self._rows.get(job_id) or self.store.job(job_id)
             if seen_row is not None:
                 epochs.add(f"{seen_row.node}/{seen_row.gpu}")
-        active = self._active()
+        active = _by_gpu(self._active())
         for model in self.gpus:
             if model.missing:
                 self._check_missing(model, now)
             if model.repartition is not None and not self.dry_run:
                 self._step_repartition(model, now, report)
-                active = self._active()
+                active = _by_gpu(self._active())
             if model.partitioner is not None and model.repartition is None and model.name in epochs:
                 self._ask_partitioner(model, now, report)
-            mine = {r.job_id: r for r in active if r.node == model.node and r.gpu == model.index}
+            mine = {r.job_id: r for r in active.get((model.node, model.index), ())}
             self._decide(model, mine, now, report)
             self.clocks.follow(model, now, self._rel(now))
         self._store_readings(self._active())
@@ -678,17 +678,15 @@ class Controller:
 
     def _store_readings(self, active: list[JobRow]) -> None:
         """The jobs busy on each GPU from this pass's reading on (the counter was read by _charge_energy)."""
+        by_gpu = _by_gpu(active)
         for model in self.gpus:
             last = self.store.reading(model.node, model.index)
             if last is None:
                 continue
             busy = [
                 (row.job_id, model.configuration.slices[row.slice_index].compute, row.kind or "training")
-                for row in active
-                if row.phase in ON_SLICE
-                and row.node == model.node
-                and row.gpu == model.index
-                and row.slice_index is not None
+                for row in by_gpu.get((model.node, model.index), ())
+                if row.phase in ON_SLICE and row.slice_index is not None
             ]
             if busy != last.busy:
                 self.store.put_reading(model.node, model.index, replace(last, busy=busy))
@@ -700,8 +698,9 @@ class Controller:
             row for i in report.finished if i not in self._rows and (row := self.store.job(i)) is not None
         ]
         gpus = []
+        by_gpu = _by_gpu(rows)
         for model in self.gpus:
-            mine = [row for row in rows if row.node == model.node and row.gpu == model.index]
+            mine = by_gpu.get((model.node, model.index), [])
             queue = {"none": sum(row.phase == "queued" for row in mine)}
             for row in mine:
                 if row.phase == "released" and row.slice_index is not None:
@@ -1206,6 +1205,15 @@ class Controller:
 def _powered_down(node: SlurmNode) -> bool:
     """Whether Slurm reports the node off or turning off (one that is booting counts as on)."""
     return bool(POWERED_DOWN_FLAGS.intersection(node.state_flags)) and "POWERING_UP" not in node.state_flags
+
+
+def _by_gpu(rows: Iterable[JobRow]) -> dict[tuple[str | None, int | None], list[JobRow]]:
+    """The rows by the (node, GPU) they were placed on, each GPU's in their order in ``rows``: one scan, where
+    filtering ``rows`` for every GPU would cost jobs x GPUs a pass (benchmarks/bench_slurm.py --scale)."""
+    grouped: dict[tuple[str | None, int | None], list[JobRow]] = {}
+    for row in rows:
+        grouped.setdefault((row.node, row.gpu), []).append(row)
+    return grouped
 
 
 def _ident(text: str) -> int | str:
