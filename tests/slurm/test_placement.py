@@ -13,13 +13,18 @@ import pytest
 
 from wattsched import plugins
 from wattsched.cluster import PLACEMENTS, ClusterOptions, ClusterResult, ClusterSpec, simulate_cluster
+from wattsched.cluster.placement import GpuPool
 from wattsched.errors import ConfigError
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.hardware.mig import default_gpu
+from wattsched.mig.simulator import MigSimulation
 from wattsched.slurm.client import FakeSlurmClient, JobState
 from wattsched.slurm.config import load_config
 from wattsched.slurm.controller import Controller
 from wattsched.slurm.jobs import engine_job
+from wattsched.slurm.placement import LiveGpu, LivePlacement
 from wattsched.slurm.state import StateStore
+from wattsched.workload.job import Job, JobKind, Scaling
 
 NODES = ("node0", "node1")
 
@@ -271,3 +276,45 @@ def test_a_misspelled_placement_is_one_line_listing_the_valid_names(tmp_path: Pa
     message = str(caught.value)
     assert "\n" not in message and "scheduling.placement: unknown placement 'least-enregy'" in message
     assert "did you mean 'least-energy'" in message and "first-fit" in message and "fewest-jobs" in message
+
+
+class _Nowhere:
+    """A placement that never finds a GPU: every job goes to the fallback."""
+
+    name = "nowhere"
+    uses_classes = False
+
+    def choose(self, job: Job, now_s: float, pool: GpuPool) -> int:
+        del job, now_s, pool
+        return -1
+
+
+def _live_gpus(jobs: list[int], down: tuple[str, ...] = ()) -> list[LiveGpu]:
+    """A100-40GBs in configuration 1 on nodes of two GPUs, GPU ``i`` with ``jobs[i]`` jobs waiting."""
+    gpus = []
+    for i, count in enumerate(jobs):
+        sim = MigSimulation([], 1, "edf-ss-restricted", gpu=default_gpu())
+        for n in range(count):
+            sim.observe_arrival(engine_job(f"{i}-{n}", 0.0, 1000.0, JobKind.TRAINING, Scaling.LINEAR, 10.0))
+        node = f"node{i // 2}"
+        gpus.append(LiveGpu(node, sim, sim.decide(0.0), powered_down=node in down))
+    return gpus
+
+
+def test_the_fallback_gives_each_job_to_the_least_loaded_gpu_lowest_index_on_ties() -> None:
+    """GPUs with 2, 0, 1, 0 jobs: each job the placement cannot place goes to the GPU with the fewest jobs
+    then, the lowest index among equals, and counts there: [2,0,1,0] -> 1 -> [2,1,1,0] -> 3 -> [2,1,1,1] ->
+    1 -> [2,2,1,1] -> 2 -> [2,2,2,1] -> 3 -> [2,2,2,2] -> 0 -> [3,2,2,2] -> 1."""
+    live = LivePlacement(_Nowhere(), _live_gpus([2, 0, 1, 0]))
+    job = engine_job("new", 0.0, 1000.0, JobKind.TRAINING, Scaling.LINEAR, 10.0)
+    assert [live.choose(job, 0.0) for _ in range(7)] == [1, 3, 1, 2, 3, 0, 1]
+    assert live.pool.jobs == [3, 3, 2, 2]
+    assert live.fallbacks == 7
+
+
+def test_the_fallback_fills_the_first_powered_down_node_before_any_gpu_that_is_up() -> None:
+    """node1 (GPUs 2, 3) and node2 (GPUs 4, 5) are down, node0 is up with no job: the fallback takes the first
+    down node's least-loaded GPU (GPU 3 with 0 jobs, then GPU 2 and 3 alike at 1: GPU 2), never node0's."""
+    live = LivePlacement(_Nowhere(), _live_gpus([0, 0, 1, 0, 0, 0], down=("node1", "node2")))
+    job = engine_job("new", 0.0, 1000.0, JobKind.TRAINING, Scaling.LINEAR, 10.0)
+    assert [live.choose(job, 0.0) for _ in range(4)] == [3, 2, 3, 2]

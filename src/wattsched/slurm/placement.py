@@ -20,6 +20,7 @@ that are up, lowest index on ties.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -85,6 +86,12 @@ class LivePlacement:
         self.pool = live_pool(self.gpus, classes=getattr(self.policy, "uses_classes", True))
         #: How many jobs the placement left to the fallback (no GPU suited them).
         self.fallbacks = 0
+        # The fallback's candidates, fixed for the pass: the first powered-down node's GPUs, else a heap of
+        # (jobs, index) over every GPU (a job arriving when every GPU is closed costs log GPUs, not GPUs).
+        down = [i for i, gpu in enumerate(self.gpus) if gpu.powered_down]
+        self._first_down = [i for i in down if self.gpus[i].node == self.gpus[down[0]].node] if down else []
+        self._least_loaded = [(jobs, i) for i, jobs in enumerate(self.pool.jobs)]
+        heapq.heapify(self._least_loaded)
 
     def choose(self, job: Job, now_s: float) -> int:
         """The index (in :attr:`gpus`) of the GPU for ``job``, arriving at ``now_s`` (the models' time)."""
@@ -101,8 +108,9 @@ class LivePlacement:
         """The engine's: the first powered-down node's least-loaded GPU, else the least-loaded GPU of a node
         that is up (lowest index on ties)."""
         jobs = self.pool.jobs
-        down = [i for i, gpu in enumerate(self.gpus) if gpu.powered_down]
-        if down:
-            first = self.gpus[down[0]].node
-            return min((i for i in down if self.gpus[i].node == first), key=lambda i: (jobs[i], i))
-        return min(range(len(self.gpus)), key=lambda i: (jobs[i], i))
+        if self._first_down:
+            return min(self._first_down, key=lambda i: (jobs[i], i))
+        heap = self._least_loaded
+        while heap[0][0] != jobs[heap[0][1]]:  # a count that grew since it was pushed: push it anew
+            heapq.heapreplace(heap, (jobs[heap[0][1]], heap[0][1]))
+        return heap[0][1]
