@@ -1,6 +1,7 @@
 """The Slurm controller's cost: latency it adds, CPU and memory it uses, decision time at scale.
 
     python benchmarks/bench_slurm.py [--events 24] [--jobs 1000] [--repartitions 6] [--skip-live]
+    python benchmarks/bench_slurm.py --scale [--scale-nodes 1,8,64] [--scale-queued 10000] [--repeats 5]
 
 (a) A slice freeing to the next job running on it, in the real sandbox (needs root and Slurm): queued
     1-second jobs released by the controller (poll 0.5 s), against the same jobs submitted to the
@@ -21,6 +22,14 @@
     given a GRES type by a copy that asks for none (read its script and environment, ``sbatch`` the copy,
     mark it, cancel the original) — what a job that changes slice type, e.g. one requeued off a slice a
     repartition destroyed, waits for before it is released again.
+(f) ``--scale`` (alone): nodes of 8 A100-40GBs (configuration 2, two slices a GPU), 8, 64 and 512 GPUs against
+    the in-memory FakeSlurmClient, ``--scale-queued`` jobs waiting at 512 GPUs (in proportion below) and every
+    slice running one, energy counters in memory. The process CPU time (``time.process_time``: the machine
+    is shared) of the pass in which every job arrives, of the pass that sees them start, of steady passes
+    (nothing happens; target ``poll_s`` = 2 s) and of passes with a few events on top (5 jobs end, 5 arrive,
+    the last pass's releases start; target 50 ms per event, the pass divided by its events), best and median
+    of ``--repeats``; and the memory per queued job (tracemalloc over a fresh controller's arrival pass, and
+    the RSS growth over the timed one).
 """
 
 from __future__ import annotations
