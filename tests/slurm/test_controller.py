@@ -331,3 +331,91 @@ def test_an_end_and_a_start_in_the_same_second_are_told_end_first(
     assert cancelled == []  # the urgent job's end is a completion, not a job pushed off its slice
     row = controller.store.job(first)
     assert row is not None and row.phase == "running" and row.slice == released[urgent]
+
+
+def test_a_job_slurm_starts_on_another_gpu_of_its_node_is_followed_and_charged_there(tmp_path: Path) -> None:
+    """Two A100s of one node in configuration 1 (one 7g slice each) offer one GRES type: a job released for
+    GPU 0 may be started by Slurm on GPU 1's device. The controller then moves it to GPU 1's model (its row,
+    its energy from GPU 1's counter), and GPU 0, free, takes the next job."""
+    clock = Clock()
+    gpu_file = tmp_path / "gpu.json"
+    fake = FakeGpuState.create(gpu_file, [("a100-40gb", 1), ("a100-40gb", 1)], clock=clock)
+    (tmp_path / "wattsched.toml").write_text(f"""
+[slurm]
+partition = "mig"
+state = "state.db"
+[[nodes]]
+name = "node0"
+gpus = ["a100-40gb", "a100-40gb"]
+configuration = 1
+backend = "fake:{gpu_file}"
+""")
+    config = load_config(tmp_path / "wattsched.toml")
+    instances = fake.instances(0) + fake.instances(1)
+    slurm = FakeSlurmClient(
+        {"node0": [gres_type(fake.gpu(0), i.profile) for i in instances]},
+        uuids={"node0": [i.uuid for i in instances]},
+        clock=clock,
+    )
+    meter = FakeGpuState(gpu_file, clock=clock)
+    controller = Controller(
+        config, slurm, StateStore(config.state_path), clock=clock, meters={"node0": meter}
+    )
+    a = slurm.submit(comment="wattsched: work=100s deadline=+1000s")
+    report = controller.run_once()
+    assert report.released == [a] and controller.store.job(a).gpu == 0  # type: ignore[union-attr]
+    clock.now += 1.0
+    slurm.start(a, gpu_indices=[1])  # Slurm's choice: the second GPU's slice
+    meter.set_busy(instances[1].uuid, "training")
+    report = controller.run_once()
+    row = controller.store.job(a)
+    assert report.started == [a] and row is not None and (row.gpu, row.slice_index) == (1, 0)
+    b = slurm.submit(comment="wattsched: work=100s deadline=+1000s")
+    report = controller.run_once()
+    assert report.released == [b] and controller.store.job(b).gpu == 0  # type: ignore[union-attr]
+    before = (meter.energy_mj(0), meter.energy_mj(1))
+    charged = controller.store.job(a).energy_mj  # type: ignore[union-attr]
+    clock.now += 50.0
+    controller.run_once()
+    row = controller.store.job(a)
+    assert row is not None
+    gained = row.energy_mj - charged
+    # a is the only busy job of GPU 1: all of GPU 1's energy in the interval is its (none of GPU 0's).
+    assert gained == meter.energy_mj(1) - before[1] > 0
+
+
+def test_no_job_is_released_onto_a_slice_a_running_job_it_cannot_move_holds(tmp_path: Path) -> None:
+    """Preemption off: a model whose every decision moves the running job a off its slice (a model gone
+    wrong, or one still undecided after its retries) gets no other job released onto that slice; the job
+    it puts there waits."""
+    controller, slurm, meter, clock = _setup(tmp_path, preemption="off")
+    a = slurm.submit(comment="wattsched: work=100s deadline=+1000s")
+    controller.run_once()
+    clock.now += 1.0
+    slurm.schedule()
+    _mark(slurm, meter)
+    controller.run_once()
+    assert slurm.job(a).state is JobState.RUNNING  # type: ignore[union-attr]
+    b = slurm.submit(comment="wattsched: work=10s deadline=+20s")
+    model = controller.gpus[0]
+    real_decide = model.sim.decide
+
+    def b_on_slice_0(at_s: float) -> tuple[int, ...]:
+        real_decide(at_s)
+        return (model.ranks[b],) if b in model.ranks else (model.ranks[a],)
+
+    model.sim = _Steered(model.sim, b_on_slice_0)  # type: ignore[assignment]
+    clock.now += 1.0
+    report = controller.run_once()
+    assert b in report.arrived and report.released == []
+    assert slurm.job(b).held  # type: ignore[union-attr]
+
+
+class _Steered:
+    """A model engine whose decisions a test dictates; everything else is the engine's own."""
+
+    def __init__(self, sim: object, decide: object) -> None:
+        self._sim, self.decide = sim, decide
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._sim, name)

@@ -414,7 +414,9 @@ class Controller:
     def _started(
         self, model: GpuModel, row: JobRow, job: SlurmJob | None, now: float, report: PassReport
     ) -> None:
-        slice_index = self._slice_of(model, job, row)
+        where, slice_index = self._slice_of(model, job, row)
+        if where is not model:
+            model = self._move(row, model, where, now)
         start = job.start_s if job is not None and job.start_s is not None else now
         row.phase, row.run_start_s, row.slice_index = "running", start, slice_index
         row.start_s = row.start_s if row.start_s is not None else start
@@ -458,19 +460,41 @@ class Controller:
         self._log(now, f"job {row.job_id} ended ({row.slurm_state}) on {model.name}: {energy_j:.1f} J")
         report.finished.append(row.job_id)
 
-    def _slice_of(self, model: GpuModel, job: SlurmJob | None, row: JobRow) -> int:
-        """The slice a job really got: by its MIG UUID where the GPU's state names them (the client turns
-        Slurm's GRES indices into UUIDs), else the slice it was released for."""
+    def _slice_of(self, model: GpuModel, job: SlurmJob | None, row: JobRow) -> tuple[GpuModel, int]:
+        """The GPU and slice a job really got: by its MIG UUID where the GPUs' state names them (the client
+        turns Slurm's GRES indices into UUIDs), looked up on the GPU it was released for first, then on the
+        node's other GPUs (a GRES request names a slice type, not a GPU: where two GPUs of a node offer the
+        type, Slurm may start the job on either); else the slice it was released for."""
         meter = self.meters.get(model.node)
         if job is not None and job.gpu_uuids and isinstance(meter, FakeGpuState):
-            labels = {inst.uuid: inst.label for inst in meter.instances(model.index)}
-            for uuid in job.gpu_uuids:
-                if labels.get(uuid) in model.labels:
-                    return model.labels.index(labels[uuid])
+            peers = [model] + [p for p in self.gpus if p.node == model.node and p is not model]
+            for peer in peers:
+                labels = {inst.uuid: inst.label for inst in meter.instances(peer.index)}
+                for uuid in job.gpu_uuids:
+                    if labels.get(uuid) in peer.labels:
+                        return peer, peer.labels.index(labels[uuid])
         if row.slice_index is not None:
-            return row.slice_index
+            return model, row.slice_index
         rank = model.ranks[row.job_id]
-        return next((s for s, r in enumerate(model.sim.decide(self._rel(self.clock()))) if r == rank), 0)
+        return model, next(
+            (s for s, r in enumerate(model.sim.decide(self._rel(self.clock()))) if r == rank), 0
+        )
+
+    def _move(self, row: JobRow, model: GpuModel, where: GpuModel, now: float) -> GpuModel:
+        """A job Slurm started on another GPU of its node than the one it was released for: it leaves the
+        first GPU's model (withdrawn there, as a cancelled job is) and arrives in the other's, where it is
+        charged from now on; logged once."""
+        rank = model.ranks.pop(row.job_id)
+        model.job_of.pop(rank, None)
+        self._tell(model, row, lambda: model.sim.observe_cancel(rank, self._rel(now)))
+        row.node, row.gpu = where.node, where.index
+        self._add_to_model(where, row, now)
+        self._log(
+            now,
+            f"job {row.job_id} was released for {model.name} but Slurm started it on {where.name} "
+            "(same slice type): followed there",
+        )
+        return where
 
     def _requeue(self, model: GpuModel, row: JobRow, now: float, report: PassReport) -> None:
         if self._act(row.job_id, "requeue_hold", {}, now, row, **self._requeue_changes(model, row, now)):
@@ -525,10 +549,18 @@ class Controller:
                         pinned = True
             if not pinned:
                 break
+        # A running job the model could not move (not preemptible, or its signal refused) still holds its
+        # slice whatever the last decision says: no job is released onto it (Slurm would start that one on
+        # any other free slice of the type, which the model gave to another job, or not at all).
+        held = {
+            r.slice_index
+            for r in rows.values()
+            if r.phase == "running" and placed.get(r.job_id) != r.slice_index
+        }
         for job_id, slice_index in placed.items():
             waiting = rows.get(job_id)
-            if waiting is None or waiting.phase != "queued" or slice_index in model.closed:
-                continue  # a slice a repartition holds takes no job
+            if waiting is None or waiting.phase != "queued" or slice_index in model.closed | held:
+                continue  # a slice a repartition holds, or a job the model could not move, takes no job
             row = waiting
             gres = model.gres(slice_index)
             if row.gres is not None and row.gres != gres and not self.dry_run:
