@@ -11,11 +11,11 @@ from wattsched.cli._parsing import add_executor_options, int_at_least
 
 __all__ = ["add_parser"]
 
-#: Wall time of a whole run by scale in minutes, as ``make reproduce`` measured it into an empty folder (its
-#: ``timings.json``) on a 2-core x86 VM with Python 3.11 (quick: 2026-12-02, paper: 2026-12-01, before the
-#: quick scale's changes); printed at the start as a rough guide,
-#: since a run's time depends on the machine and the workers.
-MEASURED_MIN = {"quick": 8, "paper": 33}
+#: Wall time of a whole run by scale in minutes, measured into an empty folder with an empty cache on a 2-core
+#: x86 VM with Python 3.11 (quick: 2026-12-07 with ``benchmarks/bench_timings.py --only reproduce``; paper:
+#: 2026-12-01, ``make reproduce``'s ``timings.json``, before the quick scale's changes); printed at the start
+#: as a rough guide, since a run's time depends on the machine and the workers.
+MEASURED_MIN = {"quick": 6.4, "paper": 33}
 
 #: Studies that take the ``preset`` option (the preset of their top-level summary keys).
 PRESET_STUDIES: tuple[str, ...] = ("table2", "table3")
