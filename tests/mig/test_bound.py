@@ -250,3 +250,14 @@ def test_tight_on_one_slot_whatever_the_order() -> None:
     assert run.energy_j == pytest.approx(expected, rel=1e-12)
     bound = lower_bound(jobs, horizon_s=horizon, configurations=[1])
     assert bound.energy_j == pytest.approx(expected, rel=2e-6) and bound.energy_j <= run.energy_j
+
+
+def test_a_bound_exact_to_rounding_stays_below_the_schedule_it_equals() -> None:
+    """One job alone with MIG off: the closed form is exact, and its sum and the simulator's differ in the
+    last bits. The bound is lowered by its rounding margin, so it never exceeds the schedule's energy."""
+    durations = (75.0, 37.5, 25.0, 18.75, 10.714285714285714)
+    jobs = [job("j0", 0.0, 10.714285714285714, durations, 10.107816711590296)]
+    bound = lower_bound(jobs, horizon_s=800.0, et_coefficient=A)
+    run = simulate(jobs, "no-mig", "edf-ss-restricted", horizon_s=800.0)
+    assert bound.energy_j <= run.energy_j and bound.energy_j == pytest.approx(run.energy_j, rel=1e-8)
+    assert bound.et is not None and bound.et <= et(run.energy_j, run.avg_tardiness_s)

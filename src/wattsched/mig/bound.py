@@ -55,6 +55,10 @@ MAX_VARIABLES = 2_000_000
 #: The bound reported is the programme's optimum lowered by this relative margin (the solver's tolerance),
 #: so that rounding inside the solver never makes it exceed the true optimum of the programme.
 SAFETY = 1e-6
+#: The closed-form bound is lowered by this relative margin: where it is exact (one job alone with MIG off),
+#: its floating-point sum and the simulator's may differ in the last bits, and a bound must never exceed a
+#: schedule's energy, not even by rounding.
+ROUNDING = 1e-9
 #: An average tardiness below this (s) counts as zero (the solver's feasibility tolerance).
 ZERO_TARDINESS_S = 1e-6
 #: ``resolution = "auto"``: time cut at every event for at most this many jobs, else on a grid of
@@ -294,6 +298,7 @@ def lower_bound(
     )
     if et_coefficient is not None and not (math.isfinite(et_coefficient) and et_coefficient >= 0):
         raise ConfigError(f"et_coefficient must be a finite number >= 0, got {et_coefficient!r}")
+    closed *= 1.0 - ROUNDING
     if programme is None:
         et = None if et_coefficient is None else et_coefficient * closed / (et_coefficient + 1.0)
         return Bound(
