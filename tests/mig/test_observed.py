@@ -275,3 +275,53 @@ def test_a_clock_level_told_re_times_the_running_job() -> None:
     without = MigSimulation([], "no-mig", "edf-ss-restricted")
     with pytest.raises(ValueError, match="no clock levels"):
         without.observe_clock_level(0, 0.0)
+
+
+def test_a_pinned_job_keeps_its_slice_where_the_policy_would_preempt_it() -> None:
+    # no-mig, preemptive EDF-FS: a (100 s, deadline 1000) runs from 0; b (deadline 150) arrives at 10. The
+    # policy preempts a for b; pinned, a keeps the GPU, b starts when a is reported done at 100.
+    for pinned in (False, True):
+        sim = MigSimulation([], "no-mig", "edf-fs")
+        a = sim.observe_arrival(_job("a", 0.0, 100.0, 1000.0))
+        if pinned:
+            sim.pin(a)
+        assert list(sim.decide(0.0)) == [a]
+        b = sim.observe_arrival(_job("b", 10.0, 100.0, 150.0), 10.0)
+        if not pinned:
+            assert list(sim.decide(10.0)) == [b] and sim.snapshot().preemptions == 1
+            continue
+        assert list(sim.decide(10.0)) == [a] and sim.predicted_completions() == {a: 100.0}
+        sim.observe_completion(a, 100.0)
+        assert list(sim.decide(100.0)) == [b] and sim.predicted_completions() == {b: 200.0}
+        assert sim.snapshot().preemptions == 0
+    with pytest.raises(ValueError, match="no job rank 5"):
+        MigSimulation([], "no-mig", "edf-fs").pin(5)
+
+
+def _pinned_run(jobs: list[Job], config: int | str, policy: str) -> MigSimulation:
+    """As :func:`_told_its_predictions`, with every job pinned on arrival."""
+    sim = MigSimulation([], config, policy)
+    pending = sorted(jobs, key=lambda j: j.arrival_s)
+    i = 0
+    while True:
+        t = min(pending[i].arrival_s if i < len(pending) else math.inf, sim.next_event_s())
+        if t == math.inf:
+            break
+        while i < len(pending) and pending[i].arrival_s <= t + EPS_S:
+            sim.pin(sim.observe_arrival(pending[i]))
+            i += 1
+        for rank, end_s in sim.predicted_completions().items():
+            if end_s <= t + EPS_S:
+                sim.observe_completion(rank, end_s)
+        sim.decide(t)
+    sim.finish(max((j.arrival_s for j in jobs), default=0.0))
+    return sim
+
+
+@settings(max_examples=40, deadline=None)
+@given(traces(), st.sampled_from(CONFIGS), st.sampled_from(POLICIES.available()))
+def test_with_every_job_pinned_no_policy_preempts_and_every_job_finishes(
+    jobs: list[Job], config: int | str, policy: str
+) -> None:
+    result = _pinned_run(jobs, config, policy).result()
+    assert result.preemptions == 0 and result.jobs == len(jobs)

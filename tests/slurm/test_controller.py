@@ -411,6 +411,31 @@ def test_no_job_is_released_onto_a_slice_a_running_job_it_cannot_move_holds(tmp_
     assert slurm.job(b).held  # type: ignore[union-attr]
 
 
+def test_the_model_plans_around_a_running_job_that_cannot_be_preempted(tmp_path: Path) -> None:
+    """Preemption on, one 7g slice, preemptive EDF-FS: a (not preemptible: the default) runs; b, urgent,
+    arrives. The model keeps a on the slice (it is pinned there) and plans b after it: no signal goes to a,
+    b is not released while a runs, and once a ends b is released onto the slice."""
+    controller, slurm, meter, clock = _setup(tmp_path, policy="edf-fs")
+    a = slurm.submit(comment="wattsched: work=100s deadline=+1000s")
+    controller.run_once()
+    clock.now += 1.0
+    slurm.schedule()
+    _mark(slurm, meter)
+    controller.run_once()
+    b = slurm.submit(comment="wattsched: work=10s deadline=+15s")
+    clock.now += 1.0
+    report = controller.run_once()
+    model = controller.gpus[0]
+    assert b in report.arrived and report.released == [] and report.preempted == []
+    assert list(model.sim.decide(controller._rel(clock.now))) == [model.ranks[a]]
+    assert slurm.job(a).state is JobState.RUNNING and slurm.signals == []  # type: ignore[union-attr]
+    clock.now += 5.0
+    slurm.finish(a)
+    _mark(slurm, meter)
+    report = controller.run_once()
+    assert report.finished == [a] and report.released == [b]
+
+
 class _Steered:
     """A model engine whose decisions a test dictates; everything else is the engine's own."""
 

@@ -177,6 +177,8 @@ class MigSimulation:
     #: Ranks whose real completion was reported (never re-planned as overdue), and whether an observation
     #: changed the state since the scheduler last ran.
     _observed_done: set[int]
+    #: Ranks the policy may not take off their slice while they run (:meth:`pin`).
+    _pinned: set[int]
     _replan_due: bool
     _overdue_s: float
     # Slots, not an instance dict: the attributes above and nothing else (and a slot is read faster than a
@@ -271,6 +273,7 @@ class MigSimulation:
         self._end_s = math.nan
         self._finished = False
         self._observed_done = set()
+        self._pinned = set()
         self._replan_due = False
         self._overdue_s = OVERDUE_S
         self._config = resolve_configuration(self._gpu, configuration)
@@ -736,6 +739,17 @@ class MigSimulation:
                 self._enqueue(j, at)
         self._replan_due = True
 
+    def pin(self, rank: int) -> None:
+        """Job ``rank``, whenever it runs, stays on its slice: a real job that cannot be preempted (a job
+        that takes no checkpoint, or preemption off). A policy decision that moves it is applied with the job
+        kept where it runs: the job the policy put in its place takes the pinned job's planned slot (or
+        waits, where the policy gave the pinned job none). Nothing else of the decision changes; a
+        repartition of the model is not held back (the real one waits for or requeues the job by its own
+        rules)."""
+        if not 0 <= rank < len(self._state.slice_of):
+            raise ValueError(f"no job rank {rank}")
+        self._pinned.add(rank)
+
     def observe_requeue(self, rank: int, at_s: float, remaining: float | None = None) -> None:
         """Job ``rank`` was taken off its slice at ``at_s`` and waits again (one preemption), with
         ``remaining`` of its work left (a fraction in (0, 1]; default: the model's own progress)."""
@@ -1126,6 +1140,8 @@ class MigSimulation:
         # One plain list: it becomes the running list (CPython indexes exact lists faster than tuple
         # subclasses).
         new = list(decision)
+        if self._pinned:
+            self._keep_pinned(new, old)
         if new == old:  # "nothing moves" (full re-evaluations say so with None, other policies may not)
             if st.waiting and -1 in old:
                 raise PolicyError("a slice is left idle while jobs wait")
@@ -1160,6 +1176,17 @@ class MigSimulation:
                 self._enqueue(j, now)
         if st.waiting and -1 in new:
             raise PolicyError("a slice is left idle while jobs wait")
+
+    def _keep_pinned(self, new: list[int], old: list[int]) -> None:
+        """Repair decision ``new`` in place so that every pinned job running in ``old`` keeps its slice
+        (:meth:`pin`): the job the decision put there swaps with it."""
+        pinned = self._pinned
+        for s, j in enumerate(old):
+            if j >= 0 and j in pinned and new[s] != j:
+                planned = new.index(j) if j in new else -1
+                if planned >= 0:
+                    new[planned] = new[s]
+                new[s] = j
 
     def _start_moved(self, decision: list[int], old: list[int], now: float, busy: int) -> int:
         """Start every job the decision puts on a new slice, from ``now``, with its exact completion event;

@@ -382,9 +382,14 @@ class Controller:
         )
 
     def _add_to_model(self, model: GpuModel, row: JobRow, at_s: float) -> int:
+        """A job into a GPU's model; one the controller may not move off its slice once it runs (not
+        preemptible, or preemption off) is pinned there, so that the model plans around it rather than on a
+        slice it cannot have."""
         rank = model.sim.observe_arrival(self._engine_job(row), at_s - self.origin_s)
         model.ranks[row.job_id] = rank
         model.job_of[rank] = row.job_id
+        if not (self.config.preemption and row.preemptible):
+            model.sim.pin(rank)
         return rank
 
     def _follow(self, row: JobRow, job: SlurmJob | None, now: float, report: PassReport) -> None:
