@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # A single-host Slurm with fake MIG GPUs in one directory, for trying wattsched (run as root).
 #
-#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml]   # then: export SLURM_CONF=DIR/etc/slurm.conf
+#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml] [--slurm 24.11|26.05]   # then: the export lines it prints
 #   scripts/slurm-sandbox.sh stop DIR
+#
+# --slurm runs another Slurm release than the host's, from a Debian root filesystem made once (debootstrap,
+# about a minute) and cached in ~/.cache/wattsched/slurm-roots; its commands are wrappers in DIR/bin.
 #
 # CONFIG.toml is a controller config: its partition and its first node's GPUs and configuration shape the
 # sandbox (default: partition mig, one A100-40GB at configuration 3), and DIR/wattsched.toml keeps its
@@ -21,7 +24,7 @@ if ! "$PYTHON" -c 'import wattsched' 2>/dev/null; then
 fi
 
 usage() {
-    echo "usage: $0 start DIR [CONFIG.toml] | stop DIR" >&2
+    echo "usage: $0 start DIR [CONFIG.toml] [--slurm VERSION] | stop DIR" >&2
     exit 2
 }
 
@@ -31,12 +34,26 @@ dir=$(mkdir -p "$2" && cd "$2" && pwd)
 
 case "$command" in
 start)
-    [[ $# -le 3 ]] || usage
-    if [[ $# -eq 3 ]]; then
-        "$PYTHON" -m wattsched.slurm.sandbox start "$dir" --config "$3"
-    else
-        "$PYTHON" -m wattsched.slurm.sandbox start "$dir"
-    fi
+    shift 2
+    options=()
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+        --slurm)
+            [[ $# -ge 2 ]] || usage
+            options+=(--slurm "$2")
+            shift 2
+            ;;
+        --*) usage ;;
+        *)
+            [[ ${#options[@]} -eq 0 || " ${options[*]} " != *" --config "* ]] || usage
+            options+=(--config "$1")
+            shift
+            ;;
+        esac
+    done
+    "$PYTHON" -m wattsched.slurm.sandbox start "$dir" "${options[@]}"
+    # Another release than the host's: its commands are wrappers in $dir/bin, first on the controller's PATH.
+    if [[ -d "$dir/bin" ]]; then export PATH="$dir/bin:$PATH"; fi
     # ---- controller hook ------------------------------------------------------------------------------
     # The sandbox wrote $dir/wattsched.toml (its partition, node, GPUs, backend fake:$dir/fake_gpu.json,
     # state $dir/state.db). The controller runs on it when this wattsched has the command; `stop` ends it

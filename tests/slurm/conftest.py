@@ -39,6 +39,27 @@ def require_slurm() -> None:
         pytest.skip(reason)
 
 
+#: The Slurm releases the parametrised live tests run on: the host's (``None``) and the newer ones a root
+#: filesystem holds (:mod:`wattsched.slurm.roots`).
+RELEASES = [pytest.param(None, id="host"), pytest.param("24.11", id="slurm-24.11")]
+
+
+def require_release(release: str | None) -> str | None:
+    """``release`` when a sandbox of it can run here (its root cached, or debootstrap to make it); skip
+    otherwise (fail under ``CI=true``: every release must run in CI)."""
+    if release is None:
+        return None
+    from wattsched.slurm import roots
+
+    ready = (roots.root_path(release) / ".wattsched-root").is_file()
+    if not ready and not (shutil.which("debootstrap") or shutil.which("debootstrap", path="/usr/sbin")):
+        reason = f"Slurm {release} needs its root filesystem, and debootstrap is not installed"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the Slurm tests must run in CI on every release: {reason}")
+        pytest.skip(reason)
+    return release
+
+
 def sandbox_directory(prefix: str) -> Path:
     """A fresh folder under /tmp: munged wants every folder above its socket open to all, which pytest's
     private temporary folder is not."""

@@ -100,7 +100,7 @@ def test_a_missing_command_and_a_failing_one_name_the_command(tmp_path: Path) ->
         "#!/bin/sh\necho 'slurm_load_jobs error: Unable to contact slurm controller' >&2\nexit 1\n"
     )
     down.chmod(0o755)
-    with pytest.raises(SlurmError, match=r"^slurm is not running: 'squeue --json' failed: "):
+    with pytest.raises(SlurmError, match=r"^slurm is not running: 'squeue --json --states=all' failed: "):
         SlurmClient(bin_dir=tmp_path).jobs()
     slow = tmp_path / "sinfo"
     slow.write_text("#!/bin/sh\nsleep 5\n")

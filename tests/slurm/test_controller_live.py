@@ -24,6 +24,8 @@ from wattsched.slurm import sandbox as sandbox_module
 from wattsched.slurm.jobs import engine_job
 from wattsched.workload.job import JobKind, Scaling
 
+from .conftest import RELEASES, require_release
+
 _REASON = "needs root and Debian's slurmctld, slurmd, slurm-client and munge"
 
 
@@ -31,16 +33,17 @@ def _available() -> bool:
     return os.geteuid() == 0 and all(shutil.which(b) for b in ("slurmctld", "slurmd", "sbatch", "munged"))
 
 
-@pytest.fixture(scope="module")
-def live() -> Iterator[sandbox_module.Sandbox]:
+@pytest.fixture(scope="module", params=RELEASES)
+def live(request: pytest.FixtureRequest) -> Iterator[sandbox_module.Sandbox]:
     if not _available():
         if os.environ.get("CI") == "true":
             pytest.fail(f"the Slurm tests must run in CI: {_REASON}")
         pytest.skip(_REASON)
+    release = require_release(request.param)
     # munged wants every folder above its socket open to all: not pytest's private temporary folder.
     directory = Path(tempfile.mkdtemp(prefix="wattsched-live-", dir="/tmp"))
     directory.chmod(0o755)
-    box = sandbox_module.start(directory, gpus=[("a100-40gb", 3)])
+    box = sandbox_module.start(directory, gpus=[("a100-40gb", 3)], slurm=release)
     try:
         yield box
     finally:

@@ -5,7 +5,10 @@ Every command runs as an argument list (never through a shell) with a timeout, p
 it:
 
 - Only ``squeue`` and ``sinfo`` have ``--json`` (``scontrol --json`` arrived in 23.02), and ``squeue --json``
-  ignores ``-j``/``-p``/``-t``: it always lists every job slurmctld holds, so filtering happens here.
+  ignores ``-j``/``-p``/``-t``: it always lists every job slurmctld holds, so filtering happens here. From
+  23.02 on it honours them and lists only pending and running jobs by default: the client asks for
+  ``--states=all`` (which 22.05 accepts and ignores), and reads the nodes from ``scontrol show nodes --json``
+  where ``sinfo --json`` gives partition/state groups instead of nodes (seen on 24.11).
 - A job stays in that list for ``MinJobAge`` seconds after it ends (default 300), with its final state,
   ``end_time`` and ``exit_code``; then slurmctld purges it and neither ``squeue`` nor ``scontrol show job``
   knows it. Without slurmdbd ``sacct`` answers "Slurm accounting storage is disabled"; a cluster that needs a
@@ -290,7 +293,7 @@ class SlurmClient:
     def jobs(self, partition: str | None = None) -> list[SlurmJob]:
         """Every job slurmctld holds (pending, running, and ended within ``MinJobAge``), by job id; only
         those of ``partition`` when given."""
-        data = self._json("squeue", "--json")
+        data = self._json("squeue", "--json", "--states=all")
         found = [parse_job(raw, self.gpu_uuids) for raw in data.get("jobs") or []]
         if partition is not None:
             found = [job for job in found if partition in job.partition.split(",")]
@@ -304,6 +307,9 @@ class SlurmClient:
     def nodes(self) -> list[SlurmNode]:
         """Every node, once each, by name."""
         data = self._json("sinfo", "--json")
+        if "nodes" not in data and "sinfo" in data:
+            # 23.02 on: sinfo --json lists partition/state groups ("sinfo"), scontrol --json the nodes.
+            data = self._json("scontrol", "show", "nodes", "--json")
         seen: dict[str, SlurmNode] = {}
         for raw in data.get("nodes") or []:
             node = parse_node(raw)
@@ -403,9 +409,8 @@ class SlurmClient:
         after the job: ``${WATTSCHED_JOB_ID:-$SLURM_JOB_ID}``). The copy is submitted held with the
         AdminComment ``marker``, then the original is cancelled. Returns the copy's id; :class:`SlurmError`
         (the original untouched) when its script or environment cannot be read or the copy is refused."""
-        raw = next(
-            (r for r in self._json("squeue", "--json").get("jobs") or [] if _job_id(r) == job_id), None
-        )
+        listed = self._json("squeue", "--json", "--states=all").get("jobs") or []
+        raw = next((r for r in listed if _job_id(r) == job_id), None)
         if raw is None:
             raise SlurmError(f"cannot renew job {job_id}: slurmctld does not know it")
         if _state(raw.get("job_state")) is not JobState.PENDING:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -44,13 +45,14 @@ import sys
 import time
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import wattsched
 from wattsched.hardware.gpu.fake_state import FakeGpuState
+from wattsched.slurm import roots
 from wattsched.slurm.client import SlurmClient, SlurmError
 from wattsched.slurm.gres_update import (
     fake_devices,
@@ -65,6 +67,10 @@ __all__ = ["DAEMONS", "Sandbox", "main", "reload_gres", "start", "stop", "write_
 
 #: The daemons a sandbox runs, in start order (stopped in reverse).
 DAEMONS = ("munged", "slurmctld", "slurmd")
+
+#: While a sandbox of another Slurm release than the host's is started or reloaded: the folder of the
+#: wrappers that run that release's commands in its root filesystem (:mod:`wattsched.slurm.roots`).
+_BIN: contextvars.ContextVar[Path | None] = contextvars.ContextVar("_BIN", default=None)
 
 
 @dataclass(frozen=True)
@@ -84,15 +90,28 @@ class Sandbox:
     fake_gpu_state: Path
     ports: tuple[int, int]
     logs: dict[str, Path] = field(default_factory=dict)
+    #: The Slurm release the daemons run (``major.minor``), and where its commands are when it is not the
+    #: host's (wrappers into its root filesystem; ``None``: the host's own commands).
+    slurm: str | None = None
+    bin_dir: Path | None = None
 
     @property
     def env(self) -> dict[str, str]:
-        """What Slurm's commands need to talk to this sandbox."""
-        return {"SLURM_CONF": str(self.conf_path)}
+        """What Slurm's commands need to talk to this sandbox (and, for another release than the host's,
+        ``PATH`` with its commands first)."""
+        env = {"SLURM_CONF": str(self.conf_path)}
+        if self.bin_dir is not None:
+            env["PATH"] = f"{self.bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+        return env
 
     def client(self, timeout_s: float = 30.0) -> SlurmClient:
         """A client on this sandbox that knows the node's MIG UUIDs."""
-        return SlurmClient(self.conf_path, timeout_s=timeout_s, gpu_uuids={self.node: self.gpu_uuids})
+        return SlurmClient(
+            self.conf_path,
+            timeout_s=timeout_s,
+            gpu_uuids={self.node: self.gpu_uuids},
+            bin_dir=self.bin_dir,
+        )
 
 
 def start(
@@ -108,6 +127,7 @@ def start(
     timeout_s: float = 30.0,
     seed: int = 0,
     spare_devices: bool = False,
+    slurm: str | None = None,
 ) -> Sandbox:
     """Start munged, slurmctld and slurmd in ``directory`` (created; a sandbox already running there is
     stopped first) and wait until the node takes jobs; :class:`SlurmError` with the daemons' last log lines
@@ -120,11 +140,60 @@ def start(
     ``prolog`` / ``epilog``: shell command lines run (in order, with Slurm's Prolog environment) instead of
     the default ones that mark the job's MIG instances busy / idle; a failing one fails the Prolog, which in
     Slurm drains the node and requeues the job. ``extra_conf``: lines appended to slurm.conf.
+
+    ``slurm``: the Slurm release to run (``major.minor``; default the host's). Another release than the
+    host's runs from its root filesystem (made once and cached: :mod:`wattsched.slurm.roots`), its commands
+    as wrappers in ``DIR/bin`` (:attr:`Sandbox.bin_dir`, :attr:`Sandbox.env`).
     """
-    _require_root_and_binaries()
+    host = roots.host_release() if slurm is not None else None
+    if slurm is None or slurm == host:
+        _require_root_and_binaries()
+    elif os.geteuid() != 0:
+        raise SlurmError("the Slurm sandbox runs its daemons as root; run it as root")
     top = Path(directory).resolve()
     stop(top)
+    root = roots.prepare_root(slurm) if slurm is not None and slurm != host else None
     paths = _layout(top)
+    bin_dir = None
+    if root is not None:
+        namespace = roots.Namespace(root, top)
+        namespace.start()
+        bin_dir = namespace.bin_dir
+    token = _BIN.set(bin_dir)
+    try:
+        sandbox = _start(
+            top,
+            paths,
+            gpus,
+            partition,
+            unmanaged_partition,
+            prolog,
+            epilog,
+            extra_conf,
+            cred_expire_s,
+            seed,
+            spare_devices,
+        )
+    finally:
+        _BIN.reset(token)
+    sandbox = replace(sandbox, slurm=slurm or host or roots.host_release(), bin_dir=bin_dir)
+    _wait_for_node(sandbox, timeout_s)
+    return sandbox
+
+
+def _start(
+    top: Path,
+    paths: dict[str, Path],
+    gpus: Sequence[tuple[str, int | str]],
+    partition: str,
+    unmanaged_partition: str,
+    prolog: Sequence[str] | None,
+    epilog: Sequence[str] | None,
+    extra_conf: Sequence[str],
+    cred_expire_s: int,
+    seed: int,
+    spare_devices: bool,
+) -> Sandbox:
     node = socket.gethostname().split(".")[0]
     state = FakeGpuState.create(paths["state_file"], list(gpus), seed=seed)
     devices = fake_devices(state, top, spare_count(state) if spare_devices else None)
@@ -168,7 +237,6 @@ def start(
         ports=ports,
         logs={name: paths["log"] / f"{name}.log" for name in DAEMONS},
     )
-    _wait_for_node(sandbox, timeout_s)
     return sandbox
 
 
@@ -189,7 +257,7 @@ def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
     alive = {name: _recorded_pid(run / f"{name}.pid", name, top) for name in DAEMONS}
     if alive["slurmctld"] is not None:
         with contextlib.suppress(SlurmError):
-            client = SlurmClient(conf, timeout_s=5.0)
+            client = SlurmClient(conf, timeout_s=5.0, bin_dir=_bin_of(top))
             for job in client.jobs():
                 if not job.state.finished:
                     with contextlib.suppress(SlurmError):
@@ -202,6 +270,12 @@ def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
         (run / f"{name}.pid").unlink(missing_ok=True)
     for pid in _stepds(conf):  # a job step outliving its slurmd would keep its devices busy
         _end(pid, timeout_s)
+    holder = roots.holder_pid(top)  # the mount namespace of another release's daemons: its mounts go with it
+    if holder is not None:
+        was_running = True
+        _end(holder, timeout_s)
+    (run / "namespace.pid").unlink(missing_ok=True)
+    shutil.rmtree(top / "bin", ignore_errors=True)
     made = run / "devices.txt"
     if made.exists():
         for line in made.read_text(encoding="utf-8").split():
@@ -232,7 +306,29 @@ def reload_gres(
     conf = paths["conf"]
     node = _conf_node(conf)
     env = dict(os.environ, SLURM_CONF=str(conf))
-    client = SlurmClient(conf, timeout_s=10.0)
+    client = SlurmClient(conf, timeout_s=10.0, bin_dir=_bin_of(top))
+    token = _BIN.set(_bin_of(top))
+    try:
+        return _reload(top, paths, conf, node, env, client, action, timeout_s)
+    finally:
+        _BIN.reset(token)
+
+
+def _bin_of(top: Path) -> Path | None:
+    """The wrappers of a sandbox that runs another Slurm release than the host's, else ``None``."""
+    return top / "bin" if roots.holder_pid(top) is not None and (top / "bin").is_dir() else None
+
+
+def _reload(
+    top: Path,
+    paths: dict[str, Path],
+    conf: Path,
+    node: str,
+    env: dict[str, str],
+    client: SlurmClient,
+    action: str,
+    timeout_s: float,
+) -> dict[str, float]:
     times: dict[str, float] = {}
     began = time.monotonic()
     if action == "restart":
@@ -514,6 +610,9 @@ def _require_root_and_binaries() -> None:
 
 
 def _which(name: str) -> str | None:
+    wrappers = _BIN.get()
+    if wrappers is not None:
+        return str(wrappers / name) if (wrappers / name).is_file() else None
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
 
 
@@ -739,6 +838,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     begin.add_argument("--gpu", type=_gpu_spec, action="append", help="NAME:CONFIGURATION, repeatable")
     begin.add_argument("--timeout", type=float, default=30.0)
+    begin.add_argument(
+        "--slurm",
+        metavar="VERSION",
+        help="the Slurm release to run (24.11, 26.05: from a Debian root filesystem made once and cached; "
+        "default: the host's)",
+    )
     commands.add_parser("stop").add_argument("directory")
     again = commands.add_parser("reload", help="bring Slurm to the MIG instances the fake GPUs hold now")
     again.add_argument("directory")
@@ -766,6 +871,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             partition=partition,
             timeout_s=args.timeout,
             spare_devices=settings.get("partitioner", "static") not in ("static", "no-mig"),
+            slurm=args.slurm,
         )
         try:
             config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", **settings)
@@ -777,9 +883,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     sys.stdout.write(
         f"# node {sandbox.node}, partitions {sandbox.partition} (wattsched), {sandbox.unmanaged_partition}\n"
+        f"# Slurm {sandbox.slurm or 'of the host'}\n"
         f"# MIG UUIDs: {' '.join(sandbox.gpu_uuids)}\n# controller config: {config}\n"
         f"export SLURM_CONF={shlex.quote(str(sandbox.conf_path))}\n"
     )
+    if sandbox.bin_dir is not None:
+        sys.stdout.write(f'export PATH={shlex.quote(str(sandbox.bin_dir))}:"$PATH"\n')
     return 0
 
 
