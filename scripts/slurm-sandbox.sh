@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # A single-host Slurm with fake MIG GPUs in one directory, for trying wattsched (run as root).
 #
-#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml]   # then: export SLURM_CONF=DIR/etc/slurm.conf
+#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml] [--no-accounting]   # then: export SLURM_CONF=DIR/etc/slurm.conf
 #   scripts/slurm-sandbox.sh stop DIR
 #
 # CONFIG.toml is a controller config: its partition and its first node's GPUs and configuration shape the
 # sandbox (default: partition mig, one A100-40GB at configuration 3), and DIR/wattsched.toml keeps its
 # [slurm] poll_s, [scheduling], [clocks], [power], [repartition] and the first node's partitioner (a config
-# the controller would refuse there stops the sandbox, with the controller's error). Everything is done by
+# the controller would refuse there stops the sandbox, with the controller's error). Where MariaDB and
+# slurmdbd are installed the sandbox keeps accounting (a private database: sacct works), unless
+# --no-accounting; where they are not it says so in one line and starts without. Everything is done by
 # `python -m wattsched.slurm.sandbox`; this script adds only the controller. PYTHON picks the interpreter
 # (default: the repository's .venv, else python3).
 set -euo pipefail
@@ -21,7 +23,7 @@ if ! "$PYTHON" -c 'import wattsched' 2>/dev/null; then
 fi
 
 usage() {
-    echo "usage: $0 start DIR [CONFIG.toml] | stop DIR" >&2
+    echo "usage: $0 start DIR [CONFIG.toml] [--no-accounting] | stop DIR" >&2
     exit 2
 }
 
@@ -31,12 +33,18 @@ dir=$(mkdir -p "$2" && cd "$2" && pwd)
 
 case "$command" in
 start)
-    [[ $# -le 3 ]] || usage
-    if [[ $# -eq 3 ]]; then
-        "$PYTHON" -m wattsched.slurm.sandbox start "$dir" --config "$3"
-    else
-        "$PYTHON" -m wattsched.slurm.sandbox start "$dir"
-    fi
+    options=()
+    for extra in "${@:3}"; do
+        case "$extra" in
+        --no-accounting) options+=(--no-accounting) ;;
+        -*) usage ;;
+        *)
+            [[ ! " ${options[*]} " =~ " --config " ]] || usage
+            options+=(--config "$extra")
+            ;;
+        esac
+    done
+    "$PYTHON" -m wattsched.slurm.sandbox start "$dir" "${options[@]}"
     # ---- controller hook ------------------------------------------------------------------------------
     # The sandbox wrote $dir/wattsched.toml (its partition, node, GPUs, backend fake:$dir/fake_gpu.json,
     # state $dir/state.db). The controller runs on it when this wattsched has the command; `stop` ends it

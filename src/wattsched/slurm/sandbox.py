@@ -1,6 +1,7 @@
 """A real single-host Slurm in one directory, with fake MIG GPUs: for the tests and for trying wattsched.
 
-:func:`start` (as root) writes everything under ``DIR`` and starts three daemons there::
+:func:`start` (as root) writes everything under ``DIR`` and starts three daemons there — five with the
+accounting database (``accounting=True``: a private MariaDB and slurmdbd, :mod:`.sandbox_accounting`)::
 
     DIR/etc/slurm.conf          SLURM_CONF for every command (Sandbox.env)
     DIR/etc/fake_gpus.conf      one line per MIG instance of DIR/fake_gpu.json, with its MIG-… UUID
@@ -25,7 +26,10 @@ kind from its annotation) and idle. :func:`stop` cancels the jobs, ends only the
 :func:`start` recorded in ``DIR/run``, removes devices it made outside ``DIR``, and may be called twice.
 After a repartition of the fake GPUs, :func:`reload_gres` (``reload DIR``) brings slurm.conf's node line,
 fake_gpus.conf and the daemons to the new instances.
-``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` / ``stop DIR``.
+``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...] [--no-accounting]``
+/ ``stop DIR``: the command starts the accounting database where MariaDB and slurmdbd are installed (else it
+says so in one line and starts without); :func:`start` only when asked (``accounting=None``: where
+installed), which keeps the many sandboxes of the tests quick.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from typing import Any
 
 import wattsched
 from wattsched.hardware.gpu.fake_state import FakeGpuState
+from wattsched.slurm import sandbox_accounting
 from wattsched.slurm.client import SlurmClient, SlurmError
 from wattsched.slurm.gres_update import (
     fake_devices,
@@ -61,10 +66,21 @@ from wattsched.slurm.gres_update import (
     write_fake_gres,
 )
 
-__all__ = ["DAEMONS", "Sandbox", "main", "reload_gres", "start", "stop", "write_controller_config"]
+__all__ = [
+    "ALL_DAEMONS",
+    "DAEMONS",
+    "Sandbox",
+    "main",
+    "reload_gres",
+    "start",
+    "stop",
+    "write_controller_config",
+]
 
 #: The daemons a sandbox runs, in start order (stopped in reverse).
 DAEMONS = ("munged", "slurmctld", "slurmd")
+#: Every daemon a sandbox may run, with the accounting database's, in start order (stopped in reverse).
+ALL_DAEMONS = ("munged", *sandbox_accounting.ACCOUNTING_DAEMONS, "slurmctld", "slurmd")
 
 
 @dataclass(frozen=True)
@@ -84,6 +100,9 @@ class Sandbox:
     fake_gpu_state: Path
     ports: tuple[int, int]
     logs: dict[str, Path] = field(default_factory=dict)
+    #: Whether it keeps accounting (slurmdbd on ``dbd_port``, MariaDB in ``DIR/db``).
+    accounting: bool = False
+    dbd_port: int | None = None
 
     @property
     def env(self) -> dict[str, str]:
@@ -108,10 +127,15 @@ def start(
     timeout_s: float = 30.0,
     seed: int = 0,
     spare_devices: bool = False,
+    accounting: bool | None = False,
 ) -> Sandbox:
     """Start munged, slurmctld and slurmd in ``directory`` (created; a sandbox already running there is
     stopped first) and wait until the node takes jobs; :class:`SlurmError` with the daemons' last log lines
     when it does not within ``timeout_s``.
+
+    ``accounting``: also a private MariaDB and slurmdbd, started before slurmctld, the cluster registered
+    (``sacct`` and ``sacctmgr`` work on the sandbox); ``None``: where they are installed. :class:`SlurmError`
+    when asked for and not installed.
 
     ``spare_devices``: the node is given as many GPU devices as its GPUs have compute slices, the ones with
     no MIG instance behind them of GRES type ``spare`` — a node to be repartitioned live keeps its device
@@ -122,6 +146,14 @@ def start(
     Slurm drains the node and requeues the job. ``extra_conf``: lines appended to slurm.conf.
     """
     _require_root_and_binaries()
+    missing = sandbox_accounting.missing_binaries()
+    if accounting is None:
+        accounting = not missing
+    elif accounting and missing:
+        raise SlurmError(
+            f"the sandbox's accounting needs {', '.join(missing)} (Debian: apt-get install slurmdbd "
+            "mariadb-server); start it without (--no-accounting)"
+        )
     top = Path(directory).resolve()
     stop(top)
     paths = _layout(top)
@@ -131,6 +163,7 @@ def start(
     uuids = tuple(uuid for uuid, _, _ in devices)
     types = tuple(kind for _, kind, _ in devices)
     ports = (_free_port(), _free_port())
+    dbd_port = _free_port() if accounting else None
     cpus = node_cpus(state)
     _write_text(paths["fake_gpus"], fake_gpus_conf(devices, cpus))
     state_file = shlex.quote(str(paths["state_file"]))
@@ -145,14 +178,32 @@ def start(
     )
     _write_text(paths["lua"], _lua(partition))
     gres = gres_spec(devices)
+    accounting_conf = (
+        [] if dbd_port is None else _lines(sandbox_accounting.slurm_conf_settings(dbd_port, paths["socket"]))
+    )
     _write_text(
         paths["conf"],
         _slurm_conf(
-            top, paths, node, ports, gres, partition, unmanaged_partition, cpus, cred_expire_s, extra_conf
+            top,
+            paths,
+            node,
+            ports,
+            gres,
+            partition,
+            unmanaged_partition,
+            cpus,
+            cred_expire_s,
+            [*accounting_conf, *extra_conf],
         ),
     )
     env = dict(os.environ, SLURM_CONF=str(paths["conf"]))
     _start_munge(paths, env)
+    if dbd_port is not None:
+        try:
+            _start_accounting(top, paths, node, dbd_port, env, timeout_s)
+        except (SlurmError, OSError, subprocess.SubprocessError):
+            stop(top)  # what did start (munged, maybe MariaDB) is ended again
+            raise
     _start_daemon("slurmctld", ["slurmctld"], paths["run"] / "slurmctld.pid", env, paths)
     _start_daemon("slurmd", ["slurmd"], paths["run"] / "slurmd.pid", env, paths)
     sandbox = Sandbox(
@@ -166,7 +217,11 @@ def start(
         gres_types=types,
         fake_gpu_state=paths["state_file"],
         ports=ports,
-        logs={name: paths["log"] / f"{name}.log" for name in DAEMONS},
+        logs={
+            name: paths["log"] / f"{name}.log" for name in (ALL_DAEMONS if dbd_port is not None else DAEMONS)
+        },
+        accounting=dbd_port is not None,
+        dbd_port=dbd_port,
     )
     _wait_for_node(sandbox, timeout_s)
     return sandbox
@@ -186,7 +241,7 @@ def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
         was_running = True
         _end(controller, timeout_s)
     (top / "controller.pid").unlink(missing_ok=True)
-    alive = {name: _recorded_pid(run / f"{name}.pid", name, top) for name in DAEMONS}
+    alive = {name: _recorded_pid(run / f"{name}.pid", name, top) for name in ALL_DAEMONS}
     if alive["slurmctld"] is not None:
         with contextlib.suppress(SlurmError):
             client = SlurmClient(conf, timeout_s=5.0)
@@ -194,7 +249,7 @@ def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
                 if not job.state.finished:
                     with contextlib.suppress(SlurmError):
                         client.cancel(job.job_id)
-    for name in reversed(DAEMONS):
+    for name in reversed(ALL_DAEMONS):  # slurmdbd after slurmctld, which sends it what it still holds
         pid = alive[name]
         if pid is not None:
             was_running = True
@@ -256,6 +311,26 @@ def reload_gres(
     times["node_back_s"] = time.monotonic() - mark
     times["total_s"] = time.monotonic() - began
     return times
+
+
+def _start_accounting(
+    top: Path, paths: dict[str, Path], node: str, port: int, env: dict[str, str], timeout_s: float
+) -> None:
+    """MariaDB, then slurmdbd on ``port`` (its config mode 600, as slurmdbd wants), then the cluster
+    registered; :class:`SlurmError` naming the step that failed."""
+    sandbox_accounting.start_database(top, env, max(timeout_s, 60.0))
+    conf = sandbox_accounting.layout(top)["dbd_conf"]
+    conf.unlink(missing_ok=True)
+    descriptor = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(sandbox_accounting.dbd_conf(top, node, port, paths["socket"]))
+    sandbox_accounting.start_dbd(top, env, max(timeout_s, 60.0))
+    _wait_pid(paths["run"] / "slurmdbd.pid", "slurmdbd", paths["log"] / "slurmdbd.log")
+    sandbox_accounting.register_cluster(_cluster_name(top), env)
+
+
+def _lines(settings: dict[str, object]) -> list[str]:
+    return [f"{key}={value}" for key, value in settings.items()]
 
 
 def _conf_node(conf: Path) -> str:
@@ -437,9 +512,8 @@ def _slurm_conf(
     cred_expire_s: int,
     extra: Sequence[str],
 ) -> str:
-    cluster = "ws" + hashlib.sha256(str(top).encode()).hexdigest()[:8]
     settings = {
-        "ClusterName": cluster,
+        "ClusterName": _cluster_name(top),
         "SlurmctldHost": f"{node}(127.0.0.1)",
         "SlurmctldPort": ports[0],
         "SlurmdPort": ports[1],
@@ -485,6 +559,11 @@ def _slurm_conf(
         f"PartitionName={unmanaged} Nodes={node} MaxTime=INFINITE State=UP",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _cluster_name(top: Path) -> str:
+    """The sandbox's ClusterName: one per directory, so that sandboxes side by side never mix."""
+    return "ws" + hashlib.sha256(str(top).encode()).hexdigest()[:8]
 
 
 def _toml(value: object) -> str:
@@ -739,6 +818,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     begin.add_argument("--gpu", type=_gpu_spec, action="append", help="NAME:CONFIGURATION, repeatable")
     begin.add_argument("--timeout", type=float, default=30.0)
+    begin.add_argument(
+        "--no-accounting",
+        action="store_true",
+        help="no accounting database (default: a private MariaDB and slurmdbd where they are installed)",
+    )
     commands.add_parser("stop").add_argument("directory")
     again = commands.add_parser("reload", help="bring Slurm to the MIG instances the fake GPUs hold now")
     again.add_argument("directory")
@@ -760,12 +844,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings: dict[str, Any] = {}
         if args.config is not None:
             partition, gpus, settings = _from_config(args.config)
+        accounting = not args.no_accounting
+        missing = sandbox_accounting.missing_binaries()
+        if accounting and missing:
+            sys.stdout.write(
+                f"# no accounting database: {', '.join(missing)} not installed (Debian: apt-get install "
+                "slurmdbd mariadb-server); the sandbox starts without\n"
+            )
+            accounting = False
         sandbox = start(
             args.directory,
             gpus=args.gpu or gpus,
             partition=partition,
             timeout_s=args.timeout,
             spare_devices=settings.get("partitioner", "static") not in ("static", "no-mig"),
+            accounting=accounting,
         )
         try:
             config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", **settings)
@@ -778,7 +871,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout.write(
         f"# node {sandbox.node}, partitions {sandbox.partition} (wattsched), {sandbox.unmanaged_partition}\n"
         f"# MIG UUIDs: {' '.join(sandbox.gpu_uuids)}\n# controller config: {config}\n"
-        f"export SLURM_CONF={shlex.quote(str(sandbox.conf_path))}\n"
+        + (
+            f"# accounting: slurmdbd on port {sandbox.dbd_port}, MariaDB in {sandbox.directory / 'db'} "
+            "(sacct, sacctmgr)\n"
+            if sandbox.accounting
+            else "# accounting: none (sacct has nothing)\n"
+        )
+        + f"export SLURM_CONF={shlex.quote(str(sandbox.conf_path))}\n"
     )
     return 0
 
