@@ -1,6 +1,7 @@
 """Final energies in a real Slurm's accounting: the sandbox with its accounting database (a private MariaDB
 and slurmdbd), the controller on it, a few short jobs; once they have ended, ``sacct`` shows each one's
-AdminComment with the controller's exact energy (its state row's), and ``stop`` leaves nothing running."""
+AdminComment with the controller's exact energy (its state row's), ``wattsched import --format sacct`` of
+that log reads the same energies back, and ``stop`` leaves nothing running."""
 
 from __future__ import annotations
 
@@ -120,6 +121,37 @@ def test_sacct_shows_each_ended_jobs_exact_energy_from_the_controller(
         assert row["state"] == "done" and float(row["energy_j"]) > 0
         energy_mj = round(float(row["energy_j"]) * 1000)
         assert shown[job_id] == ["COMPLETED", energy_comment(energy_mj)], shown
+    # The loop closed: the sacct log, imported, gives back each job's energy as the controller measured it.
+    log_file = tmp_path / "sacct.txt"
+    log_file.write_text(
+        _run(
+            box,
+            "sacct",
+            "--parsable2",
+            "--allocations",
+            f"--jobs={','.join(map(str, ids))}",
+            "--format=JobID,User,Partition,Submit,Start,End,Elapsed,Timelimit,State,AllocTRES,Comment,"
+            "AdminComment,NodeList",
+        )
+    )
+    imported = json.loads(
+        _run(
+            box,
+            sys.executable,
+            "-m",
+            "wattsched",
+            "import",
+            "--format",
+            "sacct",
+            "--input",
+            str(log_file),
+            "-o",
+            str(tmp_path / "trace.csv"),
+            "--json",
+        )
+    )
+    assert imported["rows_kept"] == len(ids), log_file.read_text()
+    assert imported["measured_energy_j"] == {str(i): float(rows[i]["energy_j"]) for i in ids}
 
 
 def test_stop_ends_slurmdbd_and_mariadb_too(accounted: sandbox_module.Sandbox) -> None:

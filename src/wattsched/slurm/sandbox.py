@@ -11,6 +11,7 @@ accounting database (``accounting=True``: a private MariaDB and slurmdbd, :mod:`
     DIR/dev/fakegpu<N>          character devices for fake_gpus.conf (or /dev/wattsched-<id>-fakegpu<N>)
     DIR/munge/                  a private munged (own key and socket; a system munge is left alone)
     DIR/state, DIR/spool, DIR/log, DIR/run   slurmctld state, slurmd spool, logs, pid files
+    DIR/db/, DIR/etc/slurmdbd.conf          with accounting: MariaDB's data and socket, slurmdbd's config
 
 Ports are free loopback ports picked at start, so sandboxes and a system Slurm do not clash. Partitions:
 the managed one (default ``mig``, Slurm's default partition) and ``debug`` which wattsched leaves alone.
@@ -54,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import wattsched
-from wattsched.hardware.gpu.fake_state import FakeGpuState
+from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
 from wattsched.slurm import sandbox_accounting
 from wattsched.slurm.client import SlurmClient, SlurmError
 from wattsched.slurm.gres_update import (
@@ -179,7 +180,9 @@ def start(
     _write_text(paths["lua"], _lua(partition))
     gres = gres_spec(devices)
     accounting_conf = (
-        [] if dbd_port is None else _lines(sandbox_accounting.slurm_conf_settings(dbd_port, paths["socket"]))
+        []
+        if dbd_port is None
+        else _lines(sandbox_accounting.slurm_conf_settings(dbd_port, paths["socket"], _all_gres_types(state)))
     )
     _write_text(
         paths["conf"],
@@ -327,6 +330,12 @@ def _start_accounting(
     sandbox_accounting.start_dbd(top, env, max(timeout_s, 60.0))
     _wait_pid(paths["run"] / "slurmdbd.pid", "slurmdbd", paths["log"] / "slurmdbd.log")
     sandbox_accounting.register_cluster(_cluster_name(top), env)
+
+
+def _all_gres_types(state: FakeGpuState) -> list[str]:
+    """The GRES type of every MIG profile of the sandbox's GPUs (those a repartition may make too)."""
+    gpus = [state.gpu(index) for index in range(len(state.gpus()))]
+    return sorted({gres_type(gpu, profile.name) for gpu in gpus for profile in gpu.profiles})
 
 
 def _lines(settings: dict[str, object]) -> list[str]:

@@ -18,10 +18,10 @@ data is thrown away with it), which makes slurmdbd's first start — creating it
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from wattsched.slurm.client import SlurmError
@@ -66,18 +66,22 @@ def layout(top: Path) -> dict[str, Path]:
     return paths
 
 
-def slurm_conf_settings(port: int, munge_socket: Path) -> dict[str, object]:
+def slurm_conf_settings(port: int, munge_socket: Path, gres_types: Sequence[str] = ()) -> dict[str, object]:
     """What slurm.conf says to keep accounting in the sandbox's slurmdbd on ``port``: job records with
     their comments (``AccountingStoreFlags=job_comment``, so that ``sacct`` shows the annotation), and the
     steps' usage (``jobacct_gather/linux``, every 30 s). ``AccountingStoragePass`` names the munge socket
     that Slurm's commands and slurmctld sign their messages to slurmdbd with (they do not take AuthInfo's:
-    without it, ``sacctmgr`` fails with "Protocol authentication error")."""
+    without it, ``sacctmgr`` fails with "Protocol authentication error"). ``AccountingStorageTRES`` counts
+    GPUs by GRES type (``gres_types``), so that a job's ``AllocTRES`` says which slice it held
+    (``gres/gpu:a100_3g.20gb=1``), as :mod:`wattsched.slurm.sacct` reads it."""
+    tres = ",".join(["gres/gpu", *(f"gres/gpu:{kind}" for kind in sorted(set(gres_types)))])
     return {
         "AccountingStorageType": "accounting_storage/slurmdbd",
         "AccountingStorageHost": "127.0.0.1",
         "AccountingStoragePort": port,
         "AccountingStoragePass": munge_socket,
         "AccountingStoreFlags": "job_comment",
+        "AccountingStorageTRES": tres,
         "JobAcctGatherType": "jobacct_gather/linux",
         "JobAcctGatherFrequency": 30,
     }
@@ -237,8 +241,3 @@ def _tail(log_file: Path, count: int = 8) -> str:
         return ""
     lines = log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-count:]
     return f"; last lines of {log_file}: " + " | ".join(line.strip() for line in lines)
-
-
-def database_env(top: Path) -> dict[str, str]:
-    """The environment a MariaDB client needs to reach the sandbox's database (``mariadb`` as root)."""
-    return dict(os.environ, MYSQL_UNIX_PORT=str(top / "db" / "mysqld.sock"))
