@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A single-host Slurm with fake MIG GPUs in one directory, for trying wattsched (run as root).
 #
-#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml] [--slurm 24.11|26.05]   # then: the export lines it prints
+#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml] [--slurm 24.11|26.05] [--no-accounting]
+#   # then: the export lines it prints
 #   scripts/slurm-sandbox.sh stop DIR
 #
 # --slurm runs another Slurm release than the host's, from a Debian root filesystem made once (debootstrap,
@@ -10,7 +11,9 @@
 # CONFIG.toml is a controller config: its partition and its first node's GPUs and configuration shape the
 # sandbox (default: partition mig, one A100-40GB at configuration 3), and DIR/wattsched.toml keeps its
 # [slurm] poll_s, [scheduling], [clocks], [power], [repartition] and the first node's partitioner (a config
-# the controller would refuse there stops the sandbox, with the controller's error). Everything is done by
+# the controller would refuse there stops the sandbox, with the controller's error). Where MariaDB and
+# slurmdbd are installed the sandbox keeps accounting (a private database: sacct works), unless
+# --no-accounting; where they are not it says so in one line and starts without. Everything is done by
 # `python -m wattsched.slurm.sandbox`; this script adds only the controller. PYTHON picks the interpreter
 # (default: the repository's .venv, else python3).
 set -euo pipefail
@@ -24,7 +27,7 @@ if ! "$PYTHON" -c 'import wattsched' 2>/dev/null; then
 fi
 
 usage() {
-    echo "usage: $0 start DIR [CONFIG.toml] [--slurm VERSION] | stop DIR" >&2
+    echo "usage: $0 start DIR [CONFIG.toml] [--slurm VERSION] [--no-accounting] | stop DIR" >&2
     exit 2
 }
 
@@ -43,9 +46,13 @@ start)
             options+=(--slurm "$2")
             shift 2
             ;;
-        --*) usage ;;
+        --no-accounting)
+            options+=(--no-accounting)
+            shift
+            ;;
+        -*) usage ;;
         *)
-            [[ ${#options[@]} -eq 0 || " ${options[*]} " != *" --config "* ]] || usage
+            [[ ! " ${options[*]} " =~ " --config " ]] || usage
             options+=(--config "$1")
             shift
             ;;

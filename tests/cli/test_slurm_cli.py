@@ -77,6 +77,19 @@ def test_one_pass_then_the_job_table(
     assert [s["slice"] for s in slices] == ["4g.20gb@0", "2g.10gb@4", "1g.10gb@6"]
     assert [q["job_id"] for q in status["queue"]] == [first]
     assert any("released" in d["text"] for d in status["decisions"])
+    assert status["accounting"] == {"slurm": "slurmdbd", "written": 0, "waiting": 0}
+
+
+def test_status_says_when_slurm_keeps_no_accounting(
+    slurm: FakeSlurmClient, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    slurm.accounting = False
+    config = _config(tmp_path)
+    assert main(["slurm", "controller", "--config", config, "--once"]) == 0
+    capsys.readouterr()
+    assert main(["slurm", "status", "--config", config]) == 0
+    out = capsys.readouterr().out
+    assert "accounting: Slurm keeps none here; final job energies stay in this state file\n" in out
 
 
 def test_a_dry_run_changes_nothing(slurm: FakeSlurmClient, tmp_path: Path) -> None:

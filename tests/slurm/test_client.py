@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from wattsched.slurm.client import (
+    AccountingRecord,
     FakeSlurmClient,
     GresEntry,
     JobState,
+    NoAccountingError,
     SlurmClient,
     SlurmError,
     SlurmJob,
@@ -107,6 +109,60 @@ def test_a_missing_command_and_a_failing_one_name_the_command(tmp_path: Path) ->
     slow.chmod(0o755)
     with pytest.raises(SlurmError, match=r"^'sinfo --json' timed out after 0.2 s"):
         SlurmClient(bin_dir=tmp_path, timeout_s=0.2).nodes()
+
+
+def _command(folder: Path, name: str, out: str, err: str = "", status: int = 0) -> None:
+    """A stand-in for Slurm command ``name`` that prints ``out`` and ``err`` and exits with ``status``."""
+    (folder / f"{name}.out").write_text(out)
+    (folder / f"{name}.err").write_text(err)
+    script = folder / name
+    script.write_text(f"#!/bin/sh\ncat '{script}.out'\ncat '{script}.err' >&2\nexit {status}\n")
+    script.chmod(0o755)
+
+
+def test_accounting_commands_as_slurm_22_05_answers_them(tmp_path: Path) -> None:
+    """The outputs are Slurm 22.05.8's (the sandbox with and without slurmdbd)."""
+    client = SlurmClient(bin_dir=tmp_path)
+    _command(tmp_path, "scontrol", "AccountingStorageType   = accounting_storage/slurmdbd\n")
+    assert client.accounting_enabled()
+    _command(tmp_path, "sacct", "7|CANCELLED by 0|wattsched_energy_j=1.500|a|b\n")  # a | in the comment
+    assert client.accounting_job(7) == AccountingRecord(7, JobState.CANCELLED, "wattsched_energy_j=1.500|a|b")
+    _command(tmp_path, "sacct", "")
+    assert client.accounting_job(8) is None  # the database has no record (yet)
+    _command(tmp_path, "sacctmgr", " Modified jobs...\n  7 submitted at 2026-12-07T02:16:53\n")
+    client.set_accounting_comment(7, "wattsched_energy_j=1.500")
+    _command(
+        tmp_path,
+        "sacctmgr",
+        " Nothing modified\n",
+        "sacctmgr: accounting_storage/slurmdbd: acct_storage_p_modify_job: Request didn't affect anything\n",
+        1,
+    )
+    with pytest.raises(SlurmError, match=r"^job 9 has no record in the accounting database \(yet\)"):
+        client.set_accounting_comment(9, "wattsched_energy_j=1.500")
+    # Without slurmdbd.
+    _command(tmp_path, "scontrol", "AccountingStorageType   = accounting_storage/none\n")
+    assert not client.accounting_enabled()
+    _command(tmp_path, "sacct", "", "Slurm accounting storage is disabled\n", 1)
+    with pytest.raises(NoAccountingError, match="accounting storage is disabled"):
+        client.accounting_job(7)
+    _command(
+        tmp_path,
+        "sacctmgr",
+        "",
+        "You are not running a supported accounting_storage plugin\nOnly 'accounting_storage/slurmdbd' is "
+        "supported.\n",
+        1,
+    )
+    with pytest.raises(NoAccountingError):
+        client.set_accounting_comment(7, "wattsched_energy_j=1.500")
+    # slurmdbd down: a plain SlurmError (tried again later).
+    _command(tmp_path, "sacct", "", "sacct: error: Problem talking to the database: Connection refused\n", 1)
+    with pytest.raises(SlurmError, match="Problem talking to the database") as caught:
+        client.accounting_job(7)
+    assert not isinstance(caught.value, NoAccountingError)
+    with pytest.raises(SlurmError, match="one line"):
+        client.set_accounting_comment(7, "two\nlines")
 
 
 # ---------------------------------------------------------------------- the in-memory fake

@@ -358,3 +358,19 @@ def test_the_imported_trace_runs_on_the_inferred_cluster(tmp_path: Path) -> None
     records = result.records or ()
     assert sorted(r.record.job_id for r in records) == sorted(j.job_id for j in imported.jobs)
     assert all(r.record.completion_s <= summary["end_s"] for r in records)
+
+
+def test_the_controllers_measured_energy_is_read_from_the_admin_comment(tmp_path: Path) -> None:
+    """``AdminComment`` (after ``Comment``, with a ``|`` in the comment) carries the Slurm controller's
+    ``wattsched_energy_j``: each kept job's, exactly as written; a job without one has none."""
+    header = HEADER.replace("Comment|NodeList", "Comment|AdminComment|NodeList")
+    rows = [
+        _row("1", comment="wattsched: kind=training").replace("|gpu01", "|wattsched_energy_j=99.425|gpu01"),
+        _row("2", comment="a|b").replace("|gpu01", "|wattsched_energy_j=0.001|gpu01"),
+        _row("3").replace("|gpu01", "|wattsched: waiting to be placed|gpu01"),
+        _row("4").replace("|gpu01", "|wattsched_energy_j=|gpu01"),  # no figure: none
+    ]
+    imported = import_sacct(_log(tmp_path, *rows, header=header))
+    assert imported.energies_j == {"1": 99.425, "2": 0.001}
+    assert imported.rows["3"].energy_j is None and imported.rows["4"].energy_j is None
+    assert imported.rows["2"].annotation is None  # the | went back into the Comment, not the AdminComment

@@ -327,6 +327,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from wattsched.hardware.gpu.fake_state import gres_type
+    from wattsched.slurm.accounting import accounting_status, status_line
     from wattsched.slurm.clocks import applied_clocks
     from wattsched.slurm.state import ON_SLICE
 
@@ -389,6 +390,7 @@ def _status(args: argparse.Namespace) -> int:
         ],
         "repartitions": [entry.as_json() for entry in repartitions],
         "repartition_cost": cost,
+        "accounting": accounting_status(store),
         "decisions": [{"time_s": t, "text": text} for t, text in store.decisions(20)],
     }
     if args.json:
@@ -425,6 +427,7 @@ def _status(args: argparse.Namespace) -> int:
             f"{item['total_s']:.2f} s start to end; the simulator charges "
             f"repartition_s = {item['simulator_repartition_s']:g} s\n"
         )
+    out.write(status_line(accounting_status(store)) + "\n")
     for t, text in store.decisions(10):
         out.write(f"  {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t))}  {text}\n")
     return 0

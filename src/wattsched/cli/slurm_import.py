@@ -30,7 +30,7 @@ __all__ = ["SACCT_COMMAND", "add_import_parser"]
 #: A sacct command line that writes a log this command reads.
 SACCT_COMMAND = (
     "sacct --parsable2 --allocations --starttime START --endtime END "
-    "--format=JobID,User,Partition,Submit,Start,End,Elapsed,Timelimit,State,AllocTRES,Comment,NodeList"
+    "--format=JobID,User,Partition,Submit,Start,End,Elapsed,Timelimit,State,AllocTRES,Comment,AdminComment,NodeList"
 )
 
 
@@ -135,7 +135,13 @@ def _import(args: argparse.Namespace) -> int:
         nodes = infer_cluster(imported, args.gpu or DEFAULT_GPU, args.gpus_per_server)
     write_trace(imported.jobs, args.output)
     report = imported.report
-    out: dict[str, Any] = {**report.to_dict(), "output": str(args.output), "annotated": imported.annotated}
+    energies = imported.energies_j
+    out: dict[str, Any] = {
+        **report.to_dict(),
+        "output": str(args.output),
+        "annotated": imported.annotated,
+        "measured_energy_j": energies,
+    }
     if nodes is not None:
         extra = {"trace": str(args.output), "horizon_s": report.horizon_s}
         write_cluster_file(nodes, args.cluster_out, extra)
@@ -148,10 +154,20 @@ def _import(args: argparse.Namespace) -> int:
         f"annotated) -> {args.output}; skipped: {_counts(report.skipped)}; filtered: "
         f"{_counts(report.filtered)}; horizon {report.horizon_s:.0f} s"
     )
+    if energies:
+        line += f"; {measured_line(energies)}"
     if nodes is not None:
         line += f"; cluster: {len(nodes.spec.servers)} servers, {nodes.spec.gpus} GPUs -> {args.cluster_out}"
     print(line, file=sys.stderr)
     return 0
+
+
+def measured_line(energies_j: dict[str, float]) -> str:
+    """What the import says of the energies the Slurm controller measured (AdminComment)."""
+    return (
+        f"{len(energies_j)} jobs with the energy the wattsched controller measured (AdminComment), "
+        f"{sum(energies_j.values()):.3f} J in all"
+    )
 
 
 def _counts(counts: dict[str, int]) -> str:

@@ -157,7 +157,7 @@ def _options(args: argparse.Namespace) -> Any:
     )
 
 
-def _sacct(args: argparse.Namespace, options: Any) -> tuple[list[Any], Any, Any]:
+def _sacct(args: argparse.Namespace, options: Any) -> tuple[list[Any], Any, Any, dict[str, float]]:
     from wattsched.cli.slurm_import import _timezone
     from wattsched.hardware.catalogue import DEFAULT_GPU
     from wattsched.slurm.sacct import COMPLETED_STATES, import_sacct, infer_cluster
@@ -171,7 +171,7 @@ def _sacct(args: argparse.Namespace, options: Any) -> tuple[list[Any], Any, Any]
     nodes = None
     if args.cluster_out is not None:
         nodes = infer_cluster(imported, args.gpu or DEFAULT_GPU, args.gpus_per_server)
-    return imported.jobs, imported.report, nodes
+    return imported.jobs, imported.report, nodes, imported.energies_j
 
 
 def _servers(args: argparse.Namespace, jobs: list[Any]) -> Any:
@@ -201,8 +201,9 @@ def _import(args: argparse.Namespace) -> int:
         check_writable(args.cluster_out)
     options = _options(args)
     nodes = None
+    energies: dict[str, float] = {}
     if args.format == "sacct":
-        jobs, report, nodes = _sacct(args, options)
+        jobs, report, nodes, energies = _sacct(args, options)
     else:
         if args.nodes is not None:
             nodes = read_node_list(args.nodes, {}, args.gpu)
@@ -218,6 +219,8 @@ def _import(args: argparse.Namespace) -> int:
         "output": str(args.output),
         "multi_gpu_jobs": {str(g): n for g, n in multi.items()},
     }
+    if args.format == "sacct":
+        out["measured_energy_j"] = energies  # the Slurm controller's, from the AdminComments
     if nodes is not None:
         extra = {"trace": str(args.output), "horizon_s": report.horizon_s}
         write_cluster_file(nodes, args.cluster_out, extra)
@@ -227,6 +230,10 @@ def _import(args: argparse.Namespace) -> int:
         return 0
     for line in report.lines():
         print(line, file=sys.stderr)
+    if energies:
+        from wattsched.cli.slurm_import import measured_line
+
+        print(measured_line(energies), file=sys.stderr)
     if multi:
         counts = ", ".join(f"{n} need {g} GPUs" for g, n in multi.items())
         print(

@@ -33,6 +33,10 @@ it:
   the top with ``SLURM_RESTART_COUNT`` set.
 - No job field can carry a free-text reason into ``squeue``'s REASON column from the command line (it shows
   slurmctld's own reason, e.g. ``JobHeldAdmin``); the AdminComment is shown by ``squeue -O admin_comment``.
+- With slurmdbd (``AccountingStorageType=accounting_storage/slurmdbd``) an ended job's record lives on in the
+  accounting database, and ``sacctmgr modify job where jobid=N set AdminComment=...`` changes it there (also
+  once the job has ended, when ``scontrol update`` refuses it); ``sacct`` shows it (docs/slurm.md,
+  "Accounting"). Without slurmdbd both commands say so (:class:`NoAccountingError`).
 """
 
 from __future__ import annotations
@@ -55,9 +59,11 @@ from wattsched.errors import WattschedError
 
 __all__ = [
     "ORIGINAL_JOB_ID",
+    "AccountingRecord",
     "FakeSlurmClient",
     "GresEntry",
     "JobState",
+    "NoAccountingError",
     "SignalScope",
     "SlurmApi",
     "SlurmClient",
@@ -78,12 +84,22 @@ ORIGINAL_JOB_ID = "WATTSCHED_JOB_ID"
 #: (the script and its children), ``batch`` the batch script's shell only, ``steps`` only ``srun`` steps.
 SignalScope = Literal["full", "batch", "steps"]
 
+# Words of sacct and sacctmgr (their last line) on a cluster without slurmdbd (22.05).
+_NO_ACCOUNTING = (
+    "accounting storage is disabled",
+    "not running a supported accounting_storage plugin",
+    "Only 'accounting_storage/slurmdbd' is supported",
+)
 # Words in a command's stderr that mean slurmctld did not answer at all.
 _NOT_RUNNING = ("Unable to contact slurm controller", "Connection refused", "Socket timed out", "Zero Bytes")
 
 
 class SlurmError(WattschedError):
     """A Slurm command failed; the message names the command."""
+
+
+class NoAccountingError(SlurmError):
+    """The cluster keeps no accounting database (no slurmdbd): ``sacct`` and ``sacctmgr`` have nothing."""
 
 
 class JobState(StrEnum):
@@ -201,6 +217,16 @@ class SlurmNode:
         return self.state in {"idle", "mixed", "allocated"} and not bad.intersection(self.state_flags)
 
 
+@dataclass(frozen=True)
+class AccountingRecord:
+    """A job as Slurm's accounting database (slurmdbd) has it: what ``sacct`` shows."""
+
+    job_id: int
+    #: The state the database has; ``finished`` once the job's end has reached it.
+    state: JobState
+    admin_comment: str
+
+
 class SlurmApi(Protocol):
     """What the controller needs from Slurm: :class:`SlurmClient` and the in-memory fake both provide it."""
 
@@ -217,6 +243,9 @@ class SlurmApi(Protocol):
     def requeue_hold(self, job_id: int) -> None: ...
     def renew(self, job_id: int, marker: str) -> int: ...
     def cancel(self, job_id: int) -> None: ...
+    def accounting_enabled(self) -> bool: ...
+    def accounting_job(self, job_id: int) -> AccountingRecord | None: ...
+    def set_accounting_comment(self, job_id: int, text: str) -> None: ...
 
 
 class SlurmClient:
@@ -470,6 +499,70 @@ class SlurmClient:
             raise
         return copy
 
+    # ------------------------------------------------------------------ accounting (slurmdbd)
+    def accounting_enabled(self) -> bool:
+        """Whether the cluster keeps an accounting database: ``AccountingStorageType`` of ``scontrol show
+        config`` is ``accounting_storage/slurmdbd``."""
+        kind = _config_value(self.run("scontrol", "show", "config"), "AccountingStorageType")
+        return kind == "accounting_storage/slurmdbd"
+
+    def accounting_job(self, job_id: int) -> AccountingRecord | None:
+        """The job's record in the accounting database (``sacct -X -j ID``), ``None`` while the database has
+        none; :class:`NoAccountingError` without slurmdbd, :class:`SlurmError` when slurmdbd does not
+        answer."""
+        out = self._accounting(
+            "sacct",
+            "--noheader",
+            "--parsable2",
+            "--allocations",
+            f"--jobs={job_id}",
+            "--format=JobID,State,AdminComment",
+        )
+        for line in out.splitlines():
+            ident, _, rest = line.partition("|")
+            state, _, comment = rest.partition("|")  # the comment last: sacct does not escape a | in it
+            if ident.strip() == str(job_id):
+                words = state.split()
+                return AccountingRecord(job_id, _state(words[0] if words else ""), comment)
+        return None
+
+    def set_accounting_comment(self, job_id: int, text: str) -> None:
+        """Replace the AdminComment of the job's record in the accounting database (``sacctmgr -i modify job
+        where jobid=ID set AdminComment=TEXT``; root, SlurmUser or an operator may). Works on ended jobs too;
+        :class:`SlurmError` when the database has no record of the job (yet) or slurmdbd does not answer,
+        :class:`NoAccountingError` without slurmdbd."""
+        if "\n" in text:
+            raise SlurmError(f"an AdminComment is one line; got {text!r}")
+        args = ["sacctmgr", "--immediate", "modify", "job", "where", f"jobid={job_id}", "set"]
+        try:
+            out = self._accounting(*args, f"AdminComment={text}")
+        except NoAccountingError:
+            raise
+        except SlurmError as exc:
+            # 22.05: exit status 1, "Nothing modified" on stdout, "Request didn't affect anything" on stderr.
+            if "Nothing modified" in str(exc) or "didn't affect anything" in str(exc):
+                raise SlurmError(
+                    f"job {job_id} has no record in the accounting database (yet): {exc}"
+                ) from None
+            raise
+        if "Modified jobs" not in out:
+            raise SlurmError(f"sacctmgr did not say it modified job {job_id}: {' '.join(out.split())}")
+
+    def _accounting(self, *args: str) -> str:
+        """Run ``sacct`` or ``sacctmgr``; :class:`NoAccountingError` when they say the cluster has no
+        accounting storage."""
+        try:
+            out = self.run(*args)
+        except SlurmError as exc:
+            if any(words in str(exc) for words in _NO_ACCOUNTING):
+                raise NoAccountingError(f"no accounting database: {exc}") from None
+            raise
+        if any(words in out for words in _NO_ACCOUNTING):
+            raise NoAccountingError(
+                f"no accounting database: '{' '.join(args)}' said: {' '.join(out.split())}"
+            )
+        return out
+
     def _submission(self, job_id: int) -> tuple[str, dict[str, str]]:
         """A job's batch script and submission environment, as slurmctld keeps them in its
         ``StateSaveLocation`` (``hash.N/job.ID/script`` and ``environment``: a 32-bit count, then that many
@@ -682,6 +775,12 @@ class FakeSlurmClient:
     ``managed_partition`` is held at submission, as the shipped ``job_submit.lua`` does. Slurm's own moves are
     the test's: :meth:`start` (or :meth:`schedule`, which starts every released job that fits),
     :meth:`finish`. Every changing call is logged in :attr:`calls`, every signal in :attr:`signals`.
+
+    Accounting: with ``accounting`` (the default) a job has a record in an in-memory accounting database from
+    its start on, following its state and AdminComment as slurmctld sends them to slurmdbd, except for the
+    jobs in :attr:`unrecorded` (their news has not reached the database: :meth:`flush_accounting` delivers
+    it); :attr:`dbd_up` ``False`` is slurmdbd not answering. Without ``accounting`` the cluster has no
+    slurmdbd.
     """
 
     def __init__(
@@ -691,6 +790,7 @@ class FakeSlurmClient:
         uuids: Mapping[str, Sequence[str]] | None = None,
         managed_partition: str = "mig",
         clock: Callable[[], float] = time.time,
+        accounting: bool = True,
     ) -> None:
         self.devices = {name: tuple(types) for name, types in (nodes or {"node0": ()}).items()}
         self.uuids = {name: tuple(ids) for name, ids in (uuids or {}).items()}
@@ -707,6 +807,11 @@ class FakeSlurmClient:
         self.renewed: dict[int, int] = {}
         #: Per node, the state flags :meth:`nodes` reports (``("POWERED_DOWN",)``: Slurm's power saving).
         self.node_flags: dict[str, tuple[str, ...]] = {}
+        self.accounting = accounting
+        self.dbd_up = True
+        self.unrecorded: set[int] = set()
+        #: The accounting database: a record per job that ever started.
+        self.records: dict[int, AccountingRecord] = {}
 
     # ------------------------------------------------------------------ the SlurmApi
     def ping(self) -> bool:
@@ -828,7 +933,30 @@ class FakeSlurmClient:
         self.finish(job_id, JobState.CANCELLED)
         return copy
 
+    def accounting_enabled(self) -> bool:
+        self._check_up("scontrol show config")
+        return self.accounting
+
+    def accounting_job(self, job_id: int) -> AccountingRecord | None:
+        self._check_dbd("sacct")
+        return self.records.get(job_id)
+
+    def set_accounting_comment(self, job_id: int, text: str) -> None:
+        self._log("set_accounting_comment", job_id, text)
+        self._check_dbd("sacctmgr modify job")
+        record = self.records.get(job_id)
+        if record is None:
+            raise SlurmError(f"sacctmgr changed no record of job {job_id} (not in the database yet?)")
+        self.records[job_id] = replace(record, admin_comment=text)
+
     # ------------------------------------------------------------------ what Slurm itself does
+    def flush_accounting(self) -> None:
+        """The news of the :attr:`unrecorded` jobs reaches the database."""
+        waiting, self.unrecorded = self.unrecorded, set()
+        for job_id in waiting:
+            if job_id in self._jobs:
+                self._record(self._jobs[job_id])
+
     def submit(
         self,
         script: str | Path = "job.sh",
@@ -943,7 +1071,25 @@ class FakeSlurmClient:
             raise SlurmError(f"'scontrol show job {job_id}' failed: Invalid job id specified") from None
 
     def _put(self, job: SlurmJob, **changes: Any) -> None:
-        self._jobs[job.job_id] = replace(job, **changes)
+        self._jobs[job.job_id] = changed = replace(job, **changes)
+        self._record(changed)
+
+    def _record(self, job: SlurmJob) -> None:
+        """What slurmctld tells slurmdbd of a job that started: its state and AdminComment."""
+        if (
+            self.accounting
+            and job.job_id not in self.unrecorded
+            and (job.job_id in self.records or job.start_s)
+        ):
+            self.records[job.job_id] = AccountingRecord(job.job_id, job.state, job.admin_comment)
+
+    def _check_dbd(self, command: str) -> None:
+        if not self.accounting:
+            raise NoAccountingError(
+                f"no accounting database: '{command}' failed: Slurm accounting storage is disabled"
+            )
+        if not self.dbd_up:
+            raise SlurmError(f"'{command}' failed: Problem talking to the database: Connection refused")
 
     def _log(self, *call: Any) -> None:
         self.calls.append(call)

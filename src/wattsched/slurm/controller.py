@@ -22,7 +22,9 @@ Each pass (every ``poll_s`` seconds):
    among the jobs that were busy in it (:mod:`wattsched.slurm.energy`). A running job's AdminComment says
    ``wattsched_energy_j=<joules>`` so far, renewed at every pass (Slurm refuses any change to a job once it
    has ended, so the comment it keeps is the last one written, at most one pass before the end); the exact
-   total is in the state file (``wattsched slurm jobs``).
+   total is in the state file (``wattsched slurm jobs``) and, where Slurm keeps accounting (slurmdbd), written
+   into the ended job's accounting record, journaled and retried until it lands
+   (:mod:`wattsched.slurm.accounting`).
 5. **Set GPU clocks** where the config turns them on: each GPU's SM clock for its running jobs, unlocked when
    it is idle and when the controller stops (:mod:`wattsched.slurm.clocks`, :meth:`Controller.close`).
 
@@ -57,6 +59,7 @@ from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type, is_state_
 from wattsched.hardware.mig import Configuration, MigGpu
 from wattsched.mig.partition import PARTITIONERS, RepartitionPolicy
 from wattsched.mig.simulator import MigSimulation
+from wattsched.slurm.accounting import AccountingWriter, energy_comment
 from wattsched.slurm.annotations import AnnotationError, parse_annotation
 from wattsched.slurm.client import JobState, SlurmApi, SlurmJob, SlurmNode
 from wattsched.slurm.clocks import GpuClocks
@@ -190,6 +193,8 @@ class Controller:
         #: GPU clocks (the nodes ``config.clocks`` names; ``gpu_backends`` in place of opening theirs).
         self.clocks = GpuClocks(config, store, dry_run=dry_run, backends=gpu_backends, log_decision=self._log)
         self._backends: dict[str, GpuBackend] = dict(gpu_backends or {})
+        #: Ended jobs' exact energies into Slurm's accounting database, where it has one.
+        self.accounting = AccountingWriter(slurm, store, dry_run=dry_run, log_decision=self._log)
         self.gpus: list[GpuModel] = []
         for node in config.nodes:
             for i, gpu in enumerate(node.gpus):
@@ -278,6 +283,7 @@ class Controller:
             self._decide(model, mine, now, report)
             self.clocks.follow(model, now, self._rel(now))
         self._store_readings(self._active())
+        self.accounting.write(now)
         for name, phase in report.repartitions:
             model = self._by_name[name]
             self.repartition_phases[(model.node, model.index, phase)] += 1
@@ -460,7 +466,9 @@ class Controller:
         row.phase, row.end_s = "done", end
         if row.start_s is not None and row.deadline_s is not None:
             row.tardiness_s = max(0.0, end - row.deadline_s)
-        self.store.put_job(row)
+        with self.store.transaction():  # the final energy is owed to Slurm's accounting as the job ends
+            self.store.put_job(row)
+            self.accounting.owe(row, now)
         energy_j = row.energy_mj / 1000.0
         self._log(now, f"job {row.job_id} ended ({row.slurm_state}) on {model.name}: {energy_j:.1f} J")
         report.finished.append(row.job_id)
@@ -703,7 +711,7 @@ class Controller:
                         self.store.put_job(row)
                         job = seen.get(row.job_id)
                         if row.phase in ON_SLICE and job is not None and not job.state.finished:
-                            comments.append((row.job_id, f"wattsched_energy_j={row.energy_mj / 1000.0:.3f}"))
+                            comments.append((row.job_id, energy_comment(row.energy_mj)))
                 reading = Reading(
                     now, counter, last.busy, last.idle_mj + split.idle_remainder_mj, last.first_mj
                 )
@@ -833,7 +841,7 @@ class Controller:
     def _recover(self, now: float) -> None:
         """Reconcile the journal's pending actions with Slurm, then rebuild each GPU's model."""
         for action in self.store.pending_actions():
-            if self.clocks.recover(action):
+            if self.clocks.recover(action) or self.accounting.recover(action):
                 continue
             if action.kind == "renew":
                 self._recover_renewal(action, now)

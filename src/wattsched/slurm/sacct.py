@@ -3,7 +3,7 @@
 Make the log with, for example::
 
     sacct --parsable2 --allocations --starttime 2024-03-01 --endtime 2024-03-02 \\
-        --format=JobID,User,Partition,Submit,Start,End,Elapsed,Timelimit,State,AllocTRES,Comment,NodeList
+        --format=JobID,User,Partition,Submit,Start,End,Elapsed,Timelimit,State,AllocTRES,Comment,AdminComment,NodeList
 
 The file is ``|``-separated with a header line of field names (``--parsable``, with a ``|`` ending every line,
 works too). Fields, in any order:
@@ -11,7 +11,9 @@ works too). Fields, in any order:
 * required: ``JobID``, ``Submit``, ``Start``, ``End``, ``State``, ``AllocTRES``;
 * optional: ``Elapsed`` (the run time; without it End − Start), ``Timelimit`` (the default work of an
   annotation), ``Comment`` (the job's ``wattsched:`` annotation, :mod:`wattsched.slurm.annotations`),
-  ``NodeList`` (for the cluster); any other field is ignored.
+  ``AdminComment`` (where the Slurm controller wrote a job's measured energy, ``wattsched_energy_j=<J>``:
+  :attr:`SacctRow.energy_j`, :attr:`SacctImport.energies_j`), ``NodeList`` (for the cluster); any other field
+  is ignored.
 
 Sacct does not escape ``|`` inside a comment: a row with more fields than the header is read with the surplus
 joined back into ``Comment`` (when the log has that field).
@@ -120,6 +122,8 @@ _NO_LIMIT = frozenset({"", "unlimited", "partition_limit", "none", "invalid"})
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 _GPU_TRES = re.compile(r"^gres/gpu(?::(?P<type>[^=]+))?$")
 _MIG_TYPE = re.compile(r"(?<![0-9])(?P<compute>[0-9])g\.[0-9]+gb", re.IGNORECASE)
+#: The Slurm controller's energy in an AdminComment (wattsched.slurm.accounting.energy_comment).
+_ENERGY = re.compile(r"(?:^|[\s,;])wattsched_energy_j=(?P<joules>[0-9]+(?:\.[0-9]+)?)(?=$|[\s,;])")
 _CLOCK = re.compile(r"^(?:(?P<days>[0-9]+)-)?(?P<clock>[0-9]+(?::[0-9]+){0,2}(?:\.[0-9]+)?)$")
 
 
@@ -143,6 +147,9 @@ class SacctRow:
     annotation: Annotation | None
     #: GPUs the job held at once.
     gpus: int = 1
+    #: The energy the Slurm controller measured for the job (its AdminComment's ``wattsched_energy_j``), J;
+    #: ``None`` when the log has none.
+    energy_j: float | None = None
 
 
 @dataclass(frozen=True)
@@ -157,6 +164,12 @@ class SacctImport:
     def annotated(self) -> int:
         """Jobs whose comment carried an annotation."""
         return sum(self.rows[job.job_id].annotation is not None for job in self.jobs)
+
+    @property
+    def energies_j(self) -> dict[str, float]:
+        """The measured energy (J) of each kept job whose AdminComment has the controller's, by job id."""
+        found = {job.job_id: self.rows[job.job_id].energy_j for job in self.jobs}
+        return {job_id: energy for job_id, energy in found.items() if energy is not None}
 
 
 def slurm_duration_s(text: str) -> float | None:
@@ -395,6 +408,7 @@ def _row(
         LOG.debug("sacct job %s: bad annotation: %s", job_id, exc)
         return "skipped", "bad_annotation", None
     node = cell.get("NodeList", "").strip()
+    measured = _ENERGY.search(cell.get("AdminComment", ""))
     return (
         "",
         job_id,
@@ -409,6 +423,7 @@ def _row(
             observed_g,
             None if annotation.defaulted == frozenset(KEYS) else annotation,
             gpus,
+            float(measured.group("joules")) if measured else None,
         ),
     )
 

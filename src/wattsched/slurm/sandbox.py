@@ -1,6 +1,7 @@
 """A real single-host Slurm in one directory, with fake MIG GPUs: for the tests and for trying wattsched.
 
-:func:`start` (as root) writes everything under ``DIR`` and starts three daemons there::
+:func:`start` (as root) writes everything under ``DIR`` and starts three daemons there — five with the
+accounting database (``accounting=True``: a private MariaDB and slurmdbd, :mod:`.sandbox_accounting`)::
 
     DIR/etc/slurm.conf          SLURM_CONF for every command (Sandbox.env)
     DIR/etc/fake_gpus.conf      one line per MIG instance of DIR/fake_gpu.json, with its MIG-… UUID
@@ -10,6 +11,7 @@
     DIR/dev/fakegpu<N>          character devices for fake_gpus.conf (or /dev/wattsched-<id>-fakegpu<N>)
     DIR/munge/                  a private munged (own key and socket; a system munge is left alone)
     DIR/state, DIR/spool, DIR/log, DIR/run   slurmctld state, slurmd spool, logs, pid files
+    DIR/db/, DIR/etc/slurmdbd.conf          with accounting: MariaDB's data and socket, slurmdbd's config
 
 Ports are free loopback ports picked at start, so sandboxes and a system Slurm do not clash. Partitions:
 the managed one (default ``mig``, Slurm's default partition) and ``debug`` which wattsched leaves alone.
@@ -25,7 +27,10 @@ kind from its annotation) and idle. :func:`stop` cancels the jobs, ends only the
 :func:`start` recorded in ``DIR/run``, removes devices it made outside ``DIR``, and may be called twice.
 After a repartition of the fake GPUs, :func:`reload_gres` (``reload DIR``) brings slurm.conf's node line,
 fake_gpus.conf and the daemons to the new instances.
-``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` / ``stop DIR``.
+``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...] [--no-accounting]``
+/ ``stop DIR``: the command starts the accounting database where MariaDB and slurmdbd are installed (else it
+says so in one line and starts without); :func:`start` only when asked (``accounting=None``: where
+installed), which keeps the many sandboxes of the tests quick.
 """
 
 from __future__ import annotations
@@ -51,8 +56,8 @@ from pathlib import Path
 from typing import Any
 
 import wattsched
-from wattsched.hardware.gpu.fake_state import FakeGpuState
-from wattsched.slurm import roots
+from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.slurm import roots, sandbox_accounting
 from wattsched.slurm.client import SlurmClient, SlurmError
 from wattsched.slurm.gres_update import (
     fake_devices,
@@ -63,10 +68,21 @@ from wattsched.slurm.gres_update import (
     write_fake_gres,
 )
 
-__all__ = ["DAEMONS", "Sandbox", "main", "reload_gres", "start", "stop", "write_controller_config"]
+__all__ = [
+    "ALL_DAEMONS",
+    "DAEMONS",
+    "Sandbox",
+    "main",
+    "reload_gres",
+    "start",
+    "stop",
+    "write_controller_config",
+]
 
 #: The daemons a sandbox runs, in start order (stopped in reverse).
 DAEMONS = ("munged", "slurmctld", "slurmd")
+#: Every daemon a sandbox may run, with the accounting database's, in start order (stopped in reverse).
+ALL_DAEMONS = ("munged", *sandbox_accounting.ACCOUNTING_DAEMONS, "slurmctld", "slurmd")
 
 #: While a sandbox of another Slurm release than the host's is started or reloaded: the folder of the
 #: wrappers that run that release's commands in its root filesystem (:mod:`wattsched.slurm.roots`).
@@ -94,6 +110,9 @@ class Sandbox:
     #: host's (wrappers into its root filesystem; ``None``: the host's own commands).
     slurm: str | None = None
     bin_dir: Path | None = None
+    #: Whether it keeps accounting (slurmdbd on ``dbd_port``, MariaDB in ``DIR/db``).
+    accounting: bool = False
+    dbd_port: int | None = None
 
     @property
     def env(self) -> dict[str, str]:
@@ -128,10 +147,15 @@ def start(
     seed: int = 0,
     spare_devices: bool = False,
     slurm: str | None = None,
+    accounting: bool | None = False,
 ) -> Sandbox:
     """Start munged, slurmctld and slurmd in ``directory`` (created; a sandbox already running there is
     stopped first) and wait until the node takes jobs; :class:`SlurmError` with the daemons' last log lines
     when it does not within ``timeout_s``.
+
+    ``accounting``: also a private MariaDB and slurmdbd, started before slurmctld, the cluster registered
+    (``sacct`` and ``sacctmgr`` work on the sandbox); ``None``: where they are installed. :class:`SlurmError`
+    when asked for and not installed.
 
     ``spare_devices``: the node is given as many GPU devices as its GPUs have compute slices, the ones with
     no MIG instance behind them of GRES type ``spare`` — a node to be repartitioned live keeps its device
@@ -146,10 +170,23 @@ def start(
     as wrappers in ``DIR/bin`` (:attr:`Sandbox.bin_dir`, :attr:`Sandbox.env`).
     """
     host = roots.host_release() if slurm is not None else None
-    if slurm is None or slurm == host:
+    other = slurm is not None and slurm != host
+    if other:
+        if os.geteuid() != 0:
+            raise SlurmError("the Slurm sandbox runs its daemons as root; run it as root")
+        if accounting:
+            raise SlurmError(f"the sandbox keeps accounting on the host's Slurm only, not on Slurm {slurm}")
+        accounting = False
+    else:
         _require_root_and_binaries()
-    elif os.geteuid() != 0:
-        raise SlurmError("the Slurm sandbox runs its daemons as root; run it as root")
+    missing = sandbox_accounting.missing_binaries()
+    if accounting is None:
+        accounting = not missing
+    elif accounting and missing:
+        raise SlurmError(
+            f"the sandbox's accounting needs {', '.join(missing)} (Debian: apt-get install slurmdbd "
+            "mariadb-server); start it without (--no-accounting)"
+        )
     top = Path(directory).resolve()
     stop(top)
     root = roots.prepare_root(slurm) if slurm is not None and slurm != host else None
@@ -173,6 +210,8 @@ def start(
             cred_expire_s,
             seed,
             spare_devices,
+            accounting,
+            timeout_s,
         )
     finally:
         _BIN.reset(token)
@@ -193,6 +232,8 @@ def _start(
     cred_expire_s: int,
     seed: int,
     spare_devices: bool,
+    accounting: bool,
+    timeout_s: float,
 ) -> Sandbox:
     node = socket.gethostname().split(".")[0]
     state = FakeGpuState.create(paths["state_file"], list(gpus), seed=seed)
@@ -200,6 +241,7 @@ def _start(
     uuids = tuple(uuid for uuid, _, _ in devices)
     types = tuple(kind for _, kind, _ in devices)
     ports = (_free_port(), _free_port())
+    dbd_port = _free_port() if accounting else None
     cpus = node_cpus(state)
     _write_text(paths["fake_gpus"], fake_gpus_conf(devices, cpus))
     state_file = shlex.quote(str(paths["state_file"]))
@@ -214,14 +256,34 @@ def _start(
     )
     _write_text(paths["lua"], _lua(partition))
     gres = gres_spec(devices)
+    accounting_conf = (
+        []
+        if dbd_port is None
+        else _lines(sandbox_accounting.slurm_conf_settings(dbd_port, paths["socket"], _all_gres_types(state)))
+    )
     _write_text(
         paths["conf"],
         _slurm_conf(
-            top, paths, node, ports, gres, partition, unmanaged_partition, cpus, cred_expire_s, extra_conf
+            top,
+            paths,
+            node,
+            ports,
+            gres,
+            partition,
+            unmanaged_partition,
+            cpus,
+            cred_expire_s,
+            [*accounting_conf, *extra_conf],
         ),
     )
     env = dict(os.environ, SLURM_CONF=str(paths["conf"]))
     _start_munge(paths, env)
+    if dbd_port is not None:
+        try:
+            _start_accounting(top, paths, node, dbd_port, env, timeout_s)
+        except (SlurmError, OSError, subprocess.SubprocessError):
+            stop(top)  # what did start (munged, maybe MariaDB) is ended again
+            raise
     _start_daemon("slurmctld", ["slurmctld"], paths["run"] / "slurmctld.pid", env, paths)
     _start_daemon("slurmd", ["slurmd"], paths["run"] / "slurmd.pid", env, paths)
     sandbox = Sandbox(
@@ -235,7 +297,11 @@ def _start(
         gres_types=types,
         fake_gpu_state=paths["state_file"],
         ports=ports,
-        logs={name: paths["log"] / f"{name}.log" for name in DAEMONS},
+        logs={
+            name: paths["log"] / f"{name}.log" for name in (ALL_DAEMONS if dbd_port is not None else DAEMONS)
+        },
+        accounting=dbd_port is not None,
+        dbd_port=dbd_port,
     )
     return sandbox
 
@@ -254,7 +320,7 @@ def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
         was_running = True
         _end(controller, timeout_s)
     (top / "controller.pid").unlink(missing_ok=True)
-    alive = {name: _recorded_pid(run / f"{name}.pid", name, top) for name in DAEMONS}
+    alive = {name: _recorded_pid(run / f"{name}.pid", name, top) for name in ALL_DAEMONS}
     if alive["slurmctld"] is not None:
         with contextlib.suppress(SlurmError):
             client = SlurmClient(conf, timeout_s=5.0, bin_dir=_bin_of(top))
@@ -262,7 +328,7 @@ def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
                 if not job.state.finished:
                     with contextlib.suppress(SlurmError):
                         client.cancel(job.job_id)
-    for name in reversed(DAEMONS):
+    for name in reversed(ALL_DAEMONS):  # slurmdbd after slurmctld, which sends it what it still holds
         pid = alive[name]
         if pid is not None:
             was_running = True
@@ -352,6 +418,32 @@ def _reload(
     times["node_back_s"] = time.monotonic() - mark
     times["total_s"] = time.monotonic() - began
     return times
+
+
+def _start_accounting(
+    top: Path, paths: dict[str, Path], node: str, port: int, env: dict[str, str], timeout_s: float
+) -> None:
+    """MariaDB, then slurmdbd on ``port`` (its config mode 600, as slurmdbd wants), then the cluster
+    registered; :class:`SlurmError` naming the step that failed."""
+    sandbox_accounting.start_database(top, env, max(timeout_s, 60.0))
+    conf = sandbox_accounting.layout(top)["dbd_conf"]
+    conf.unlink(missing_ok=True)
+    descriptor = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(sandbox_accounting.dbd_conf(top, node, port, paths["socket"]))
+    sandbox_accounting.start_dbd(top, env, max(timeout_s, 60.0))
+    _wait_pid(paths["run"] / "slurmdbd.pid", "slurmdbd", paths["log"] / "slurmdbd.log")
+    sandbox_accounting.register_cluster(_cluster_name(top), env)
+
+
+def _all_gres_types(state: FakeGpuState) -> list[str]:
+    """The GRES type of every MIG profile of the sandbox's GPUs (those a repartition may make too)."""
+    gpus = [state.gpu(index) for index in range(len(state.gpus()))]
+    return sorted({gres_type(gpu, profile.name) for gpu in gpus for profile in gpu.profiles})
+
+
+def _lines(settings: dict[str, object]) -> list[str]:
+    return [f"{key}={value}" for key, value in settings.items()]
 
 
 def _conf_node(conf: Path) -> str:
@@ -533,9 +625,8 @@ def _slurm_conf(
     cred_expire_s: int,
     extra: Sequence[str],
 ) -> str:
-    cluster = "ws" + hashlib.sha256(str(top).encode()).hexdigest()[:8]
     settings = {
-        "ClusterName": cluster,
+        "ClusterName": _cluster_name(top),
         "SlurmctldHost": f"{node}(127.0.0.1)",
         "SlurmctldPort": ports[0],
         "SlurmdPort": ports[1],
@@ -581,6 +672,11 @@ def _slurm_conf(
         f"PartitionName={unmanaged} Nodes={node} MaxTime=INFINITE State=UP",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _cluster_name(top: Path) -> str:
+    """The sandbox's ClusterName: one per directory, so that sandboxes side by side never mix."""
+    return "ws" + hashlib.sha256(str(top).encode()).hexdigest()[:8]
 
 
 def _toml(value: object) -> str:
@@ -842,7 +938,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--slurm",
         metavar="VERSION",
         help="the Slurm release to run (24.11, 26.05: from a Debian root filesystem made once and cached; "
-        "default: the host's)",
+        "default: the host's; accounting only on the host's)",
+    )
+    begin.add_argument(
+        "--no-accounting",
+        action="store_true",
+        help="no accounting database (default: a private MariaDB and slurmdbd where they are installed)",
     )
     commands.add_parser("stop").add_argument("directory")
     again = commands.add_parser("reload", help="bring Slurm to the MIG instances the fake GPUs hold now")
@@ -865,6 +966,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings: dict[str, Any] = {}
         if args.config is not None:
             partition, gpus, settings = _from_config(args.config)
+        accounting = not args.no_accounting
+        missing = sandbox_accounting.missing_binaries()
+        if accounting and args.slurm is not None and args.slurm != roots.host_release():
+            sys.stdout.write(
+                f"# no accounting database: kept on the host's Slurm only, not on {args.slurm}\n"
+            )
+            accounting = False
+        elif accounting and missing:
+            sys.stdout.write(
+                f"# no accounting database: {', '.join(missing)} not installed (Debian: apt-get install "
+                "slurmdbd mariadb-server); the sandbox starts without\n"
+            )
+            accounting = False
         sandbox = start(
             args.directory,
             gpus=args.gpu or gpus,
@@ -872,6 +986,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             timeout_s=args.timeout,
             spare_devices=settings.get("partitioner", "static") not in ("static", "no-mig"),
             slurm=args.slurm,
+            accounting=accounting,
         )
         try:
             config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", **settings)
@@ -885,7 +1000,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"# node {sandbox.node}, partitions {sandbox.partition} (wattsched), {sandbox.unmanaged_partition}\n"
         f"# Slurm {sandbox.slurm or 'of the host'}\n"
         f"# MIG UUIDs: {' '.join(sandbox.gpu_uuids)}\n# controller config: {config}\n"
-        f"export SLURM_CONF={shlex.quote(str(sandbox.conf_path))}\n"
+        + (
+            f"# accounting: slurmdbd on port {sandbox.dbd_port}, MariaDB in {sandbox.directory / 'db'} "
+            "(sacct, sacctmgr)\n"
+            if sandbox.accounting
+            else "# accounting: none (sacct has nothing)\n"
+        )
+        + f"export SLURM_CONF={shlex.quote(str(sandbox.conf_path))}\n"
     )
     if sandbox.bin_dir is not None:
         sys.stdout.write(f'export PATH={shlex.quote(str(sandbox.bin_dir))}:"$PATH"\n')

@@ -22,7 +22,8 @@ Tables:
   started, the seconds spent in each phase, the jobs it waited for and those it requeued, the tries of the MIG
   change and of the reload command, and the last error. The phase is written before its work is done, so
   a restart resumes it.
-* ``meta``: the time origin of the GPU models (seconds since the epoch).
+* ``meta``: the time origin of the GPU models (seconds since the epoch), and whether Slurm keeps accounting
+  (``accounting``: ``slurmdbd`` or ``none``, as the controller last found).
 """
 
 from __future__ import annotations
@@ -243,6 +244,14 @@ class StateStore:
         self._db.execute("INSERT INTO meta (key, value) VALUES ('origin_s', ?)", (repr(origin),))
         return origin
 
+    def meta(self, key: str) -> str | None:
+        """A value of the ``meta`` table (``None`` when not set)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row["value"])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
     # ------------------------------------------------------------------ jobs
     def job(self, job_id: int) -> JobRow | None:
         row = self._db.execute("SELECT * FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
@@ -290,6 +299,13 @@ class StateStore:
                 "SELECT * FROM actions WHERE job_id = ? ORDER BY id", (job_id,)
             ).fetchall()
         return [self._action(row) for row in rows]
+
+    def action_counts(self, kind: str) -> dict[str, int]:
+        """How many actions of ``kind`` the journal has, by status."""
+        rows = self._db.execute(
+            "SELECT status, COUNT(*) AS n FROM actions WHERE kind = ? GROUP BY status", (kind,)
+        ).fetchall()
+        return {str(row["status"]): int(row["n"]) for row in rows}
 
     @staticmethod
     def _action(row: sqlite3.Row) -> Action:
