@@ -41,7 +41,11 @@ def require_slurm() -> None:
 
 #: The Slurm releases the parametrised live tests run on: the host's (``None``) and the newer ones a root
 #: filesystem holds (:mod:`wattsched.slurm.roots`).
-RELEASES = [pytest.param(None, id="host"), pytest.param("24.11", id="slurm-24.11")]
+RELEASES = [
+    pytest.param(None, id="host"),
+    pytest.param("24.11", id="slurm-24.11"),
+    pytest.param("26.05", id="slurm-26.05"),
+]
 
 
 def require_release(release: str | None) -> str | None:

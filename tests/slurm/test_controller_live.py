@@ -21,6 +21,7 @@ from wattsched.hardware.catalogue import load_gpu
 from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.mig import simulate
 from wattsched.slurm import sandbox as sandbox_module
+from wattsched.slurm.gres_update import visible_uuids
 from wattsched.slurm.jobs import engine_job
 from wattsched.workload.job import JobKind, Scaling
 
@@ -154,7 +155,9 @@ def test_real_jobs_run_on_the_chosen_slices_and_survive_a_controller_kill(
         out = Path(f"{script}.{job_id}.out").read_text().split("\n")
         starts = [line for line in out if line.startswith("start")]
         assert len(starts) == 1, f"job {job_id} started {len(starts)} times"  # none started twice
-        _, _, uuid, restarts = starts[0].split(" ")
+        _, _, visible, restarts = starts[0].split(" ")
+        # 22.05 and 24.11 give the job its MIG UUID, 26.05 the device's index: either names one device.
+        (uuid,) = visible_uuids({"CUDA_VISIBLE_DEVICES": visible, "SLURM_CONF": str(live.conf_path)})
         assert uuid in uuids and restarts in ("", "0")  # Slurm sets SLURM_RESTART_COUNT after a requeue only
         row = rows[job_id]
         assert row["state"] == "done" and row["slice"] == labels[uuid]  # it ran on the slice recorded

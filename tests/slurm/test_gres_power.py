@@ -279,3 +279,20 @@ def test_the_commands_from_the_cli(tmp_path: Path) -> None:
     )
     assert closed.returncode == 0
     assert not list(tmp_path.glob("wattsched-crash-*"))
+
+
+def test_a_jobs_mig_uuids_come_from_its_visible_devices_as_uuids_or_as_indices(tmp_path: Path) -> None:
+    """Slurm 22.05 and 24.11 give a job its devices' MIG UUIDs; 26.05 their indices, which are looked up in
+    the fake_gpus.conf beside SLURM_CONF (in index order)."""
+    from wattsched.slurm.gres_update import visible_uuids
+
+    uuids = ["MIG-aaaa", "MIG-bbbb", "MIG-cccc"]
+    (tmp_path / "fake_gpus.conf").write_text(
+        "".join(f"a100_1g.5gb|2|0-1|(null)|/dev/fake{i}|{u}|nvidia_gpu_env\n" for i, u in enumerate(uuids))
+    )
+    conf = str(tmp_path / "slurm.conf")
+    assert visible_uuids({"CUDA_VISIBLE_DEVICES": "MIG-bbbb,MIG-cccc"}) == ["MIG-bbbb", "MIG-cccc"]
+    assert visible_uuids({"CUDA_VISIBLE_DEVICES": "2,0", "SLURM_CONF": conf}) == ["MIG-cccc", "MIG-aaaa"]
+    assert visible_uuids({"CUDA_VISIBLE_DEVICES": "7", "SLURM_CONF": conf}) == []  # no such device
+    assert visible_uuids({"CUDA_VISIBLE_DEVICES": "1"}) == []  # no fake_gpus.conf to read
+    assert visible_uuids({}) == []

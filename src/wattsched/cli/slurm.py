@@ -174,8 +174,9 @@ def _controller(args: argparse.Namespace) -> int:
 
 def _hook(args: argparse.Namespace) -> int:
     from wattsched.hardware.gpu.fake_state import FakeGpuState
+    from wattsched.slurm.gres_update import visible_uuids
 
-    uuids = [u for u in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if u.startswith("MIG-")]
+    uuids = visible_uuids(os.environ)
     if not uuids:
         return 0  # not a job on a MIG slice
     state = FakeGpuState(args.state)

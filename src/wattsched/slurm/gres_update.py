@@ -11,11 +11,12 @@ lines come from :func:`wattsched.slurm.gres.node_gres`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from wattsched.errors import InputError
@@ -32,6 +33,7 @@ __all__ = [
     "node_cpus",
     "rewrite_node_gres",
     "spare_count",
+    "visible_uuids",
     "write_fake_gres",
 ]
 
@@ -180,3 +182,26 @@ def device_uuids(conf: str | Path | None) -> list[str] | None:
         for line in fake.read_text(encoding="utf-8").splitlines()
         if line.count("|") >= 5 and not line.startswith("#")
     ]
+
+
+def visible_uuids(environ: Mapping[str, str]) -> list[str]:
+    """The MIG UUIDs of a job's GPUs from its ``CUDA_VISIBLE_DEVICES``, as Slurm sets it for the job, its
+    Prolog and its Epilog: Slurm 22.05 and 24.11 give the devices' unique ids (``MIG-...``, from
+    ``fake_gpus.conf``), 26.05 gives their indices on the node, which are looked up in the ``fake_gpus.conf``
+    beside ``SLURM_CONF`` (one device a line, in index order). Entries that are neither are left out."""
+    entries = [e.strip() for e in environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if e.strip()]
+    if all(e.startswith("MIG-") for e in entries):
+        return entries
+    conf = environ.get("SLURM_CONF")
+    listed: list[str] = []
+    if conf:
+        with contextlib.suppress(OSError):
+            lines = (Path(conf).parent / "fake_gpus.conf").read_text(encoding="utf-8").splitlines()
+            listed = [fields[5] for fields in (line.split("|") for line in lines) if len(fields) > 5]
+    found = []
+    for entry in entries:
+        if entry.startswith("MIG-"):
+            found.append(entry)
+        elif entry.isdigit() and int(entry) < len(listed) and listed[int(entry)].startswith("MIG-"):
+            found.append(listed[int(entry)])
+    return found

@@ -28,6 +28,7 @@ from wattsched.errors import WattschedError
 from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.slurm.annotations import parse_duration
 from wattsched.slurm.client import ORIGINAL_JOB_ID
+from wattsched.slurm.gres_update import visible_uuids
 from wattsched.slurm.jobs import engine_job
 from wattsched.workload.job import JobKind, Scaling
 
@@ -69,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         work_s = parse_duration(args.work)
-        uuid = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0]
+        uuid = next(iter(visible_uuids(os.environ)), "")
         if not uuid or not args.state:
             raise WattschedError("needs CUDA_VISIBLE_DEVICES=MIG-... and --state (or $WATTSCHED_FAKE_GPU)")
         gpus = FakeGpuState(args.state)
