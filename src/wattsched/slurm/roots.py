@@ -18,6 +18,7 @@ and run the release's own command in the root (a Slurm client talks only to daem
 
 from __future__ import annotations
 
+import contextvars
 import fcntl
 import os
 import re
@@ -63,6 +64,8 @@ RELEASES: dict[str, Release] = {
 
 #: The commands a root's wrappers cover (those the sandbox, the controller and users call).
 COMMANDS = (
+    "mariadbd",
+    "mariadb-install-db",
     "munged",
     "mungekey",
     "slurmctld",
@@ -82,6 +85,19 @@ COMMANDS = (
 )
 
 _READY = ".wattsched-root"
+
+#: While a sandbox of another release than the host's is started or reloaded: the folder of its command
+#: wrappers, where the sandbox's modules look for every Slurm, munge and MariaDB program.
+COMMAND_DIR: contextvars.ContextVar[Path | None] = contextvars.ContextVar("COMMAND_DIR", default=None)
+
+
+def command(name: str) -> str | None:
+    """Where program ``name`` is: the wrapper of the release being started (:data:`COMMAND_DIR`), else the
+    host's ``PATH`` and ``/usr/sbin``."""
+    wrappers = COMMAND_DIR.get()
+    if wrappers is not None:
+        return str(wrappers / name) if (wrappers / name).is_file() else None
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
 
 
 def release_of(text: str) -> str | None:
@@ -123,14 +139,24 @@ def prepare_root(version: str, *, timeout_s: float = 900.0) -> Path:
             known.insert(0, f"{host} (this host)")
         raise SlurmError(f"Slurm {version} cannot be made here; the releases it can run: {', '.join(known)}")
     root = root_path(version)
-    if (root / _READY).is_file():
+    if _ready(root, release):
         return root
     root.parent.mkdir(parents=True, exist_ok=True)
     with open(root.with_name(f"{version}.lock"), "w") as lock:  # one build at a time, across processes
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (root / _READY).is_file():  # made meanwhile by another process
+        if _ready(root, release):  # made meanwhile by another process
             return root
         return _build(release, root, timeout_s)
+
+
+def _ready(root: Path, release: Release) -> bool:
+    """Whether ``root`` is a finished root of ``release`` with today's package list (an older list: made
+    again)."""
+    try:
+        lines = (root / _READY).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return False
+    return f"packages: {' '.join(release.packages)}" in lines
 
 
 def _build(release: Release, root: Path, timeout_s: float) -> Path:
@@ -174,7 +200,9 @@ def _build(release: Release, root: Path, timeout_s: float) -> Path:
         raise SlurmError(
             f"the {release.suite} root holds Slurm {got or 'nothing'} ({check.stdout.strip()}), not {version}"
         )
-    (building / _READY).write_text(check.stdout.strip() + "\n", encoding="utf-8")
+    (building / _READY).write_text(
+        f"{check.stdout.strip()}\npackages: {' '.join(release.packages)}\n", encoding="utf-8"
+    )
     building.rename(root)
     return root
 

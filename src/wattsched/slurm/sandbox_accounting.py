@@ -125,6 +125,7 @@ def start_database(top: Path, env: dict[str, str], timeout_s: float = 60.0) -> N
                     "--auth-root-authentication-method=socket",
                     "--skip-test-db",
                     "--skip-name-resolve",
+                    "--force",  # no host name lookup (a Slurm root filesystem has no /etc/hosts entry)
                 ],
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -226,7 +227,9 @@ def register_cluster(cluster: str, env: dict[str, str], timeout_s: float = 30.0)
 
 
 def _which(name: str) -> str | None:
-    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+    from wattsched.slurm.roots import command
+
+    return command(name)
 
 
 def _need(name: str) -> str:
