@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # A single-host Slurm with fake MIG GPUs in one directory, for trying wattsched (run as root).
 #
-#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml]   # then: export SLURM_CONF=DIR/etc/slurm.conf
+#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml] [--nodes N]   # then: export SLURM_CONF=DIR/etc/slurm.conf
 #   scripts/slurm-sandbox.sh stop DIR
 #
-# CONFIG.toml is a controller config: its partition and its first node's GPUs and configuration shape the
-# sandbox (default: partition mig, one A100-40GB at configuration 3), and DIR/wattsched.toml keeps its
-# [slurm] poll_s, [scheduling], [clocks], [power], [repartition] and the first node's partitioner (a config
+# CONFIG.toml is a controller config: its partition and its nodes' GPUs and configurations shape the sandbox
+# (default: partition mig, one A100-40GB at configuration 3). A config with one [[nodes]] entry gives one
+# node named after this host; with several, one slurmd per entry, named as there; --nodes N gives N nodes
+# node1..nodeN, each a copy of the first entry (docs/slurm.md, "A many-node sandbox"). DIR/wattsched.toml
+# lists the sandbox's nodes with their fake GPUs as backends and keeps the config's
+# [slurm] poll_s, [scheduling], [clocks], [power], [repartition] and each node's partitioner (a config
 # the controller would refuse there stops the sandbox, with the controller's error). Everything is done by
 # `python -m wattsched.slurm.sandbox`; this script adds only the controller. PYTHON picks the interpreter
 # (default: the repository's .venv, else python3).
@@ -21,7 +24,7 @@ if ! "$PYTHON" -c 'import wattsched' 2>/dev/null; then
 fi
 
 usage() {
-    echo "usage: $0 start DIR [CONFIG.toml] | stop DIR" >&2
+    echo "usage: $0 start DIR [CONFIG.toml] [--nodes N] | stop DIR" >&2
     exit 2
 }
 
@@ -31,12 +34,24 @@ dir=$(mkdir -p "$2" && cd "$2" && pwd)
 
 case "$command" in
 start)
-    [[ $# -le 3 ]] || usage
-    if [[ $# -eq 3 ]]; then
-        "$PYTHON" -m wattsched.slurm.sandbox start "$dir" --config "$3"
-    else
-        "$PYTHON" -m wattsched.slurm.sandbox start "$dir"
-    fi
+    shift 2
+    options=()
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+        --nodes)
+            [[ $# -ge 2 ]] || usage
+            options+=(--nodes "$2")
+            shift 2
+            ;;
+        -*) usage ;;
+        *)
+            [[ " ${options[*]-} " != *" --config "* ]] || usage
+            options+=(--config "$1")
+            shift
+            ;;
+        esac
+    done
+    "$PYTHON" -m wattsched.slurm.sandbox start "$dir" "${options[@]}"
     # ---- controller hook ------------------------------------------------------------------------------
     # The sandbox wrote $dir/wattsched.toml (its partition, node, GPUs, backend fake:$dir/fake_gpu.json,
     # state $dir/state.db). The controller runs on it when this wattsched has the command; `stop` ends it

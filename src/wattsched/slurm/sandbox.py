@@ -25,7 +25,12 @@ kind from its annotation) and idle. :func:`stop` cancels the jobs, ends only the
 :func:`start` recorded in ``DIR/run``, removes devices it made outside ``DIR``, and may be called twice.
 After a repartition of the fake GPUs, :func:`reload_gres` (``reload DIR``) brings slurm.conf's node line,
 fake_gpus.conf and the daemons to the new instances.
-``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` / ``stop DIR``.
+
+Given ``nodes`` (:class:`~wattsched.slurm.sandbox_nodes.NodeSpec`), :func:`start` runs one slurmd per node
+instead, each with its own port, fake GPUs and state file (:mod:`wattsched.slurm.sandbox_nodes` has the
+layout); :func:`stop` ends them all and :func:`reload_gres` reloads one node.
+``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...] [--nodes N]`` /
+``stop DIR``: a config with several ``[[nodes]]`` starts them all, ``--nodes N`` N copies of its first.
 """
 
 from __future__ import annotations
@@ -53,15 +58,39 @@ import wattsched
 from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.slurm.client import SlurmClient, SlurmError
 from wattsched.slurm.gres_update import (
+    NODE_FOLDER,
     fake_devices,
     fake_gpus_conf,
+    fake_gpus_path,
     gres_spec,
     node_cpus,
     spare_count,
     write_fake_gres,
 )
+from wattsched.slurm.sandbox_nodes import (
+    MINORS_PER_NODE,
+    NodeSpec,
+    SandboxNode,
+    check_node_name,
+    config_nodes,
+    many_node_conf,
+    node_conf_path,
+    node_state_path,
+    node_state_shell,
+    uniform_nodes,
+)
 
-__all__ = ["DAEMONS", "Sandbox", "main", "reload_gres", "start", "stop", "write_controller_config"]
+__all__ = [
+    "DAEMONS",
+    "NodeSpec",
+    "Sandbox",
+    "SandboxNode",
+    "main",
+    "reload_gres",
+    "start",
+    "stop",
+    "write_controller_config",
+]
 
 #: The daemons a sandbox runs, in start order (stopped in reverse).
 DAEMONS = ("munged", "slurmctld", "slurmd")
@@ -84,6 +113,8 @@ class Sandbox:
     fake_gpu_state: Path
     ports: tuple[int, int]
     logs: dict[str, Path] = field(default_factory=dict)
+    #: A many-node sandbox's nodes (the fields above then describe the first); empty for one node.
+    nodes: tuple[SandboxNode, ...] = ()
 
     @property
     def env(self) -> dict[str, str]:
@@ -91,8 +122,9 @@ class Sandbox:
         return {"SLURM_CONF": str(self.conf_path)}
 
     def client(self, timeout_s: float = 30.0) -> SlurmClient:
-        """A client on this sandbox that knows the node's MIG UUIDs."""
-        return SlurmClient(self.conf_path, timeout_s=timeout_s, gpu_uuids={self.node: self.gpu_uuids})
+        """A client on this sandbox that knows each node's MIG UUIDs."""
+        uuids = {node.name: node.gpu_uuids for node in self.nodes} or {self.node: self.gpu_uuids}
+        return SlurmClient(self.conf_path, timeout_s=timeout_s, gpu_uuids=uuids)
 
 
 def start(
@@ -108,6 +140,7 @@ def start(
     timeout_s: float = 30.0,
     seed: int = 0,
     spare_devices: bool = False,
+    nodes: Sequence[NodeSpec] = (),
 ) -> Sandbox:
     """Start munged, slurmctld and slurmd in ``directory`` (created; a sandbox already running there is
     stopped first) and wait until the node takes jobs; :class:`SlurmError` with the daemons' last log lines
@@ -120,11 +153,32 @@ def start(
     ``prolog`` / ``epilog``: shell command lines run (in order, with Slurm's Prolog environment) instead of
     the default ones that mark the job's MIG instances busy / idle; a failing one fails the Prolog, which in
     Slurm drains the node and requeues the job. ``extra_conf``: lines appended to slurm.conf.
+
+    ``nodes``: one slurmd per node given (``gpus`` unused; a node is given spare devices where
+    ``spare_devices`` or its partitioner repartitions), named as given, on this host
+    (:mod:`wattsched.slurm.sandbox_nodes`); without, one node named after the host.
     """
     _require_root_and_binaries()
     top = Path(directory).resolve()
     stop(top)
     paths = _layout(top)
+    # a many-node sandbox's node files, from one started in this folder before
+    shutil.rmtree(paths["etc"] / NODE_FOLDER, ignore_errors=True)
+    if nodes:
+        return _start_many(
+            top,
+            paths,
+            nodes,
+            partition=partition,
+            unmanaged_partition=unmanaged_partition,
+            prolog=prolog,
+            epilog=epilog,
+            extra_conf=extra_conf,
+            cred_expire_s=cred_expire_s,
+            timeout_s=timeout_s,
+            seed=seed,
+            spare_devices=spare_devices,
+        )
     node = socket.gethostname().split(".")[0]
     state = FakeGpuState.create(paths["state_file"], list(gpus), seed=seed)
     devices = fake_devices(state, top, spare_count(state) if spare_devices else None)
@@ -194,6 +248,7 @@ def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
                 if not job.state.finished:
                     with contextlib.suppress(SlurmError):
                         client.cancel(job.job_id)
+    was_running = _stop_slurmds(top, timeout_s) or was_running  # a many-node sandbox's, before slurmctld
     for name in reversed(DAEMONS):
         pid = alive[name]
         if pid is not None:
@@ -218,19 +273,21 @@ RELOAD_ACTIONS = ("restart", "reconfigure")
 
 
 def reload_gres(
-    directory: str | Path, *, action: str = "restart", timeout_s: float = 30.0
+    directory: str | Path, *, action: str = "restart", timeout_s: float = 30.0, node: str | None = None
 ) -> dict[str, float]:
     """Bring the sandbox's Slurm to the MIG instances ``DIR/fake_gpu.json`` holds now (after a
     repartition): rewrite ``fake_gpus.conf`` and the node line's ``Gres=``, then make the daemons take them
     (:data:`RELOAD_ACTIONS`) and wait until the node offers the new GRES and takes jobs. Returns the seconds
     of each step; :class:`SlurmError` when the node does not come back within ``timeout_s``. Jobs running on
-    the node keep running (slurmstepd outlives the daemons)."""
+    the node keep running (slurmstepd outlives the daemons). ``node``: the node of a many-node sandbox to
+    reload (default: the first node of slurm.conf; a one-node sandbox reloads its node whatever is given)."""
     if action not in RELOAD_ACTIONS:
         raise SlurmError(f"unknown reload action '{action}'; valid: {', '.join(RELOAD_ACTIONS)}")
     top = Path(directory).resolve()
     paths = _layout(top)
     conf = paths["conf"]
-    node = _conf_node(conf)
+    many = (conf.parent / NODE_FOLDER).is_dir()
+    node = _known_node(conf, node) if many and node is not None else _conf_node(conf)  # one node: its own
     env = dict(os.environ, SLURM_CONF=str(conf))
     client = SlurmClient(conf, timeout_s=10.0)
     times: dict[str, float] = {}
@@ -239,7 +296,7 @@ def reload_gres(
         client.run("scontrol", "update", f"nodename={node}", "state=drain", "reason=wattsched_repartition")
         times["drain_s"] = time.monotonic() - began
     mark = time.monotonic()
-    spec = write_fake_gres(top, conf, node, FakeGpuState(paths["state_file"]))
+    spec = _write_node_gres(top, conf, node, paths)
     times["files_s"] = time.monotonic() - mark
     mark = time.monotonic()
     if action == "restart":
@@ -249,7 +306,7 @@ def reload_gres(
         client.run("scontrol", "update", f"nodename={node}", "state=resume")
     else:
         client.run("scontrol", "reconfigure")
-        _restart("slurmd", ["slurmd"], env, paths, top)
+        _restart_slurmd(node, env, paths, top)
     times["daemons_s"] = time.monotonic() - mark
     mark = time.monotonic()
     _wait_gres(client, node, spec, timeout_s, top)
@@ -319,14 +376,31 @@ def write_controller_config(
     sandbox's), ``poll_s`` and ``time_origin`` the ``[slurm]`` ones. With a partitioner other than static,
     ``[repartition]`` gets ``repartition`` and, unless it gives one, the sandbox's own ``reload_command``
     (``python -m wattsched.slurm.sandbox reload DIR``). The file written is checked as the controller checks
-    it: a :class:`~wattsched.errors.ConfigError` is the controller's one-line error."""
+    it: a :class:`~wattsched.errors.ConfigError` is the controller's one-line error.
+
+    A many-node sandbox's config lists every node with its own backend (``fake:DIR/fake_gpus/<node>.json``)
+    and partitioner (the node's own where it has one, else ``partitioner``), and its reload command names
+    the node (``reload DIR {node}``)."""
     from wattsched.slurm.config import load_config
 
-    idents = {ident for _, ident in sandbox.gpus}
-    if len(idents) != 1:
-        raise SlurmError(
-            f"the controller config takes one configuration for every GPU; the sandbox has {idents}"
+    members = [
+        (
+            node.name,
+            node.spec.gpus,
+            node.fake_gpu_state,
+            node.spec.partitioner,
+            dict(node.spec.partitioner_options),
         )
+        for node in sandbox.nodes
+    ] or [(sandbox.node, sandbox.gpus, sandbox.fake_gpu_state, "static", {})]
+    for name, gpus, _, _, _ in members:
+        idents = {ident for _, ident in gpus}
+        if len(idents) != 1:
+            raise SlurmError(
+                f"the controller config takes one configuration for every GPU of a node; node {name} has "
+                f"{idents}"
+            )
+    dynamic = False
     lines = [
         "# written by wattsched.slurm.sandbox for the sandbox in this folder",
         "[slurm]",
@@ -342,29 +416,24 @@ def write_controller_config(
         if table:
             lines.append(f"[{name}]")
             lines += [f"{key} = {_toml(value)}" for key, value in table.items()]
-    lines += [
-        "[[nodes]]",
-        f"name = {_toml(sandbox.node)}",
-        f"gpus = [{', '.join(_toml(name) for name, _ in sandbox.gpus)}]",
-        f"configuration = {_toml(idents.pop())}",
-        f"backend = {_toml('fake:' + str(sandbox.fake_gpu_state))}",
-    ]
-    if partitioner != "static":
-        lines.append(f"partitioner = {_toml(partitioner)}")
-    if partitioner_options:
-        inner = ", ".join(f"{key} = {_toml(value)}" for key, value in partitioner_options.items())
-        lines.append(f"partitioner_options = {{ {inner} }}")
-    if partitioner != "static" or repartition:
-        table = {
-            "reload_command": [
-                sys.executable,
-                "-m",
-                "wattsched.slurm.sandbox",
-                "reload",
-                str(sandbox.directory),
-            ],
-            **(repartition or {}),
-        }
+    for name, gpus, state_file, own, own_options in members:
+        lines += [
+            "[[nodes]]",
+            f"name = {_toml(name)}",
+            f"gpus = [{', '.join(_toml(gpu) for gpu, _ in gpus)}]",
+            f"configuration = {_toml(gpus[0][1])}",
+            f"backend = {_toml('fake:' + str(state_file))}",
+        ]
+        chosen, options = (own, own_options) if own != "static" else (partitioner, partitioner_options)
+        dynamic = dynamic or chosen != "static"
+        if chosen != "static":
+            lines.append(f"partitioner = {_toml(chosen)}")
+        if options:
+            inner = ", ".join(f"{key} = {_toml(value)}" for key, value in options.items())
+            lines.append(f"partitioner_options = {{ {inner} }}")
+    if dynamic or repartition:
+        reload = [sys.executable, "-m", "wattsched.slurm.sandbox", "reload", str(sandbox.directory)]
+        table = {"reload_command": reload + (["{node}"] if sandbox.nodes else []), **(repartition or {})}
         lines.append("[repartition]")
         lines += [f"{key} = {_toml(value)}" for key, value in table.items()]
     target = Path(path)
@@ -569,18 +638,20 @@ def _wait_for_node(sandbox: Sandbox, timeout_s: float) -> None:
     client = sandbox.client(timeout_s=5.0)
     deadline = time.monotonic() + timeout_s
     last = "slurmctld did not answer"
+    wanted = [node.name for node in sandbox.nodes] or [sandbox.node]
     while time.monotonic() < deadline:
         try:
             nodes = {node.name: node for node in client.nodes()}
-            node = nodes.get(sandbox.node)
-            if node is not None and node.available:
+            waiting = [name for name in wanted if name not in nodes or not nodes[name].available]
+            if not waiting:
                 return
-            last = f"node {sandbox.node} is {node.state}+{'+'.join(node.state_flags)}" if node else last
+            node = nodes.get(waiting[0])
+            last = f"node {waiting[0]} is {node.state}+{'+'.join(node.state_flags)}" if node else last
         except SlurmError as exc:
             last = str(exc)
         time.sleep(0.2)
-    logs = "".join(_tail(sandbox.logs[name]) for name in ("slurmctld", "slurmd"))
-    raise SlurmError(f"the sandbox's node did not come up within {timeout_s:g} s ({last}){logs}")
+    logs = "".join(_tail(path) for name, path in sandbox.logs.items() if name != "munged")
+    raise SlurmError(f"the sandbox's nodes did not come up within {timeout_s:g} s ({last}){logs}")
 
 
 def _tail(log_file: Path | None, count: int = 8) -> str:
@@ -638,17 +709,20 @@ def _controller_pid(top: Path) -> int | None:
 
 
 def _stepds(conf: Path) -> list[int]:
-    """slurmstepd processes started by this sandbox's slurmd (their environment names its slurm.conf)."""
+    """slurmstepd processes started by this sandbox's slurmds (their environment names its slurm.conf or, in
+    a many-node sandbox, a node's link to it)."""
     mark = f"SLURM_CONF={conf}".encode()
+    per_node = f"SLURM_CONF={conf.parent / NODE_FOLDER}/".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             program = (entry / "cmdline").read_bytes().split(b"\0")[0]
-            if not program.startswith(b"slurmstepd") or mark not in (entry / "environ").read_bytes().split(
-                b"\0"
-            ):
+            if not program.startswith(b"slurmstepd"):
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            if not any(item == mark or item.startswith(per_node) for item in environ):
                 continue
         except OSError:
             continue
@@ -671,6 +745,194 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+# ---------------------------------------------------------------------- many nodes
+def _start_many(
+    top: Path,
+    paths: dict[str, Path],
+    nodes: Sequence[NodeSpec],
+    *,
+    partition: str,
+    unmanaged_partition: str,
+    prolog: Sequence[str] | None,
+    epilog: Sequence[str] | None,
+    extra_conf: Sequence[str],
+    cred_expire_s: int,
+    timeout_s: float,
+    seed: int,
+    spare_devices: bool,
+) -> Sandbox:
+    """:func:`start` with one slurmd per node of ``nodes`` (layout: :mod:`wattsched.slurm.sandbox_nodes`):
+    the same daemons and scripts, every node's files written first, the slurmds started together."""
+    names = [check_node_name(spec.name) for spec in nodes]
+    if len(set(names)) != len(names):
+        raise SlurmError(f"a node is named twice: {', '.join(names)}")
+    host = socket.gethostname().split(".")[0]
+    made = [
+        _make_node(top, paths, spec, index, seed=seed + index, spare_devices=spare_devices)
+        for index, spec in enumerate(nodes)
+    ]
+    members = [node for node, _ in made]
+    lines = [line for _, line in made]
+    states = node_state_shell(top)
+    hook = f"{shlex.quote(sys.executable)} -m wattsched slurm"
+    default_prolog = [f"{hook} prolog --state {states} || true"]
+    default_epilog = [f"{hook} epilog --state {states} || true"]
+    _write_script(
+        paths["prolog"], prolog if prolog is not None else default_prolog, paths["log"] / "prolog.log"
+    )
+    _write_script(
+        paths["epilog"], epilog if epilog is not None else default_epilog, paths["log"] / "epilog.log"
+    )
+    _write_text(paths["lua"], _lua(partition))
+    ports = (_free_port(), _free_port())
+    single = _slurm_conf(
+        top,
+        paths,
+        host,
+        ports,
+        lines[0][3],
+        partition,
+        unmanaged_partition,
+        lines[0][2],
+        cred_expire_s,
+        extra_conf,
+    )
+    _write_text(paths["conf"], many_node_conf(single, top, host, (partition, unmanaged_partition), lines))
+    env = dict(os.environ, SLURM_CONF=str(paths["conf"]))
+    _start_munge(paths, env)
+    _start_daemon("slurmctld", ["slurmctld"], paths["run"] / "slurmctld.pid", env, paths)
+    _start_slurmds(members, paths)
+    first = members[0]
+    logs = {name: paths["log"] / f"{name}.log" for name in DAEMONS if name != "slurmd"}
+    sandbox = Sandbox(
+        directory=top,
+        conf_path=paths["conf"],
+        node=first.name,
+        partition=partition,
+        unmanaged_partition=unmanaged_partition,
+        gpus=first.spec.gpus,
+        gpu_uuids=first.gpu_uuids,
+        gres_types=first.gres_types,
+        fake_gpu_state=first.fake_gpu_state,
+        ports=ports,
+        logs=logs | {f"slurmd-{node.name}": node.log for node in members},
+        nodes=tuple(members),
+    )
+    _wait_for_node(sandbox, timeout_s)
+    return sandbox
+
+
+def _make_node(
+    top: Path, paths: dict[str, Path], spec: NodeSpec, index: int, *, seed: int, spare_devices: bool
+) -> tuple[SandboxNode, tuple[str, int, int, str]]:
+    """A node's fake GPU state, devices, fake_gpus.conf and SLURM_CONF link, its port picked; with its
+    slurm.conf line's ``(name, port, CPUs, Gres=)``."""
+    state_path = node_state_path(top, spec.name)
+    state_path.parent.mkdir(parents=True, exist_ok=True)
+    state = FakeGpuState.create(state_path, list(spec.gpus), seed=seed)
+    spare = spare_devices or spec.partitioner not in ("static", "no-mig")
+    devices = fake_devices(
+        state, top, spare_count(state) if spare else None, node=spec.name, first_minor=index * MINORS_PER_NODE
+    )
+    link = node_conf_path(paths["conf"], spec.name)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.unlink(missing_ok=True)
+    link.symlink_to(Path("..") / ".." / paths["conf"].name)  # the same settings as every daemon's
+    cpus = node_cpus(state)
+    _write_text(fake_gpus_path(paths["conf"], spec.name), fake_gpus_conf(devices, cpus))
+    node = SandboxNode(
+        spec=spec,
+        conf_path=link,
+        port=_free_port(),
+        gpu_uuids=tuple(uuid for uuid, _, _ in devices),
+        gres_types=tuple(kind for _, kind, _ in devices),
+        fake_gpu_state=state_path,
+        log=paths["log"] / f"slurmd-{spec.name}.log",
+    )
+    return node, (spec.name, node.port, cpus, gres_spec(devices))
+
+
+def _start_slurmds(members: Sequence[SandboxNode], paths: dict[str, Path]) -> None:
+    """Start every node's slurmd at once (each daemonizes), then wait for each one's pid."""
+    program = _need("slurmd")
+    launched = [
+        (
+            node,
+            subprocess.Popen(
+                [program, "-N", node.name],
+                env=dict(os.environ, SLURM_CONF=str(node.conf_path)),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            ),
+        )
+        for node in members
+    ]
+    for node, process in launched:
+        output, _ = process.communicate(timeout=60)
+        if process.returncode != 0:
+            detail = " ".join(output.split())[-300:]
+            raise SlurmError(f"could not start slurmd -N {node.name}: {detail}{_tail(node.log)}")
+    for node in members:
+        _wait_pid(paths["run"] / f"slurmd-{node.name}.pid", f"slurmd -N {node.name}", node.log)
+
+
+def _stop_slurmds(top: Path, timeout_s: float) -> bool:
+    """End a many-node sandbox's slurmds (``DIR/run/slurmd-<node>.pid``, each only while it still is this
+    sandbox's slurmd), all signalled first; whether any ran."""
+    alive = []
+    for pid_file in sorted((top / "run").glob("slurmd-*.pid")):
+        pid = _recorded_pid(pid_file, "slurmd", top)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            alive.append(pid)
+        pid_file.unlink(missing_ok=True)
+    for pid in alive:
+        _end(pid, timeout_s)
+    return bool(alive)
+
+
+def _conf_nodes(conf: Path) -> list[str]:
+    """The node names of slurm.conf's node lines, in order."""
+    return [
+        line.split()[0].removeprefix("NodeName=")
+        for line in conf.read_text(encoding="utf-8").splitlines()
+        if line.startswith("NodeName=")
+    ]
+
+
+def _known_node(conf: Path, node: str) -> str:
+    names = _conf_nodes(conf)
+    if node not in names:
+        raise SlurmError(f"no node '{node}' in this sandbox; its nodes: {', '.join(names)}")
+    return node
+
+
+def _write_node_gres(top: Path, conf: Path, node: str, paths: dict[str, Path]) -> str:
+    """The node's fake_gpus.conf and Gres= rewritten from its fake GPUs now (a many-node sandbox's node: its
+    own files); the ``Gres=`` value."""
+    if not node_conf_path(conf, node).exists():
+        return write_fake_gres(top, conf, node, FakeGpuState(paths["state_file"]))
+    minor = _conf_nodes(conf).index(node) * MINORS_PER_NODE
+    return write_fake_gres(top, conf, node, FakeGpuState(node_state_path(top, node)), first_minor=minor)
+
+
+def _restart_slurmd(node: str, env: dict[str, str], paths: dict[str, Path], top: Path) -> None:
+    link = node_conf_path(paths["conf"], node)
+    if not link.exists():
+        _restart("slurmd", ["slurmd"], env, paths, top)
+        return
+    pid_file = paths["run"] / f"slurmd-{node}.pid"
+    pid = _recorded_pid(pid_file, "slurmd", top)
+    if pid is not None:
+        _end(pid, 15.0)
+    pid_file.unlink(missing_ok=True)
+    log = paths["log"] / f"slurmd-{node}.log"
+    _check([_need("slurmd"), "-N", node], dict(os.environ, SLURM_CONF=str(link)), f"slurmd -N {node}", log)
+    _wait_pid(pid_file, f"slurmd -N {node}", log)
 
 
 # ---------------------------------------------------------------------- command line
@@ -724,9 +986,42 @@ def _from_config(path: Path) -> tuple[str, list[tuple[str, int | str]], dict[str
     return str(tables["slurm"].get("partition", "mig")), gpus, settings
 
 
+def _sandbox_nodes(
+    config: Path | None, count: str | None, gpus: Sequence[tuple[str, int | str]] | None
+) -> tuple[NodeSpec, ...]:
+    """The nodes of a many-node sandbox from the command line: ``--nodes N`` (N > 1) copies of the config's
+    first node, else every ``[[nodes]]`` entry of a config that has several; ``()``: one node named after
+    the host, as without. ``--gpu`` gives every node its GPUs."""
+    if count is not None and not count.isdigit():
+        raise SlurmError(f"--nodes must be a whole number >= 1, got '{count}'")
+    specs = config_nodes(config) if config is not None else (NodeSpec("node1"),)
+    if count is not None:
+        specs = uniform_nodes(int(count), specs[0])
+    if len(specs) == 1:
+        return ()
+    for spec in specs:
+        check_node_name(spec.name)
+    if gpus:
+        specs = tuple(NodeSpec(s.name, tuple(gpus), s.partitioner, s.partitioner_options) for s in specs)
+    return specs
+
+
+def _many_settings(config: Path | None, settings: dict[str, Any], specs: Sequence[NodeSpec]) -> None:
+    """What a many-node sandbox's controller config keeps: each node's partitioner is its own (on its spec),
+    and ``clocks.nodes`` names the sandbox's nodes the given config names (all copies of a first node it
+    names)."""
+    settings.pop("partitioner", None)
+    settings.pop("partitioner_options", None)
+    if config is None or not isinstance(settings.get("clocks", {}).get("nodes"), list):
+        return
+    named = tomllib.loads(config.read_text(encoding="utf-8")).get("clocks", {}).get("nodes", [])
+    settings["clocks"]["nodes"] = [spec.name for spec in specs if spec.name in named]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` prints ``export SLURM_CONF=...``;
-    ``stop DIR``; ``reload DIR [NODE] [--action restart|reconfigure]`` after a repartition."""
+    """``start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...] [--nodes N]`` prints ``export
+    SLURM_CONF=...``; ``stop DIR``; ``reload DIR [NODE] [--action restart|reconfigure]`` after a
+    repartition."""
     parser = argparse.ArgumentParser(prog="python -m wattsched.slurm.sandbox", description=main.__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     begin = commands.add_parser("start")
@@ -738,17 +1033,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "its [scheduling], [clocks], [power], [repartition], poll_s, time_origin and the node's partitioner",
     )
     begin.add_argument("--gpu", type=_gpu_spec, action="append", help="NAME:CONFIGURATION, repeatable")
+    begin.add_argument(
+        "--nodes",
+        metavar="N",
+        help="N nodes node1 ... nodeN, each a copy of the config's first node (default: one node per "
+        "[[nodes]] entry of the config; one node named after the host without a config)",
+    )
     begin.add_argument("--timeout", type=float, default=30.0)
     commands.add_parser("stop").add_argument("directory")
     again = commands.add_parser("reload", help="bring Slurm to the MIG instances the fake GPUs hold now")
     again.add_argument("directory")
-    again.add_argument("node", nargs="?", help="ignored (the sandbox has one node)")
+    again.add_argument(
+        "node", nargs="?", help="the node of a many-node sandbox to reload (default: the first)"
+    )
     again.add_argument("--action", choices=RELOAD_ACTIONS, default="restart")
     again.add_argument("--timeout", type=float, default=30.0)
     args = parser.parse_args(argv)
     try:
         if args.command == "reload":
-            times = reload_gres(args.directory, action=args.action, timeout_s=args.timeout)
+            times = reload_gres(args.directory, action=args.action, timeout_s=args.timeout, node=args.node)
             sys.stdout.write(" ".join(f"{key}={value:.3f}" for key, value in times.items()) + "\n")
             return 0
         if args.command == "stop":
@@ -760,12 +1063,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings: dict[str, Any] = {}
         if args.config is not None:
             partition, gpus, settings = _from_config(args.config)
+        specs = _sandbox_nodes(args.config, args.nodes, args.gpu)
+        if specs:
+            _many_settings(args.config, settings, specs)
         sandbox = start(
             args.directory,
             gpus=args.gpu or gpus,
             partition=partition,
             timeout_s=args.timeout,
             spare_devices=settings.get("partitioner", "static") not in ("static", "no-mig"),
+            nodes=specs,
         )
         try:
             config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", **settings)
@@ -775,10 +1082,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SlurmError, OSError, ValueError) as exc:
         sys.stderr.write(f"slurm sandbox: {' '.join(str(exc).split())}\n")
         return 2
+    nodes = [(node.name, node.gpu_uuids) for node in sandbox.nodes] or [(sandbox.node, sandbox.gpu_uuids)]
     sys.stdout.write(
-        f"# node {sandbox.node}, partitions {sandbox.partition} (wattsched), {sandbox.unmanaged_partition}\n"
-        f"# MIG UUIDs: {' '.join(sandbox.gpu_uuids)}\n# controller config: {config}\n"
-        f"export SLURM_CONF={shlex.quote(str(sandbox.conf_path))}\n"
+        f"# node{'s' if len(nodes) > 1 else ''} {', '.join(name for name, _ in nodes)}, partitions "
+        f"{sandbox.partition} (wattsched), {sandbox.unmanaged_partition}\n"
+        + "".join(
+            f"# MIG UUIDs{f' of {name}' if len(nodes) > 1 else ''}: {' '.join(uuids)}\n"
+            for name, uuids in nodes
+        )
+        + f"# controller config: {config}\nexport SLURM_CONF={shlex.quote(str(sandbox.conf_path))}\n"
     )
     return 0
 
