@@ -7,7 +7,8 @@
 # CONFIG.toml is a controller config: its partition and its nodes' GPUs and configurations shape the sandbox
 # (default: partition mig, one A100-40GB at configuration 3). A config with one [[nodes]] entry gives one
 # node named after this host; with several, one slurmd per entry, named as there; --nodes N gives N nodes
-# node1..nodeN, each a copy of the first entry (docs/slurm.md, "A many-node sandbox"). DIR/wattsched.toml
+# node1..nodeN, each a copy of the first entry (docs/slurm.md, "A many-node sandbox"); with several nodes,
+# --suspend-time S lets Slurm turn a node idle S seconds off and on again for a job. DIR/wattsched.toml
 # lists the sandbox's nodes with their fake GPUs as backends and keeps the config's
 # [slurm] poll_s, [scheduling], [clocks], [power], [repartition] and each node's partitioner (a config
 # the controller would refuse there stops the sandbox, with the controller's error). Everything is done by
@@ -24,7 +25,7 @@ if ! "$PYTHON" -c 'import wattsched' 2>/dev/null; then
 fi
 
 usage() {
-    echo "usage: $0 start DIR [CONFIG.toml] [--nodes N] | stop DIR" >&2
+    echo "usage: $0 start DIR [CONFIG.toml] [--nodes N] [--suspend-time S] | stop DIR" >&2
     exit 2
 }
 
@@ -38,9 +39,9 @@ start)
     options=()
     while [[ $# -gt 0 ]]; do
         case "$1" in
-        --nodes)
+        --nodes | --suspend-time)
             [[ $# -ge 2 ]] || usage
-            options+=(--nodes "$2")
+            options+=("$1" "$2")
             shift 2
             ;;
         -*) usage ;;

@@ -225,3 +225,58 @@ def test_a_reload_brings_only_that_nodes_gres_to_its_fake_gpus() -> None:
     finally:
         sandbox_module.stop(directory)
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_slurm_turns_an_idle_node_off_and_on_again_for_a_job(
+    tmp_path: Path, wait_for: Callable[..., None]
+) -> None:
+    """Slurm's power saving on a many-node sandbox: the sandbox's SuspendProgram ends the idle node's slurmd
+    and turns its fake GPU off (it draws nothing); a job sent to the node makes Slurm run the
+    ResumeProgram, which turns the GPU on (charging the turn-on energy) and starts the slurmd; the job runs
+    there. The other node (SuspendExcNodes) is left on."""
+    require_slurm()
+    directory = sandbox_directory("wattsched-nodes-power-")
+    specs = [NodeSpec("p1"), NodeSpec("p2")]
+    extra = [*sandbox_module._power_saving(directory, 2, specs), "SuspendExcNodes=p1"]  # --suspend-time 2
+    try:
+        box = sandbox_module.start(directory, nodes=specs, extra_conf=extra)
+        client = box.client()
+        state = FakeGpuState(box.nodes[1].fake_gpu_state)
+        pid_file = directory / "run" / "slurmd-p2.pid"
+        first = int(pid_file.read_text())
+
+        def flags(name: str) -> tuple[str, ...]:
+            return next(n for n in client.nodes() if n.name == name).state_flags
+
+        wait_for(lambda: not state.powered(), 60, "Slurm to turn p2 off")
+        assert not _runs(first) and not pid_file.exists()
+        wait_for(lambda: "POWERED_DOWN" in flags("p2"), 30, "Slurm to show p2 powered down")
+        off = state.energy_mj(0)
+        time.sleep(0.5)
+        assert state.energy_mj(0) == off  # an off GPU draws nothing
+        assert "POWERED_DOWN" not in flags("p1")
+        script = tmp_path / "job.sh"
+        script.write_text('#!/bin/sh\necho "start $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES"\n')
+        script.chmod(0o755)
+        job_id = client.submit(
+            script,
+            partition="debug",
+            output=f"{script}.%j.out",
+            workdir=tmp_path,
+            extra=[f"--gres=gpu:{box.nodes[1].gres_types[0]}:1", "--nodelist=p2"],
+        )
+        wait_for(
+            lambda: client.job(job_id).state is JobState.COMPLETED,  # type: ignore[union-attr]
+            60,
+            "the job to run on p2 once Slurm turned it on",
+        )
+        assert Path(f"{script}.{job_id}.out").read_text().split() == [
+            "start",
+            "p2",
+            box.nodes[1].gpu_uuids[0],
+        ]
+        assert state.powered() and state.energy_mj(0) >= off + 5400 * 1000  # the turn-on energy charged
+        assert _runs(int(pid_file.read_text()))
+    finally:
+        sandbox_module.stop(directory)
+    shutil.rmtree(directory, ignore_errors=True)

@@ -225,6 +225,18 @@ def test_the_controller_config_lists_every_node_with_its_backend_and_partitioner
         f"fake:{tmp_path}/fake_gpus/gpu02.json",
     ]
     assert [n.dynamic for n in config.nodes] == [False, True]
+    # the node power commands are the sandbox's own, charging the config's turn-on energy
+    assert config.power.suspend_command[-3:] == ("power-off", str(tmp_path), "{node}")
+    assert config.power.resume_command[-5:] == (
+        "power-on",
+        str(tmp_path),
+        "{node}",
+        "--turn-on-j-per-gpu",
+        "5400.0",
+    )
+    given = {"turn_on_j_per_gpu": 100, "suspend_command": ["true"]}
+    power = load_config(sandbox_module.write_controller_config(box, tmp_path / "p.toml", power=given)).power
+    assert power.suspend_command == ("true",) and power.resume_command[-1] == "100"
     # a client of the sandbox maps each node's devices to its own UUIDs
     assert box.client().gpu_uuids == {"gpu01": (), "gpu02": ()}
 
@@ -262,6 +274,11 @@ def test_nodes_from_the_command_line(tmp_path: Path) -> None:
         (["--nodes", "two"], "--nodes must be a whole number >= 1, got 'two'"),
         (["--config", "{bad}"], "node name 'gpu[1-2]' is not one the sandbox gives Slurm"),
         (["--config", "{default}"], "node name 'default' is not one the sandbox gives Slurm"),
+        (
+            ["--nodes", "2", "--suspend-time", "0"],
+            "--suspend-time must be a whole number of seconds >= 1, got 0",
+        ),
+        (["--suspend-time", "5"], "--suspend-time needs a many-node sandbox"),
     ],
 )
 def test_bad_nodes_are_one_line_and_exit_2(
@@ -294,3 +311,28 @@ def test_names_slurm_takes(name: str) -> None:
 def test_names_the_sandbox_refuses(name: str) -> None:
     with pytest.raises(SlurmError, match="is not one the sandbox gives Slurm"):
         check_node_name(name)
+
+
+def test_turning_a_node_off_or_on_that_is_not_a_sandbox_node_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = sandbox_module._layout(tmp_path)
+    paths["conf"].write_text(_single_conf(tmp_path))
+    for action in ("power-off", "power-on"):
+        assert sandbox_module.main([action, str(tmp_path), "n[1-2]"]) == 2
+        err = capsys.readouterr().err
+        assert err == "slurm sandbox: no node 'n1' in this sandbox; its nodes: host\n"
+        assert sandbox_module.main([action, str(tmp_path), "host"]) == 2
+        assert "is not a node of a many-node sandbox" in capsys.readouterr().err
+
+
+def test_power_saving_lines_name_the_sandboxs_programs(tmp_path: Path) -> None:
+    lines = sandbox_module._power_saving(tmp_path, 7, (NodeSpec("a"), NodeSpec("b")))
+    assert lines == [
+        "SuspendTime=7",
+        "SuspendTimeout=5",
+        "ResumeTimeout=30",
+        f"SuspendProgram={tmp_path}/etc/suspend.sh",
+        f"ResumeProgram={tmp_path}/etc/resume.sh",
+    ]
+    assert sandbox_module._power_saving(tmp_path, None, ()) == []

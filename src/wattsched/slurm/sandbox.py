@@ -28,7 +28,8 @@ fake_gpus.conf and the daemons to the new instances.
 
 Given ``nodes`` (:class:`~wattsched.slurm.sandbox_nodes.NodeSpec`), :func:`start` runs one slurmd per node
 instead, each with its own port, fake GPUs and state file (:mod:`wattsched.slurm.sandbox_nodes` has the
-layout); :func:`stop` ends them all and :func:`reload_gres` reloads one node.
+layout); :func:`stop` ends them all, :func:`reload_gres` reloads one node, and :func:`power_off` /
+:func:`power_on` (Slurm's SuspendProgram / ResumeProgram there) turn one off and on.
 ``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...] [--nodes N]`` /
 ``stop DIR``: a config with several ``[[nodes]]`` starts them all, ``--nodes N`` N copies of its first.
 """
@@ -55,6 +56,8 @@ from pathlib import Path
 from typing import Any
 
 import wattsched
+from wattsched.cluster.spec import P2_TURN_ON_J
+from wattsched.hardware.gpu.backend import GpuError
 from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.slurm.client import SlurmClient, SlurmError
 from wattsched.slurm.gres_update import (
@@ -86,6 +89,8 @@ __all__ = [
     "Sandbox",
     "SandboxNode",
     "main",
+    "power_off",
+    "power_on",
     "reload_gres",
     "start",
     "stop",
@@ -401,6 +406,8 @@ def write_controller_config(
                 f"{idents}"
             )
     dynamic = False
+    if sandbox.nodes:
+        power = _sandbox_power(sandbox.directory, power)
     lines = [
         "# written by wattsched.slurm.sandbox for the sandbox in this folder",
         "[slurm]",
@@ -786,6 +793,7 @@ def _start_many(
         paths["epilog"], epilog if epilog is not None else default_epilog, paths["log"] / "epilog.log"
     )
     _write_text(paths["lua"], _lua(partition))
+    _write_power_scripts(top, paths)
     ports = (_free_port(), _free_port())
     single = _slurm_conf(
         top,
@@ -863,6 +871,7 @@ def _start_slurmds(members: Sequence[SandboxNode], paths: dict[str, Path]) -> No
             subprocess.Popen(
                 [program, "-N", node.name],
                 env=dict(os.environ, SLURM_CONF=str(node.conf_path)),
+                stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,
@@ -920,7 +929,11 @@ def _write_node_gres(top: Path, conf: Path, node: str, paths: dict[str, Path]) -
     return write_fake_gres(top, conf, node, FakeGpuState(node_state_path(top, node)), first_minor=minor)
 
 
-def _restart_slurmd(node: str, env: dict[str, str], paths: dict[str, Path], top: Path) -> None:
+def _restart_slurmd(
+    node: str, env: dict[str, str], paths: dict[str, Path], top: Path, *, booted: bool = False
+) -> None:
+    """(Re)start a node's slurmd; ``booted``: it reports the node just booted (``slurmd -b``), which a node
+    Slurm is resuming must (else slurmctld waits for a boot that never comes, the job stays CONFIGURING)."""
     link = node_conf_path(paths["conf"], node)
     if not link.exists():
         _restart("slurmd", ["slurmd"], env, paths, top)
@@ -931,8 +944,78 @@ def _restart_slurmd(node: str, env: dict[str, str], paths: dict[str, Path], top:
         _end(pid, 15.0)
     pid_file.unlink(missing_ok=True)
     log = paths["log"] / f"slurmd-{node}.log"
-    _check([_need("slurmd"), "-N", node], dict(os.environ, SLURM_CONF=str(link)), f"slurmd -N {node}", log)
+    args = [_need("slurmd"), "-N", node, *(["-b"] if booted else [])]
+    # stdin from /dev/null: started by Slurm's ResumeProgram, whose stdin is closed, slurmd would open its log
+    # as fd 0 and lose it when it daemonizes (and fail the job it is resumed for)
+    done = subprocess.run(
+        args,
+        env=dict(os.environ, SLURM_CONF=str(link)),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if done.returncode != 0:
+        detail = " ".join((done.stderr or done.stdout).split())[-300:]
+        raise SlurmError(f"could not start slurmd -N {node}: {detail}{_tail(log)}")
     _wait_pid(pid_file, f"slurmd -N {node}", log)
+
+
+def power_off(directory: str | Path, node: str, *, timeout_s: float = 15.0) -> None:
+    """Turn off ``node`` of the many-node sandbox in ``directory`` (Slurm's SuspendProgram there,
+    ``DIR/etc/suspend.sh``): its slurmd is ended and its fake GPUs draw nothing until it is turned on."""
+    top = Path(directory).resolve()
+    paths = _layout(top)
+    _known_node(paths["conf"], node)
+    if not node_conf_path(paths["conf"], node).exists():
+        raise SlurmError(f"node '{node}' is not a node of a many-node sandbox: it cannot be turned off")
+    pid_file = paths["run"] / f"slurmd-{node}.pid"
+    pid = _recorded_pid(pid_file, "slurmd", top)
+    if pid is not None:
+        _end(pid, timeout_s)
+    pid_file.unlink(missing_ok=True)
+    FakeGpuState(node_state_path(top, node)).set_powered(False)
+
+
+def power_on(directory: str | Path, node: str, *, turn_on_j_per_gpu: float = P2_TURN_ON_J) -> None:
+    """Turn on ``node`` of the many-node sandbox in ``directory`` (Slurm's ResumeProgram there,
+    ``DIR/etc/resume.sh``): its fake GPUs are on again, each charged ``turn_on_j_per_gpu`` (the power
+    model's turn-on energy, :mod:`wattsched.slurm.power`), and its slurmd is started (Slurm then sees the node
+    register)."""
+    top = Path(directory).resolve()
+    paths = _layout(top)
+    _known_node(paths["conf"], node)
+    if not node_conf_path(paths["conf"], node).exists():
+        raise SlurmError(f"node '{node}' is not a node of a many-node sandbox: it cannot be turned on")
+    FakeGpuState(node_state_path(top, node)).set_powered(True, turn_on_j_per_gpu=turn_on_j_per_gpu)
+    if _recorded_pid(paths["run"] / f"slurmd-{node}.pid", "slurmd", top) is None:
+        _restart_slurmd(node, dict(os.environ, SLURM_CONF=str(paths["conf"])), paths, top, booted=True)
+
+
+def _sandbox_power(top: Path, power: dict[str, object] | None) -> dict[str, object]:
+    """A many-node sandbox's ``[power]``: unless ``power`` names them, the commands that turn a node off and
+    on are the sandbox's own (``power-off`` / ``power-on DIR {node}``, charging ``turn_on_j_per_gpu``)."""
+    table = dict(power or {})
+    command = [sys.executable, "-m", "wattsched.slurm.sandbox"]
+    turn_on = table.get("turn_on_j_per_gpu", P2_TURN_ON_J)
+    table.setdefault("suspend_command", [*command, "power-off", str(top), "{node}"])
+    table.setdefault(
+        "resume_command", [*command, "power-on", str(top), "{node}", "--turn-on-j-per-gpu", str(turn_on)]
+    )
+    return table
+
+
+def _write_power_scripts(top: Path, paths: dict[str, Path]) -> None:
+    """``DIR/etc/suspend.sh`` and ``resume.sh``: Slurm's SuspendProgram and ResumeProgram for the sandbox's
+    nodes (``power-off`` / ``power-on`` of the hostlist Slurm gives), logged to ``DIR/log/power.log``."""
+    command = f"{shlex.quote(sys.executable)} -m wattsched.slurm.sandbox"
+    for name, action in (("suspend", "power-off"), ("resume", "power-on")):
+        _write_script(
+            paths["etc"] / f"{name}.sh",
+            [f'{command} {action} {shlex.quote(str(top))} "$1"'],
+            paths["log"] / "power.log",
+        )
 
 
 # ---------------------------------------------------------------------- command line
@@ -1006,6 +1089,27 @@ def _sandbox_nodes(
     return specs
 
 
+def _power_saving(directory: Path, suspend_time_s: int | None, specs: Sequence[NodeSpec]) -> list[str]:
+    """slurm.conf's power-saving lines for ``--suspend-time`` (none without): a node idle that long is turned
+    off by the sandbox's SuspendProgram and on again by its ResumeProgram when a job needs it."""
+    if suspend_time_s is None:
+        return []
+    if suspend_time_s < 1:
+        raise SlurmError(f"--suspend-time must be a whole number of seconds >= 1, got {suspend_time_s}")
+    if not specs:
+        raise SlurmError(
+            "--suspend-time needs a many-node sandbox (--nodes N or a config with several nodes)"
+        )
+    etc = directory.resolve() / "etc"
+    return [
+        f"SuspendTime={suspend_time_s}",
+        "SuspendTimeout=5",
+        "ResumeTimeout=30",
+        f"SuspendProgram={etc / 'suspend.sh'}",
+        f"ResumeProgram={etc / 'resume.sh'}",
+    ]
+
+
 def _many_settings(config: Path | None, settings: dict[str, Any], specs: Sequence[NodeSpec]) -> None:
     """What a many-node sandbox's controller config keeps: each node's partitioner is its own (on its spec),
     and ``clocks.nodes`` names the sandbox's nodes the given config names (all copies of a first node it
@@ -1039,6 +1143,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="N nodes node1 ... nodeN, each a copy of the config's first node (default: one node per "
         "[[nodes]] entry of the config; one node named after the host without a config)",
     )
+    begin.add_argument(
+        "--suspend-time",
+        type=int,
+        metavar="S",
+        help="many nodes: Slurm turns a node idle S seconds off and on again for a job (the sandbox's "
+        "DIR/etc/suspend.sh and resume.sh stop and start its slurmd and turn its fake GPUs off and on)",
+    )
     begin.add_argument("--timeout", type=float, default=30.0)
     commands.add_parser("stop").add_argument("directory")
     again = commands.add_parser("reload", help="bring Slurm to the MIG instances the fake GPUs hold now")
@@ -1048,8 +1159,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     again.add_argument("--action", choices=RELOAD_ACTIONS, default="restart")
     again.add_argument("--timeout", type=float, default=30.0)
+    for name, what in (("power-off", "end"), ("power-on", "start")):
+        power = commands.add_parser(
+            name, help=f"{what} the slurmd of the nodes of NODELIST (Slurm's Suspend/ResumeProgram there)"
+        )
+        power.add_argument("directory")
+        power.add_argument("nodelist", help="a Slurm hostlist (node[1-3],node5)")
+    power.add_argument("--turn-on-j-per-gpu", type=float, default=P2_TURN_ON_J, metavar="J")
     args = parser.parse_args(argv)
     try:
+        if args.command in ("power-off", "power-on"):
+            from wattsched.slurm.power import expand_hostlist  # the controller's hostlist rule
+
+            for node in expand_hostlist(args.nodelist):
+                if args.command == "power-off":
+                    power_off(args.directory, node)
+                else:
+                    power_on(args.directory, node, turn_on_j_per_gpu=args.turn_on_j_per_gpu)
+            return 0
         if args.command == "reload":
             times = reload_gres(args.directory, action=args.action, timeout_s=args.timeout, node=args.node)
             sys.stdout.write(" ".join(f"{key}={value:.3f}" for key, value in times.items()) + "\n")
@@ -1066,6 +1193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         specs = _sandbox_nodes(args.config, args.nodes, args.gpu)
         if specs:
             _many_settings(args.config, settings, specs)
+        extra = _power_saving(Path(args.directory), args.suspend_time, specs)
         sandbox = start(
             args.directory,
             gpus=args.gpu or gpus,
@@ -1073,13 +1201,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             timeout_s=args.timeout,
             spare_devices=settings.get("partitioner", "static") not in ("static", "no-mig"),
             nodes=specs,
+            extra_conf=extra,
         )
         try:
             config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", **settings)
         except (SlurmError, OSError, ValueError):
             stop(sandbox.directory)  # a sandbox whose controller config the controller refuses is of no use
             raise
-    except (SlurmError, OSError, ValueError) as exc:
+    except (SlurmError, OSError, ValueError, GpuError) as exc:
         sys.stderr.write(f"slurm sandbox: {' '.join(str(exc).split())}\n")
         return 2
     nodes = [(node.name, node.gpu_uuids) for node in sandbox.nodes] or [(sandbox.node, sandbox.gpu_uuids)]

@@ -10,7 +10,9 @@ host (Debian's ``slurmd -N NODE``), each on its own port, with its own fake GPUs
     DIR/dev/<node>/fakegpu<N>               its character devices, minors apart from every other node's
     DIR/run/slurmd-<node>.pid, DIR/log/slurmd-<node>.log
 
-The node's Prolog and Epilog find its state file by ``$SLURMD_NODENAME``. Node names are the controller
+The node's Prolog and Epilog find its state file by ``$SLURMD_NODENAME``. ``DIR/etc/suspend.sh`` and
+``resume.sh`` are Slurm's SuspendProgram and ResumeProgram for the nodes (``power-off`` / ``power-on``: the
+node's slurmd ended or started, its fake GPUs off or on). Node names are the controller
 config's (``[[nodes]] name``), or ``node1`` … ``nodeN`` for ``N`` copies of one node (:func:`uniform_nodes`).
 """
 
