@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # A single-host Slurm with fake MIG GPUs in one directory, for trying wattsched (run as root).
 #
-#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml] [--slurm 24.11|26.05] [--no-accounting]
-#   # then: the export lines it prints
+#   scripts/slurm-sandbox.sh start DIR [CONFIG.toml] [--nodes N] [--suspend-time S] [--slurm 24.11|26.05]
+#                                [--no-accounting]          # then: the export lines it prints
 #   scripts/slurm-sandbox.sh stop DIR
+#
+# CONFIG.toml is a controller config: its partition and its nodes' GPUs and configurations shape the sandbox
+# (default: partition mig, one A100-40GB at configuration 3). A config with one [[nodes]] entry gives one
+# node named after this host; with several, one slurmd per entry, named as there; --nodes N gives N nodes
+# node1..nodeN, each a copy of the first entry (docs/slurm.md, "A many-node sandbox"); with several nodes,
+# --suspend-time S lets Slurm turn a node idle S seconds off and on again for a job. DIR/wattsched.toml
+# lists the sandbox's nodes with their fake GPUs as backends and keeps the config's
+# [slurm] poll_s, [scheduling], [clocks], [power], [repartition] and each node's partitioner (a config
+# the controller would refuse there stops the sandbox, with the controller's error). Where MariaDB and
+# slurmdbd are installed the sandbox keeps accounting (a private database: sacct works), unless
+# --no-accounting; where they are not it says so in one line and starts without.
 #
 # --slurm runs another Slurm release than the host's, from a Debian root filesystem made once (debootstrap,
 # about a minute) and cached in ~/.cache/wattsched/slurm-roots; its commands are wrappers in DIR/bin.
-#
-# CONFIG.toml is a controller config: its partition and its first node's GPUs and configuration shape the
-# sandbox (default: partition mig, one A100-40GB at configuration 3), and DIR/wattsched.toml keeps its
-# [slurm] poll_s, [scheduling], [clocks], [power], [repartition] and the first node's partitioner (a config
-# the controller would refuse there stops the sandbox, with the controller's error). Where MariaDB and
-# slurmdbd are installed the sandbox keeps accounting (a private database: sacct works), unless
-# --no-accounting; where they are not it says so in one line and starts without. Everything is done by
+# Everything is done by
 # `python -m wattsched.slurm.sandbox`; this script adds only the controller. PYTHON picks the interpreter
 # (default: the repository's .venv, else python3).
 set -euo pipefail
@@ -27,7 +32,7 @@ if ! "$PYTHON" -c 'import wattsched' 2>/dev/null; then
 fi
 
 usage() {
-    echo "usage: $0 start DIR [CONFIG.toml] [--slurm VERSION] [--no-accounting] | stop DIR" >&2
+    echo "usage: $0 start DIR [CONFIG.toml] [--nodes N] [--suspend-time S] [--slurm VERSION] [--no-accounting] | stop DIR" >&2
     exit 2
 }
 
@@ -41,9 +46,9 @@ start)
     options=()
     while [[ $# -gt 0 ]]; do
         case "$1" in
-        --slurm)
+        --nodes | --suspend-time | --slurm)
             [[ $# -ge 2 ]] || usage
-            options+=(--slurm "$2")
+            options+=("$1" "$2")
             shift 2
             ;;
         --no-accounting)
@@ -52,7 +57,7 @@ start)
             ;;
         -*) usage ;;
         *)
-            [[ ! " ${options[*]} " =~ " --config " ]] || usage
+            [[ " ${options[*]-} " != *" --config "* ]] || usage
             options+=(--config "$1")
             shift
             ;;

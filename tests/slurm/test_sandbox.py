@@ -213,7 +213,8 @@ def test_clocks_on_a_gpu_without_a_clock_table_are_the_controllers_error(
     stopped: list[Path] = []
     monkeypatch.setattr(sandbox_module, "start", lambda *args, **kwargs: box)
     monkeypatch.setattr(sandbox_module, "stop", lambda directory, **kwargs: stopped.append(directory))
-    assert sandbox_module.main(["start", str(tmp_path), "--config", str(given)]) == 2
+    # (--nodes 1: the given config's two [[nodes]] would otherwise start two nodes, not the box)
+    assert sandbox_module.main(["start", str(tmp_path), "--config", str(given), "--nodes", "1"]) == 2
     err = capsys.readouterr().err
     assert err == f"slurm sandbox: {refused.value}\n" and stopped == [tmp_path]
 

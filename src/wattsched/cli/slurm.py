@@ -203,13 +203,13 @@ def _job_kind(job_id: str) -> str:
 
 def _device_uuids(config: Any) -> dict[str, list[str]]:
     """Each node's GPU device UUIDs in Slurm's index order, where a ``fake_gpus.conf`` beside ``slurm.conf``
-    lists them (a sandbox); elsewhere jobs are placed by the GRES type the controller gave them."""
+    (or the node's own, in a many-node sandbox) lists them; elsewhere jobs are placed by the GRES type the
+    controller gave them."""
     from wattsched.slurm.gres_update import device_uuids
 
-    uuids = device_uuids(config.slurm_conf or os.environ.get("SLURM_CONF"))
-    if uuids is None:
-        return {}
-    return {node.name: uuids for node in config.nodes}
+    conf = config.slurm_conf or os.environ.get("SLURM_CONF")
+    found = {node.name: device_uuids(conf, node.name) for node in config.nodes}
+    return {name: uuids for name, uuids in found.items() if uuids is not None}
 
 
 def _check_mig_mode(config: Any) -> None:

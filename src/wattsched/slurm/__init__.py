@@ -13,7 +13,8 @@ Slurm launches, authenticates and accounts; wattsched decides and measures.
 * :func:`split_energy` / :class:`EnergyLedger` (:mod:`.energy`): a GPU's measured energy shared among the
   jobs on its slices.
 * :func:`import_sacct` (:mod:`.sacct`): a ``sacct`` job log as a wattsched trace.
-* :mod:`.sandbox`: a single-host Slurm with fake MIG GPUs (tests, trying it out).
+* :mod:`.sandbox`: a single-host Slurm with fake MIG GPUs (tests, trying it out), one node or many
+  (:mod:`.sandbox_nodes`: one slurmd per node).
 """
 
 from __future__ import annotations

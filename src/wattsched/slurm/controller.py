@@ -1237,7 +1237,7 @@ class Controller:
     def _refresh_uuids(self, node: str) -> None:
         """A client that maps device indices to UUIDs learns the node's new devices."""
         known = getattr(self.slurm, "gpu_uuids", None)
-        uuids = device_uuids(self.config.slurm_conf)
+        uuids = device_uuids(self.config.slurm_conf, node)
         if isinstance(known, dict) and uuids is not None:
             known[node] = tuple(uuids)
 

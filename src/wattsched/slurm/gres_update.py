@@ -7,6 +7,11 @@ first-seen order (GPU, then placement), the node line's order, so that Slurm's d
 whether it sorts by type or by device file; a device ``N`` is the character device file ``DIR/dev/fakegpuN``
 (or ``/dev/wattsched-<tag>-fakegpuN`` where ``DIR`` cannot hold device files). A real node's ``gres.conf``
 lines come from :func:`wattsched.slurm.gres.node_gres`.
+
+A many-node sandbox runs one slurmd per node on one host. Slurm reads ``fake_gpus.conf`` from the folder of
+the ``SLURM_CONF`` a slurmd runs with, so each node's slurmd runs with ``SLURM_CONF=nodes/<node>/slurm.conf``
+beside the sandbox's ``slurm.conf`` (a link to it: every daemon reads the same settings) and finds its own
+``nodes/<node>/fake_gpus.conf`` there (:data:`NODE_FOLDER`); its devices are ``DIR/dev/<node>/fakegpuN``.
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
 from wattsched.hardware.mig import MigGpu
 
 __all__ = [
+    "NODE_FOLDER",
     "SPARE_TYPE",
     "FakeDevice",
     "device_order",
     "device_uuids",
     "fake_devices",
+    "fake_gpus_path",
     "gres_spec",
     "node_cpus",
     "rewrite_node_gres",
@@ -40,6 +47,9 @@ __all__ = [
 _NVIDIA_MAJOR = 195
 #: The GRES type of a spare device (no MIG instance behind it; the controller never asks for it).
 SPARE_TYPE = "spare"
+#: The folder beside ``slurm.conf`` that holds each node's own ``SLURM_CONF`` link and ``fake_gpus.conf`` in a
+#: many-node sandbox (module docstring).
+NODE_FOLDER = "nodes"
 #: A fake device line: ``(MIG UUID, GRES type, device file)``.
 FakeDevice = tuple[str, str, str]
 
@@ -87,27 +97,34 @@ def node_cpus(state: FakeGpuState) -> int:
     return max(os.cpu_count() or 1, spare_count(state))
 
 
-def fake_devices(state: FakeGpuState, top: Path, total: int | None = None) -> list[FakeDevice]:
+def fake_devices(
+    state: FakeGpuState, top: Path, total: int | None = None, *, node: str | None = None, first_minor: int = 0
+) -> list[FakeDevice]:
     """(UUID, GRES type, device file) of every MIG instance in the numbering order (module docstring),
     then, up to ``total`` devices, spare ones of type :data:`SPARE_TYPE` (UUID ``SPARE-<n>``): Slurm 22.05
     kills the jobs running on a node whose GPU count changed at a slurmctld restart, so a node that is
     repartitioned keeps its count. The device files are made (again) as character devices; those made
-    outside ``top`` are listed in ``top/run/devices.txt`` for the sandbox's stop to remove."""
+    outside ``top`` are listed in ``top/run/devices.txt`` for the sandbox's stop to remove. ``node``: a node
+    of a many-node sandbox, whose files are ``top/dev/<node>/fakegpuN`` with minors from ``first_minor`` (no
+    two nodes share a device)."""
     outside = []
     devices = []
     found = _ordered(state)
     if total is not None and total > len(found):
         found += [(f"SPARE-{n}", SPARE_TYPE) for n in range(total - len(found))]
+    folder = top / "dev" if node is None else top / "dev" / node
+    folder.mkdir(parents=True, exist_ok=True)
     for number, (uuid, kind) in enumerate(found):
-        path = top / "dev" / f"fakegpu{number}"
+        path = folder / f"fakegpu{number}"
+        device = os.makedev(_NVIDIA_MAJOR, first_minor + number)
         try:
             path.unlink(missing_ok=True)
-            os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(_NVIDIA_MAJOR, number))
+            os.mknod(path, 0o644 | stat.S_IFCHR, device)
         except OSError:  # a folder on a nodev mount, or no CAP_MKNOD: /dev then
             tag = hashlib.sha256(str(top).encode()).hexdigest()[:8]
-            path = Path(f"/dev/wattsched-{tag}-fakegpu{number}")
+            path = Path(f"/dev/wattsched-{tag}-{node + '-' if node else ''}fakegpu{number}")
             path.unlink(missing_ok=True)
-            os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(_NVIDIA_MAJOR, number))
+            os.mknod(path, 0o644 | stat.S_IFCHR, device)
             outside.append(str(path))
         devices.append((uuid, kind, str(path)))
     if outside:
@@ -153,14 +170,21 @@ def rewrite_node_gres(conf: Path, node: str, spec: str) -> bool:
     return changed
 
 
-def write_fake_gres(top: Path, conf: Path, node: str, state: FakeGpuState) -> str:
+def write_fake_gres(
+    top: Path, conf: Path, node: str, state: FakeGpuState, *, first_minor: int | None = None
+) -> str:
     """Rewrite ``fake_gpus.conf`` beside ``conf`` and ``node``'s ``Gres=`` from the instances ``state``
     holds now (device files made again), keeping the device count the file had (spare devices); returns
-    the ``Gres=`` value."""
-    before = device_uuids(conf)
-    devices = fake_devices(state, top, len(before) if before else None)
+    the ``Gres=`` value. ``first_minor``: ``node`` is a node of a many-node sandbox (its own
+    ``fake_gpus.conf`` and devices, module docstring) whose device minors start there."""
+    before = device_uuids(conf, node if first_minor is not None else None)
+    count = len(before) if before else None
+    if first_minor is None:
+        devices = fake_devices(state, top, count)
+    else:
+        devices = fake_devices(state, top, count, node=node, first_minor=first_minor)
     cpus = node_cpus(state)
-    target = conf.parent / "fake_gpus.conf"
+    target = fake_gpus_path(conf, node if first_minor is not None else None)
     temporary = target.with_name(".fake_gpus.conf.tmp")
     temporary.write_text(fake_gpus_conf(devices, cpus), encoding="utf-8")
     os.replace(temporary, target)
@@ -169,12 +193,23 @@ def write_fake_gres(top: Path, conf: Path, node: str, state: FakeGpuState) -> st
     return spec
 
 
-def device_uuids(conf: str | Path | None) -> list[str] | None:
+def fake_gpus_path(conf: str | Path, node: str | None = None) -> Path:
+    """The ``fake_gpus.conf`` of ``node`` in a many-node sandbox whose ``slurm.conf`` is ``conf``
+    (``nodes/<node>/fake_gpus.conf`` beside it), or, without a node, the one beside ``conf``."""
+    folder = Path(conf).parent
+    return folder / "fake_gpus.conf" if node is None else folder / NODE_FOLDER / node / "fake_gpus.conf"
+
+
+def device_uuids(conf: str | Path | None, node: str | None = None) -> list[str] | None:
     """The GPU device UUIDs in Slurm's index order where a ``fake_gpus.conf`` beside ``conf`` lists them (a
-    sandbox), else ``None`` (jobs are then placed by the GRES type the controller gave them)."""
+    sandbox), else ``None`` (jobs are then placed by the GRES type the controller gave them). ``node``: that
+    node's own file where a many-node sandbox has one (:func:`fake_gpus_path`), else the one beside
+    ``conf``."""
     if not conf:
         return None
-    fake = Path(conf).parent / "fake_gpus.conf"
+    fake = fake_gpus_path(conf, node)
+    if node is not None and not fake.is_file():
+        fake = fake_gpus_path(conf)
     if not fake.is_file():
         return None
     return [

@@ -31,6 +31,13 @@ fake_gpus.conf and the daemons to the new instances.
 / ``stop DIR``: the command starts the accounting database where MariaDB and slurmdbd are installed (else it
 says so in one line and starts without); :func:`start` only when asked (``accounting=None``: where
 installed), which keeps the many sandboxes of the tests quick.
+
+Given ``nodes`` (:class:`~wattsched.slurm.sandbox_nodes.NodeSpec`), :func:`start` runs one slurmd per node
+instead, each with its own port, fake GPUs and state file (:mod:`wattsched.slurm.sandbox_nodes` has the
+layout); :func:`stop` ends them all, :func:`reload_gres` reloads one node, and :func:`power_off` /
+:func:`power_on` (Slurm's SuspendProgram / ResumeProgram there) turn one off and on.
+``python -m wattsched.slurm.sandbox start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...] [--nodes N]`` /
+``stop DIR``: a config with several ``[[nodes]]`` starts them all, ``--nodes N`` N copies of its first.
 """
 
 from __future__ import annotations
@@ -55,23 +62,43 @@ from pathlib import Path
 from typing import Any
 
 import wattsched
+from wattsched.cluster.spec import P2_TURN_ON_J
+from wattsched.hardware.gpu.backend import GpuError
 from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
 from wattsched.slurm import roots, sandbox_accounting
 from wattsched.slurm.client import SlurmClient, SlurmError
 from wattsched.slurm.gres_update import (
+    NODE_FOLDER,
     fake_devices,
     fake_gpus_conf,
+    fake_gpus_path,
     gres_spec,
     node_cpus,
     spare_count,
     write_fake_gres,
 )
+from wattsched.slurm.sandbox_nodes import (
+    MINORS_PER_NODE,
+    NodeSpec,
+    SandboxNode,
+    check_node_name,
+    config_nodes,
+    many_node_conf,
+    node_conf_path,
+    node_state_path,
+    node_state_shell,
+    uniform_nodes,
+)
 
 __all__ = [
     "ALL_DAEMONS",
     "DAEMONS",
+    "NodeSpec",
     "Sandbox",
+    "SandboxNode",
     "main",
+    "power_off",
+    "power_on",
     "reload_gres",
     "start",
     "stop",
@@ -112,6 +139,8 @@ class Sandbox:
     #: Whether it keeps accounting (slurmdbd on ``dbd_port``, MariaDB in ``DIR/db``).
     accounting: bool = False
     dbd_port: int | None = None
+    #: A many-node sandbox's nodes (the fields above then describe the first); empty for one node.
+    nodes: tuple[SandboxNode, ...] = ()
 
     @property
     def env(self) -> dict[str, str]:
@@ -123,13 +152,9 @@ class Sandbox:
         return env
 
     def client(self, timeout_s: float = 30.0) -> SlurmClient:
-        """A client on this sandbox that knows the node's MIG UUIDs."""
-        return SlurmClient(
-            self.conf_path,
-            timeout_s=timeout_s,
-            gpu_uuids={self.node: self.gpu_uuids},
-            bin_dir=self.bin_dir,
-        )
+        """A client on this sandbox that knows each node's MIG UUIDs."""
+        uuids = {node.name: node.gpu_uuids for node in self.nodes} or {self.node: self.gpu_uuids}
+        return SlurmClient(self.conf_path, timeout_s=timeout_s, gpu_uuids=uuids, bin_dir=self.bin_dir)
 
 
 def start(
@@ -147,6 +172,7 @@ def start(
     spare_devices: bool = False,
     slurm: str | None = None,
     accounting: bool | None = False,
+    nodes: Sequence[NodeSpec] = (),
 ) -> Sandbox:
     """Start munged, slurmctld and slurmd in ``directory`` (created; a sandbox already running there is
     stopped first) and wait until the node takes jobs; :class:`SlurmError` with the daemons' last log lines
@@ -167,6 +193,10 @@ def start(
     ``slurm``: the Slurm release to run (``major.minor``; default the host's). Another release than the
     host's runs from its root filesystem (made once and cached: :mod:`wattsched.slurm.roots`), its commands
     as wrappers in ``DIR/bin`` (:attr:`Sandbox.bin_dir`, :attr:`Sandbox.env`).
+
+    ``nodes``: one slurmd per node given (``gpus`` unused; a node is given spare devices where
+    ``spare_devices`` or its partitioner repartitions), named as given, on this host
+    (:mod:`wattsched.slurm.sandbox_nodes`); without, one node named after the host.
     """
     host = roots.host_release() if slurm is not None else None
     other = slurm is not None and slurm != host
@@ -194,6 +224,8 @@ def start(
     stop(top)
     root = roots.prepare_root(slurm) if slurm is not None and slurm != host else None
     paths = _layout(top)
+    # a many-node sandbox's node files, from one started in this folder before
+    shutil.rmtree(paths["etc"] / NODE_FOLDER, ignore_errors=True)
     bin_dir = None
     if root is not None:
         namespace = roots.Namespace(root, top)
@@ -201,21 +233,39 @@ def start(
         bin_dir = namespace.bin_dir
     token = _BIN.set(bin_dir)
     try:
-        sandbox = _start(
-            top,
-            paths,
-            gpus,
-            partition,
-            unmanaged_partition,
-            prolog,
-            epilog,
-            extra_conf,
-            cred_expire_s,
-            seed,
-            spare_devices,
-            accounting,
-            timeout_s,
-        )
+        if nodes:
+            if accounting:
+                raise SlurmError("the sandbox keeps accounting with one node only, so far (--no-accounting)")
+            sandbox = _start_many(
+                top,
+                paths,
+                nodes,
+                partition=partition,
+                unmanaged_partition=unmanaged_partition,
+                prolog=prolog,
+                epilog=epilog,
+                extra_conf=extra_conf,
+                cred_expire_s=cred_expire_s,
+                timeout_s=timeout_s,
+                seed=seed,
+                spare_devices=spare_devices,
+            )
+        else:
+            sandbox = _start(
+                top,
+                paths,
+                gpus,
+                partition,
+                unmanaged_partition,
+                prolog,
+                epilog,
+                extra_conf,
+                cred_expire_s,
+                seed,
+                spare_devices,
+                accounting,
+                timeout_s,
+            )
     finally:
         _BIN.reset(token)
     sandbox = replace(sandbox, slurm=slurm or host or roots.host_release(), bin_dir=bin_dir)
@@ -331,6 +381,7 @@ def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
                 if not job.state.finished:
                     with contextlib.suppress(SlurmError):
                         client.cancel(job.job_id)
+    was_running = _stop_slurmds(top, timeout_s) or was_running  # a many-node sandbox's, before slurmctld
     for name in reversed(ALL_DAEMONS):  # slurmdbd after slurmctld, which sends it what it still holds
         pid = alive[name]
         if pid is not None:
@@ -361,19 +412,21 @@ RELOAD_ACTIONS = ("restart", "reconfigure")
 
 
 def reload_gres(
-    directory: str | Path, *, action: str = "restart", timeout_s: float = 30.0
+    directory: str | Path, *, action: str = "restart", timeout_s: float = 30.0, node: str | None = None
 ) -> dict[str, float]:
     """Bring the sandbox's Slurm to the MIG instances ``DIR/fake_gpu.json`` holds now (after a
     repartition): rewrite ``fake_gpus.conf`` and the node line's ``Gres=``, then make the daemons take them
     (:data:`RELOAD_ACTIONS`) and wait until the node offers the new GRES and takes jobs. Returns the seconds
     of each step; :class:`SlurmError` when the node does not come back within ``timeout_s``. Jobs running on
-    the node keep running (slurmstepd outlives the daemons)."""
+    the node keep running (slurmstepd outlives the daemons). ``node``: the node of a many-node sandbox to
+    reload (default: the first node of slurm.conf; a one-node sandbox reloads its node whatever is given)."""
     if action not in RELOAD_ACTIONS:
         raise SlurmError(f"unknown reload action '{action}'; valid: {', '.join(RELOAD_ACTIONS)}")
     top = Path(directory).resolve()
     paths = _layout(top)
     conf = paths["conf"]
-    node = _conf_node(conf)
+    many = (conf.parent / NODE_FOLDER).is_dir()
+    node = _known_node(conf, node) if many and node is not None else _conf_node(conf)  # one node: its own
     env = dict(os.environ, SLURM_CONF=str(conf))
     client = SlurmClient(conf, timeout_s=10.0, bin_dir=_bin_of(top))
     token = _BIN.set(_bin_of(top))
@@ -404,7 +457,7 @@ def _reload(
         client.run("scontrol", "update", f"nodename={node}", "state=drain", "reason=wattsched_repartition")
         times["drain_s"] = time.monotonic() - began
     mark = time.monotonic()
-    spec = write_fake_gres(top, conf, node, FakeGpuState(paths["state_file"]))
+    spec = _write_node_gres(top, conf, node, paths)
     times["files_s"] = time.monotonic() - mark
     mark = time.monotonic()
     if action == "restart":
@@ -414,7 +467,7 @@ def _reload(
         client.run("scontrol", "update", f"nodename={node}", "state=resume")
     else:
         client.run("scontrol", "reconfigure")
-        _restart("slurmd", ["slurmd"], env, paths, top)
+        _restart_slurmd(node, env, paths, top)
     times["daemons_s"] = time.monotonic() - mark
     mark = time.monotonic()
     _wait_gres(client, node, spec, timeout_s, top)
@@ -510,14 +563,33 @@ def write_controller_config(
     sandbox's), ``poll_s`` and ``time_origin`` the ``[slurm]`` ones. With a partitioner other than static,
     ``[repartition]`` gets ``repartition`` and, unless it gives one, the sandbox's own ``reload_command``
     (``python -m wattsched.slurm.sandbox reload DIR``). The file written is checked as the controller checks
-    it: a :class:`~wattsched.errors.ConfigError` is the controller's one-line error."""
+    it: a :class:`~wattsched.errors.ConfigError` is the controller's one-line error.
+
+    A many-node sandbox's config lists every node with its own backend (``fake:DIR/fake_gpus/<node>.json``)
+    and partitioner (the node's own where it has one, else ``partitioner``), and its reload command names
+    the node (``reload DIR {node}``)."""
     from wattsched.slurm.config import load_config
 
-    idents = {ident for _, ident in sandbox.gpus}
-    if len(idents) != 1:
-        raise SlurmError(
-            f"the controller config takes one configuration for every GPU; the sandbox has {idents}"
+    members = [
+        (
+            node.name,
+            node.spec.gpus,
+            node.fake_gpu_state,
+            node.spec.partitioner,
+            dict(node.spec.partitioner_options),
         )
+        for node in sandbox.nodes
+    ] or [(sandbox.node, sandbox.gpus, sandbox.fake_gpu_state, "static", {})]
+    for name, gpus, _, _, _ in members:
+        idents = {ident for _, ident in gpus}
+        if len(idents) != 1:
+            raise SlurmError(
+                f"the controller config takes one configuration for every GPU of a node; node {name} has "
+                f"{idents}"
+            )
+    dynamic = False
+    if sandbox.nodes:
+        power = _sandbox_power(sandbox.directory, power)
     lines = [
         "# written by wattsched.slurm.sandbox for the sandbox in this folder",
         "[slurm]",
@@ -533,29 +605,24 @@ def write_controller_config(
         if table:
             lines.append(f"[{name}]")
             lines += [f"{key} = {_toml(value)}" for key, value in table.items()]
-    lines += [
-        "[[nodes]]",
-        f"name = {_toml(sandbox.node)}",
-        f"gpus = [{', '.join(_toml(name) for name, _ in sandbox.gpus)}]",
-        f"configuration = {_toml(idents.pop())}",
-        f"backend = {_toml('fake:' + str(sandbox.fake_gpu_state))}",
-    ]
-    if partitioner != "static":
-        lines.append(f"partitioner = {_toml(partitioner)}")
-    if partitioner_options:
-        inner = ", ".join(f"{key} = {_toml(value)}" for key, value in partitioner_options.items())
-        lines.append(f"partitioner_options = {{ {inner} }}")
-    if partitioner != "static" or repartition:
-        table = {
-            "reload_command": [
-                sys.executable,
-                "-m",
-                "wattsched.slurm.sandbox",
-                "reload",
-                str(sandbox.directory),
-            ],
-            **(repartition or {}),
-        }
+    for name, gpus, state_file, own, own_options in members:
+        lines += [
+            "[[nodes]]",
+            f"name = {_toml(name)}",
+            f"gpus = [{', '.join(_toml(gpu) for gpu, _ in gpus)}]",
+            f"configuration = {_toml(gpus[0][1])}",
+            f"backend = {_toml('fake:' + str(state_file))}",
+        ]
+        chosen, options = (own, own_options) if own != "static" else (partitioner, partitioner_options)
+        dynamic = dynamic or chosen != "static"
+        if chosen != "static":
+            lines.append(f"partitioner = {_toml(chosen)}")
+        if options:
+            inner = ", ".join(f"{key} = {_toml(value)}" for key, value in options.items())
+            lines.append(f"partitioner_options = {{ {inner} }}")
+    if dynamic or repartition:
+        reload = [sys.executable, "-m", "wattsched.slurm.sandbox", "reload", str(sandbox.directory)]
+        table = {"reload_command": reload + (["{node}"] if sandbox.nodes else []), **(repartition or {})}
         lines.append("[repartition]")
         lines += [f"{key} = {_toml(value)}" for key, value in table.items()]
     target = Path(path)
@@ -764,18 +831,20 @@ def _wait_for_node(sandbox: Sandbox, timeout_s: float) -> None:
     client = sandbox.client(timeout_s=5.0)
     deadline = time.monotonic() + timeout_s
     last = "slurmctld did not answer"
+    wanted = [node.name for node in sandbox.nodes] or [sandbox.node]
     while time.monotonic() < deadline:
         try:
             nodes = {node.name: node for node in client.nodes()}
-            node = nodes.get(sandbox.node)
-            if node is not None and node.available:
+            waiting = [name for name in wanted if name not in nodes or not nodes[name].available]
+            if not waiting:
                 return
-            last = f"node {sandbox.node} is {node.state}+{'+'.join(node.state_flags)}" if node else last
+            node = nodes.get(waiting[0])
+            last = f"node {waiting[0]} is {node.state}+{'+'.join(node.state_flags)}" if node else last
         except SlurmError as exc:
             last = str(exc)
         time.sleep(0.2)
-    logs = "".join(_tail(sandbox.logs[name]) for name in ("slurmctld", "slurmd"))
-    raise SlurmError(f"the sandbox's node did not come up within {timeout_s:g} s ({last}){logs}")
+    logs = "".join(_tail(path) for name, path in sandbox.logs.items() if name != "munged")
+    raise SlurmError(f"the sandbox's nodes did not come up within {timeout_s:g} s ({last}){logs}")
 
 
 def _tail(log_file: Path | None, count: int = 8) -> str:
@@ -833,17 +902,20 @@ def _controller_pid(top: Path) -> int | None:
 
 
 def _stepds(conf: Path) -> list[int]:
-    """slurmstepd processes started by this sandbox's slurmd (their environment names its slurm.conf)."""
+    """slurmstepd processes started by this sandbox's slurmds (their environment names its slurm.conf or, in
+    a many-node sandbox, a node's link to it)."""
     mark = f"SLURM_CONF={conf}".encode()
+    per_node = f"SLURM_CONF={conf.parent / NODE_FOLDER}/".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             program = (entry / "cmdline").read_bytes().split(b"\0")[0]
-            if not program.startswith(b"slurmstepd") or mark not in (entry / "environ").read_bytes().split(
-                b"\0"
-            ):
+            if not program.startswith(b"slurmstepd"):
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            if not any(item == mark or item.startswith(per_node) for item in environ):
                 continue
         except OSError:
             continue
@@ -866,6 +938,269 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+# ---------------------------------------------------------------------- many nodes
+def _start_many(
+    top: Path,
+    paths: dict[str, Path],
+    nodes: Sequence[NodeSpec],
+    *,
+    partition: str,
+    unmanaged_partition: str,
+    prolog: Sequence[str] | None,
+    epilog: Sequence[str] | None,
+    extra_conf: Sequence[str],
+    cred_expire_s: int,
+    timeout_s: float,
+    seed: int,
+    spare_devices: bool,
+) -> Sandbox:
+    """:func:`start` with one slurmd per node of ``nodes`` (layout: :mod:`wattsched.slurm.sandbox_nodes`):
+    the same daemons and scripts, every node's files written first, the slurmds started together."""
+    names = [check_node_name(spec.name) for spec in nodes]
+    if len(set(names)) != len(names):
+        raise SlurmError(f"a node is named twice: {', '.join(names)}")
+    host = socket.gethostname().split(".")[0]
+    made = [
+        _make_node(top, paths, spec, index, seed=seed + index, spare_devices=spare_devices)
+        for index, spec in enumerate(nodes)
+    ]
+    members = [node for node, _ in made]
+    lines = [line for _, line in made]
+    states = node_state_shell(top)
+    hook = f"{shlex.quote(sys.executable)} -m wattsched slurm"
+    default_prolog = [f"{hook} prolog --state {states} || true"]
+    default_epilog = [f"{hook} epilog --state {states} || true"]
+    _write_script(
+        paths["prolog"], prolog if prolog is not None else default_prolog, paths["log"] / "prolog.log"
+    )
+    _write_script(
+        paths["epilog"], epilog if epilog is not None else default_epilog, paths["log"] / "epilog.log"
+    )
+    _write_text(paths["lua"], _lua(partition))
+    _write_power_scripts(top, paths)
+    ports = (_free_port(), _free_port())
+    single = _slurm_conf(
+        top,
+        paths,
+        host,
+        ports,
+        lines[0][3],
+        partition,
+        unmanaged_partition,
+        lines[0][2],
+        cred_expire_s,
+        extra_conf,
+    )
+    _write_text(paths["conf"], many_node_conf(single, top, host, (partition, unmanaged_partition), lines))
+    env = dict(os.environ, SLURM_CONF=str(paths["conf"]))
+    _start_munge(paths, env)
+    _start_daemon("slurmctld", ["slurmctld"], paths["run"] / "slurmctld.pid", env, paths)
+    _start_slurmds(members, paths)
+    first = members[0]
+    logs = {name: paths["log"] / f"{name}.log" for name in DAEMONS if name != "slurmd"}
+    sandbox = Sandbox(
+        directory=top,
+        conf_path=paths["conf"],
+        node=first.name,
+        partition=partition,
+        unmanaged_partition=unmanaged_partition,
+        gpus=first.spec.gpus,
+        gpu_uuids=first.gpu_uuids,
+        gres_types=first.gres_types,
+        fake_gpu_state=first.fake_gpu_state,
+        ports=ports,
+        logs=logs | {f"slurmd-{node.name}": node.log for node in members},
+        nodes=tuple(members),
+    )
+    return sandbox
+
+
+def _make_node(
+    top: Path, paths: dict[str, Path], spec: NodeSpec, index: int, *, seed: int, spare_devices: bool
+) -> tuple[SandboxNode, tuple[str, int, int, str]]:
+    """A node's fake GPU state, devices, fake_gpus.conf and SLURM_CONF link, its port picked; with its
+    slurm.conf line's ``(name, port, CPUs, Gres=)``."""
+    state_path = node_state_path(top, spec.name)
+    state_path.parent.mkdir(parents=True, exist_ok=True)
+    state = FakeGpuState.create(state_path, list(spec.gpus), seed=seed)
+    spare = spare_devices or spec.partitioner not in ("static", "no-mig")
+    devices = fake_devices(
+        state, top, spare_count(state) if spare else None, node=spec.name, first_minor=index * MINORS_PER_NODE
+    )
+    link = node_conf_path(paths["conf"], spec.name)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.unlink(missing_ok=True)
+    link.symlink_to(Path("..") / ".." / paths["conf"].name)  # the same settings as every daemon's
+    cpus = node_cpus(state)
+    _write_text(fake_gpus_path(paths["conf"], spec.name), fake_gpus_conf(devices, cpus))
+    node = SandboxNode(
+        spec=spec,
+        conf_path=link,
+        port=_free_port(),
+        gpu_uuids=tuple(uuid for uuid, _, _ in devices),
+        gres_types=tuple(kind for _, kind, _ in devices),
+        fake_gpu_state=state_path,
+        log=paths["log"] / f"slurmd-{spec.name}.log",
+    )
+    return node, (spec.name, node.port, cpus, gres_spec(devices))
+
+
+def _start_slurmds(members: Sequence[SandboxNode], paths: dict[str, Path]) -> None:
+    """Start every node's slurmd at once (each daemonizes), then wait for each one's pid."""
+    program = _need("slurmd")
+    launched = [
+        (
+            node,
+            subprocess.Popen(
+                [program, "-N", node.name],
+                env=dict(os.environ, SLURM_CONF=str(node.conf_path)),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            ),
+        )
+        for node in members
+    ]
+    for node, process in launched:
+        output, _ = process.communicate(timeout=60)
+        if process.returncode != 0:
+            detail = " ".join(output.split())[-300:]
+            raise SlurmError(f"could not start slurmd -N {node.name}: {detail}{_tail(node.log)}")
+    for node in members:
+        _wait_pid(paths["run"] / f"slurmd-{node.name}.pid", f"slurmd -N {node.name}", node.log)
+
+
+def _stop_slurmds(top: Path, timeout_s: float) -> bool:
+    """End a many-node sandbox's slurmds (``DIR/run/slurmd-<node>.pid``, each only while it still is this
+    sandbox's slurmd), all signalled first; whether any ran."""
+    alive = []
+    for pid_file in sorted((top / "run").glob("slurmd-*.pid")):
+        pid = _recorded_pid(pid_file, "slurmd", top)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            alive.append(pid)
+        pid_file.unlink(missing_ok=True)
+    for pid in alive:
+        _end(pid, timeout_s)
+    return bool(alive)
+
+
+def _conf_nodes(conf: Path) -> list[str]:
+    """The node names of slurm.conf's node lines, in order."""
+    return [
+        line.split()[0].removeprefix("NodeName=")
+        for line in conf.read_text(encoding="utf-8").splitlines()
+        if line.startswith("NodeName=")
+    ]
+
+
+def _known_node(conf: Path, node: str) -> str:
+    names = _conf_nodes(conf)
+    if node not in names:
+        raise SlurmError(f"no node '{node}' in this sandbox; its nodes: {', '.join(names)}")
+    return node
+
+
+def _write_node_gres(top: Path, conf: Path, node: str, paths: dict[str, Path]) -> str:
+    """The node's fake_gpus.conf and Gres= rewritten from its fake GPUs now (a many-node sandbox's node: its
+    own files); the ``Gres=`` value."""
+    if not node_conf_path(conf, node).exists():
+        return write_fake_gres(top, conf, node, FakeGpuState(paths["state_file"]))
+    minor = _conf_nodes(conf).index(node) * MINORS_PER_NODE
+    return write_fake_gres(top, conf, node, FakeGpuState(node_state_path(top, node)), first_minor=minor)
+
+
+def _restart_slurmd(
+    node: str, env: dict[str, str], paths: dict[str, Path], top: Path, *, booted: bool = False
+) -> None:
+    """(Re)start a node's slurmd; ``booted``: it reports the node just booted (``slurmd -b``), which a node
+    Slurm is resuming must (else slurmctld waits for a boot that never comes, the job stays CONFIGURING)."""
+    link = node_conf_path(paths["conf"], node)
+    if not link.exists():
+        _restart("slurmd", ["slurmd"], env, paths, top)
+        return
+    pid_file = paths["run"] / f"slurmd-{node}.pid"
+    pid = _recorded_pid(pid_file, "slurmd", top)
+    if pid is not None:
+        _end(pid, 15.0)
+    pid_file.unlink(missing_ok=True)
+    log = paths["log"] / f"slurmd-{node}.log"
+    args = [_need("slurmd"), "-N", node, *(["-b"] if booted else [])]
+    # stdin from /dev/null: started by Slurm's ResumeProgram, whose stdin is closed, slurmd would open its log
+    # as fd 0 and lose it when it daemonizes (and fail the job it is resumed for)
+    done = subprocess.run(
+        args,
+        env=dict(os.environ, SLURM_CONF=str(link)),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if done.returncode != 0:
+        detail = " ".join((done.stderr or done.stdout).split())[-300:]
+        raise SlurmError(f"could not start slurmd -N {node}: {detail}{_tail(log)}")
+    _wait_pid(pid_file, f"slurmd -N {node}", log)
+
+
+def power_off(directory: str | Path, node: str, *, timeout_s: float = 15.0) -> None:
+    """Turn off ``node`` of the many-node sandbox in ``directory`` (Slurm's SuspendProgram there,
+    ``DIR/etc/suspend.sh``): its slurmd is ended and its fake GPUs draw nothing until it is turned on."""
+    top = Path(directory).resolve()
+    paths = _layout(top)
+    _known_node(paths["conf"], node)
+    if not node_conf_path(paths["conf"], node).exists():
+        raise SlurmError(f"node '{node}' is not a node of a many-node sandbox: it cannot be turned off")
+    pid_file = paths["run"] / f"slurmd-{node}.pid"
+    pid = _recorded_pid(pid_file, "slurmd", top)
+    if pid is not None:
+        _end(pid, timeout_s)
+    pid_file.unlink(missing_ok=True)
+    FakeGpuState(node_state_path(top, node)).set_powered(False)
+
+
+def power_on(directory: str | Path, node: str, *, turn_on_j_per_gpu: float = P2_TURN_ON_J) -> None:
+    """Turn on ``node`` of the many-node sandbox in ``directory`` (Slurm's ResumeProgram there,
+    ``DIR/etc/resume.sh``): its fake GPUs are on again, each charged ``turn_on_j_per_gpu`` (the power
+    model's turn-on energy, :mod:`wattsched.slurm.power`), and its slurmd is started (Slurm then sees the node
+    register)."""
+    top = Path(directory).resolve()
+    paths = _layout(top)
+    _known_node(paths["conf"], node)
+    if not node_conf_path(paths["conf"], node).exists():
+        raise SlurmError(f"node '{node}' is not a node of a many-node sandbox: it cannot be turned on")
+    FakeGpuState(node_state_path(top, node)).set_powered(True, turn_on_j_per_gpu=turn_on_j_per_gpu)
+    if _recorded_pid(paths["run"] / f"slurmd-{node}.pid", "slurmd", top) is None:
+        _restart_slurmd(node, dict(os.environ, SLURM_CONF=str(paths["conf"])), paths, top, booted=True)
+
+
+def _sandbox_power(top: Path, power: dict[str, object] | None) -> dict[str, object]:
+    """A many-node sandbox's ``[power]``: unless ``power`` names them, the commands that turn a node off and
+    on are the sandbox's own (``power-off`` / ``power-on DIR {node}``, charging ``turn_on_j_per_gpu``)."""
+    table = dict(power or {})
+    command = [sys.executable, "-m", "wattsched.slurm.sandbox"]
+    turn_on = table.get("turn_on_j_per_gpu", P2_TURN_ON_J)
+    table.setdefault("suspend_command", [*command, "power-off", str(top), "{node}"])
+    table.setdefault(
+        "resume_command", [*command, "power-on", str(top), "{node}", "--turn-on-j-per-gpu", str(turn_on)]
+    )
+    return table
+
+
+def _write_power_scripts(top: Path, paths: dict[str, Path]) -> None:
+    """``DIR/etc/suspend.sh`` and ``resume.sh``: Slurm's SuspendProgram and ResumeProgram for the sandbox's
+    nodes (``power-off`` / ``power-on`` of the hostlist Slurm gives), logged to ``DIR/log/power.log``."""
+    command = f"{shlex.quote(sys.executable)} -m wattsched.slurm.sandbox"
+    for name, action in (("suspend", "power-off"), ("resume", "power-on")):
+        _write_script(
+            paths["etc"] / f"{name}.sh",
+            [f'{command} {action} {shlex.quote(str(top))} "$1"'],
+            paths["log"] / "power.log",
+        )
 
 
 # ---------------------------------------------------------------------- command line
@@ -919,9 +1254,63 @@ def _from_config(path: Path) -> tuple[str, list[tuple[str, int | str]], dict[str
     return str(tables["slurm"].get("partition", "mig")), gpus, settings
 
 
+def _sandbox_nodes(
+    config: Path | None, count: str | None, gpus: Sequence[tuple[str, int | str]] | None
+) -> tuple[NodeSpec, ...]:
+    """The nodes of a many-node sandbox from the command line: ``--nodes N`` (N > 1) copies of the config's
+    first node, else every ``[[nodes]]`` entry of a config that has several; ``()``: one node named after
+    the host, as without. ``--gpu`` gives every node its GPUs."""
+    if count is not None and not count.isdigit():
+        raise SlurmError(f"--nodes must be a whole number >= 1, got '{count}'")
+    specs = config_nodes(config) if config is not None else (NodeSpec("node1"),)
+    if count is not None:
+        specs = uniform_nodes(int(count), specs[0])
+    if len(specs) == 1:
+        return ()
+    for spec in specs:
+        check_node_name(spec.name)
+    if gpus:
+        specs = tuple(NodeSpec(s.name, tuple(gpus), s.partitioner, s.partitioner_options) for s in specs)
+    return specs
+
+
+def _power_saving(directory: Path, suspend_time_s: int | None, specs: Sequence[NodeSpec]) -> list[str]:
+    """slurm.conf's power-saving lines for ``--suspend-time`` (none without): a node idle that long is turned
+    off by the sandbox's SuspendProgram and on again by its ResumeProgram when a job needs it."""
+    if suspend_time_s is None:
+        return []
+    if suspend_time_s < 1:
+        raise SlurmError(f"--suspend-time must be a whole number of seconds >= 1, got {suspend_time_s}")
+    if not specs:
+        raise SlurmError(
+            "--suspend-time needs a many-node sandbox (--nodes N or a config with several nodes)"
+        )
+    etc = directory.resolve() / "etc"
+    return [
+        f"SuspendTime={suspend_time_s}",
+        "SuspendTimeout=5",
+        "ResumeTimeout=30",
+        f"SuspendProgram={etc / 'suspend.sh'}",
+        f"ResumeProgram={etc / 'resume.sh'}",
+    ]
+
+
+def _many_settings(config: Path | None, settings: dict[str, Any], specs: Sequence[NodeSpec]) -> None:
+    """What a many-node sandbox's controller config keeps: each node's partitioner is its own (on its spec),
+    and ``clocks.nodes`` names the sandbox's nodes the given config names (all copies of a first node it
+    names)."""
+    settings.pop("partitioner", None)
+    settings.pop("partitioner_options", None)
+    if config is None or not isinstance(settings.get("clocks", {}).get("nodes"), list):
+        return
+    named = tomllib.loads(config.read_text(encoding="utf-8")).get("clocks", {}).get("nodes", [])
+    settings["clocks"]["nodes"] = [spec.name for spec in specs if spec.name in named]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...]`` prints ``export SLURM_CONF=...``;
-    ``stop DIR``; ``reload DIR [NODE] [--action restart|reconfigure]`` after a repartition."""
+    """``start DIR [--config FILE.toml] [--gpu NAME:CONFIG ...] [--nodes N]`` prints ``export
+    SLURM_CONF=...``; ``stop DIR``; ``reload DIR [NODE] [--action restart|reconfigure]`` after a
+    repartition."""
     parser = argparse.ArgumentParser(prog="python -m wattsched.slurm.sandbox", description=main.__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     begin = commands.add_parser("start")
@@ -933,6 +1322,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "its [scheduling], [clocks], [power], [repartition], poll_s, time_origin and the node's partitioner",
     )
     begin.add_argument("--gpu", type=_gpu_spec, action="append", help="NAME:CONFIGURATION, repeatable")
+    begin.add_argument(
+        "--nodes",
+        metavar="N",
+        help="N nodes node1 ... nodeN, each a copy of the config's first node (default: one node per "
+        "[[nodes]] entry of the config; one node named after the host without a config)",
+    )
+    begin.add_argument(
+        "--suspend-time",
+        type=int,
+        metavar="S",
+        help="many nodes: Slurm turns a node idle S seconds off and on again for a job (the sandbox's "
+        "DIR/etc/suspend.sh and resume.sh stop and start its slurmd and turn its fake GPUs off and on)",
+    )
     begin.add_argument("--timeout", type=float, default=30.0)
     begin.add_argument(
         "--slurm",
@@ -948,13 +1350,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("stop").add_argument("directory")
     again = commands.add_parser("reload", help="bring Slurm to the MIG instances the fake GPUs hold now")
     again.add_argument("directory")
-    again.add_argument("node", nargs="?", help="ignored (the sandbox has one node)")
+    again.add_argument(
+        "node", nargs="?", help="the node of a many-node sandbox to reload (default: the first)"
+    )
     again.add_argument("--action", choices=RELOAD_ACTIONS, default="restart")
     again.add_argument("--timeout", type=float, default=30.0)
+    for name, what in (("power-off", "end"), ("power-on", "start")):
+        power = commands.add_parser(
+            name, help=f"{what} the slurmd of the nodes of NODELIST (Slurm's Suspend/ResumeProgram there)"
+        )
+        power.add_argument("directory")
+        power.add_argument("nodelist", help="a Slurm hostlist (node[1-3],node5)")
+    power.add_argument("--turn-on-j-per-gpu", type=float, default=P2_TURN_ON_J, metavar="J")
     args = parser.parse_args(argv)
     try:
+        if args.command in ("power-off", "power-on"):
+            from wattsched.slurm.power import expand_hostlist  # the controller's hostlist rule
+
+            for node in expand_hostlist(args.nodelist):
+                if args.command == "power-off":
+                    power_off(args.directory, node)
+                else:
+                    power_on(args.directory, node, turn_on_j_per_gpu=args.turn_on_j_per_gpu)
+            return 0
         if args.command == "reload":
-            times = reload_gres(args.directory, action=args.action, timeout_s=args.timeout)
+            times = reload_gres(args.directory, action=args.action, timeout_s=args.timeout, node=args.node)
             sys.stdout.write(" ".join(f"{key}={value:.3f}" for key, value in times.items()) + "\n")
             return 0
         if args.command == "stop":
@@ -979,6 +1399,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "slurmdbd mariadb-server); the sandbox starts without\n"
             )
             accounting = False
+        specs = _sandbox_nodes(args.config, args.nodes, args.gpu)
+        if specs:
+            _many_settings(args.config, settings, specs)
+            if accounting:
+                sys.stdout.write("# no accounting database: kept with one node only, so far\n")
+                accounting = False
+        extra = _power_saving(Path(args.directory), args.suspend_time, specs)
         sandbox = start(
             args.directory,
             gpus=args.gpu or gpus,
@@ -987,19 +1414,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             spare_devices=settings.get("partitioner", "static") not in ("static", "no-mig"),
             slurm=args.slurm,
             accounting=accounting,
+            nodes=specs,
+            extra_conf=extra,
         )
         try:
             config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", **settings)
         except (SlurmError, OSError, ValueError):
             stop(sandbox.directory)  # a sandbox whose controller config the controller refuses is of no use
             raise
-    except (SlurmError, OSError, ValueError) as exc:
+    except (SlurmError, OSError, ValueError, GpuError) as exc:
         sys.stderr.write(f"slurm sandbox: {' '.join(str(exc).split())}\n")
         return 2
+    nodes = [(node.name, node.gpu_uuids) for node in sandbox.nodes] or [(sandbox.node, sandbox.gpu_uuids)]
     sys.stdout.write(
-        f"# node {sandbox.node}, partitions {sandbox.partition} (wattsched), {sandbox.unmanaged_partition}\n"
+        f"# node{'s' if len(nodes) > 1 else ''} {', '.join(name for name, _ in nodes)}, partitions "
+        f"{sandbox.partition} (wattsched), {sandbox.unmanaged_partition}\n"
         f"# Slurm {sandbox.slurm or 'of the host'}\n"
-        f"# MIG UUIDs: {' '.join(sandbox.gpu_uuids)}\n# controller config: {config}\n"
+        + "".join(
+            f"# MIG UUIDs{f' of {name}' if len(nodes) > 1 else ''}: {' '.join(uuids)}\n"
+            for name, uuids in nodes
+        )
+        + f"# controller config: {config}\n"
         + (
             f"# accounting: slurmdbd on port {sandbox.dbd_port}, MariaDB in {sandbox.directory / 'db'} "
             "(sacct, sacctmgr)\n"

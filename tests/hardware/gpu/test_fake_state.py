@@ -85,6 +85,22 @@ def test_counter_is_the_integral_of_the_power_model(a100: FakeGpuState, clock: C
     assert a100.generation() == 3  # three changes; reads do not count
 
 
+def test_a_server_turned_off_draws_nothing_and_pays_the_turn_on_energy(
+    a100: FakeGpuState, clock: Clock
+) -> None:
+    assert a100.powered()
+    clock.now_s = 1010.0  # 10 s idle at 40 W                  ->  400 J
+    a100.set_powered(False)
+    clock.now_s = 1100.0  # 90 s off                           ->    0 J
+    assert not a100.powered() and a100.power_w(0) == 0.0 and a100.energy_mj(0) == 400_000
+    a100.set_powered(True, turn_on_j_per_gpu=5400.5)  # booting   -> 5400.5 J
+    a100.set_powered(True, turn_on_j_per_gpu=5400.0)  # already on: nothing more
+    clock.now_s = 1110.0  # 10 s idle again                    ->  400 J
+    assert a100.powered() and a100.energy_mj(0) == 400_000 + 5_400_500 + 400_000
+    with pytest.raises(GpuError, match="turn-on energy must be a number of J >= 0"):
+        a100.set_powered(True, turn_on_j_per_gpu=-1.0)
+
+
 def test_counter_carries_fractions_of_a_millijoule(a100: FakeGpuState, clock: Clock) -> None:
     # 40 W for 1/3 s is 13 333.33 mJ: three reads must not drop the thirds.
     start_s = clock.now_s

@@ -26,7 +26,8 @@ A GPU may also carry ``"create_race": {"profile": "1g.5gb", "by": "1g.10gb"}``
 (:meth:`FakeGpuState.set_create_race`): every create of that profile loses a race to another process,
 which makes an idle ``by`` instance at the placement just before, so the create is refused as the placement
 taken — what a real GPU shared with another MIG manager can do between a repartition's destroys and its
-creates.
+creates. A GPU whose server is off carries ``"powered_off": true`` (:meth:`FakeGpuState.set_powered`): it
+draws nothing until it is turned on again, which adds the turn-on energy to its counter.
 ``catalogue`` is a catalogue name or the absolute path of a catalogue ``.toml``; ``generation`` counts the
 changes to instances and busy slices (a cheap way to notice one); UUIDs are derived from the seed, so a
 sandbox built twice with one seed has the same UUIDs. Command line (for Slurm's Prolog and Epilog)::
@@ -264,8 +265,13 @@ class FakeGpuState:
         """The energy counter of GPU ``gpu_index`` in mJ, advanced to now."""
         return self._transaction(lambda data: int(_gpu_at(data, gpu_index)["energy_mj"]), change=False)
 
+    def powered(self) -> bool:
+        """Whether the GPUs' server is on (every GPU of the file is on or off together)."""
+        with self._locked(exclusive=False) as data:
+            return not any(raw.get("powered_off") for raw in data["gpus"])
+
     def power_w(self, gpu_index: int) -> float:
-        """The power the model draws in GPU ``gpu_index``'s busy state now."""
+        """The power the model draws in GPU ``gpu_index``'s busy state now (0 W while off)."""
         with self._locked(exclusive=False) as data:
             return self._power_w(_gpu_at(data, gpu_index))
 
@@ -368,6 +374,24 @@ class FakeGpuState:
 
         self._transaction(change)
 
+    def set_powered(self, on: bool, *, turn_on_j_per_gpu: float = 0.0) -> None:
+        """Turn the GPUs' server off (each GPU then draws nothing) or on; turning on a server that was off
+        adds ``turn_on_j_per_gpu`` to every GPU's counter (the energy of booting it, as the data-centre
+        simulator charges it)."""
+        if not math.isfinite(turn_on_j_per_gpu) or turn_on_j_per_gpu < 0:
+            raise GpuError(f"turn-on energy must be a number of J >= 0, got {turn_on_j_per_gpu!r}")
+
+        def change(data: dict[str, Any]) -> None:
+            for raw in data["gpus"]:
+                if on and raw.get("powered_off"):
+                    total = float(raw["energy_fraction_mj"]) + turn_on_j_per_gpu * 1000.0
+                    whole = math.floor(total + 1e-6)
+                    raw["energy_mj"] = int(raw["energy_mj"]) + whole
+                    raw["energy_fraction_mj"] = max(total - whole, 0.0)
+                raw["powered_off"] = not on
+
+        self._transaction(change)
+
     def set_locked_clocks(self, gpu_index: int, clocks_mhz: tuple[int, int] | None) -> None:
         """Record locked (SM, memory) clocks, ``None`` to reset. From then on the GPU's busy power above
         idle follows the level of its clock table nearest the SM clock, as the simulator's does
@@ -433,6 +457,8 @@ class FakeGpuState:
         return None if schedule is None else (schedule, schedule.level_of(float(locked[0])))
 
     def _power_w(self, raw: dict[str, Any]) -> float:
+        if raw.get("powered_off"):
+            return 0.0
         ref = str(raw["catalogue"])
         if ref not in self._tables:  # the simulator's default selection: per job kind where the GPU has kinds
             self._tables[ref] = self._model(raw).power.table()
