@@ -198,7 +198,7 @@ def start(
     ``spare_devices`` or its partitioner repartitions), named as given, on this host
     (:mod:`wattsched.slurm.sandbox_nodes`); without, one node named after the host.
     """
-    host = roots.host_release() if slurm is not None else None
+    host = roots.host_release()
     other = slurm is not None and slurm != host
     if other:
         if os.geteuid() != 0:
@@ -222,7 +222,7 @@ def start(
         )
     top = Path(directory).resolve()
     stop(top)
-    root = roots.prepare_root(slurm) if slurm is not None and slurm != host else None
+    root = roots.prepare_root(slurm) if other and slurm is not None else None
     paths = _layout(top)
     # a many-node sandbox's node files, from one started in this folder before
     shutil.rmtree(paths["etc"] / NODE_FOLDER, ignore_errors=True)
@@ -268,7 +268,7 @@ def start(
             )
     finally:
         _BIN.reset(token)
-    sandbox = replace(sandbox, slurm=slurm or host or roots.host_release(), bin_dir=bin_dir)
+    sandbox = replace(sandbox, slurm=slurm or host, bin_dir=bin_dir)
     _wait_for_node(sandbox, timeout_s)
     return sandbox
 
@@ -297,17 +297,7 @@ def _start(
     dbd_port = _free_port() if accounting else None
     cpus = node_cpus(state)
     _write_text(paths["fake_gpus"], fake_gpus_conf(devices, cpus))
-    state_file = shlex.quote(str(paths["state_file"]))
-    hook = f"{shlex.quote(sys.executable)} -m wattsched slurm"
-    default_prolog = [f"{hook} prolog --state {state_file} || true"]
-    default_epilog = [f"{hook} epilog --state {state_file} || true"]
-    _write_script(
-        paths["prolog"], prolog if prolog is not None else default_prolog, paths["log"] / "prolog.log"
-    )
-    _write_script(
-        paths["epilog"], epilog if epilog is not None else default_epilog, paths["log"] / "epilog.log"
-    )
-    _write_text(paths["lua"], _lua(partition))
+    _write_hooks(paths, partition, prolog, epilog, shlex.quote(str(paths["state_file"])))
     gres = gres_spec(devices)
     accounting_conf = (
         []
@@ -654,6 +644,27 @@ def _layout(top: Path) -> dict[str, Path]:
     return paths
 
 
+def _write_hooks(
+    paths: dict[str, Path],
+    partition: str,
+    prolog: Sequence[str] | None,
+    epilog: Sequence[str] | None,
+    state: str,
+) -> None:
+    """The Prolog and Epilog (given, else the ones that mark the job's MIG instances busy / idle in the fake
+    GPU state ``state``, a shell word) and the job_submit.lua that holds the managed partition's jobs."""
+    hook = f"{shlex.quote(sys.executable)} -m wattsched slurm"
+    default_prolog = [f"{hook} prolog --state {state} || true"]
+    default_epilog = [f"{hook} epilog --state {state} || true"]
+    _write_script(
+        paths["prolog"], prolog if prolog is not None else default_prolog, paths["log"] / "prolog.log"
+    )
+    _write_script(
+        paths["epilog"], epilog if epilog is not None else default_epilog, paths["log"] / "epilog.log"
+    )
+    _write_text(paths["lua"], _lua(partition))
+
+
 def _lua(partition: str) -> str:
     text = resources.files("wattsched.slurm").joinpath("data/job_submit.lua").read_text(encoding="utf-8")
     lines = []
@@ -968,17 +979,7 @@ def _start_many(
     ]
     members = [node for node, _ in made]
     lines = [line for _, line in made]
-    states = node_state_shell(top)
-    hook = f"{shlex.quote(sys.executable)} -m wattsched slurm"
-    default_prolog = [f"{hook} prolog --state {states} || true"]
-    default_epilog = [f"{hook} epilog --state {states} || true"]
-    _write_script(
-        paths["prolog"], prolog if prolog is not None else default_prolog, paths["log"] / "prolog.log"
-    )
-    _write_script(
-        paths["epilog"], epilog if epilog is not None else default_epilog, paths["log"] / "epilog.log"
-    )
-    _write_text(paths["lua"], _lua(partition))
+    _write_hooks(paths, partition, prolog, epilog, node_state_shell(top))
     _write_power_scripts(top, paths)
     ports = (_free_port(), _free_port())
     single = _slurm_conf(
