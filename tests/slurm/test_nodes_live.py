@@ -280,3 +280,80 @@ def test_slurm_turns_an_idle_node_off_and_on_again_for_a_job(
     finally:
         sandbox_module.stop(directory)
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_the_controller_waits_for_a_powered_down_node_it_places_a_job_on(
+    tmp_path: Path, wait_for: Callable[..., None]
+) -> None:
+    """Two nodes of one A100 with one 7g slice each; Slurm has turned idle p2 off. The controller places A on
+    p1; B, with p1 full, goes to the first powered-down node (the data-centre simulator's fallback): the
+    controller holds it, asks Slurm to power p2 up (Slurm runs the sandbox's ResumeProgram), and releases B
+    only once p2 is up; B runs there while A still runs on p1."""
+    require_slurm()
+    directory = sandbox_directory("wattsched-nodes-boot-")
+    specs = [NodeSpec("p1", (("a100-40gb", 1),)), NodeSpec("p2", (("a100-40gb", 1),))]
+    extra = [*sandbox_module._power_saving(directory, 2, specs), "SuspendExcNodes=p1"]
+    controller: subprocess.Popen[bytes] | None = None
+    try:
+        box = sandbox_module.start(directory, nodes=specs, extra_conf=extra)
+        client = box.client()
+        off = FakeGpuState(box.nodes[1].fake_gpu_state)
+        wait_for(lambda: not off.powered(), 60, "Slurm to turn p2 off")
+        wait_for(
+            lambda: "POWERED_DOWN" in next(n for n in client.nodes() if n.name == "p2").state_flags,
+            30,
+            "Slurm to show p2 powered down",
+        )
+        config = sandbox_module.write_controller_config(box, tmp_path / "wattsched.toml", poll_s=0.5)
+        script = tmp_path / "job.sh"
+        script.write_text('#!/bin/sh\necho "start $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES"\nsleep 6\n')
+        script.chmod(0o755)
+        env = dict(os.environ, **box.env)
+
+        def submit(work_s: int) -> int:
+            out = subprocess.run(
+                [
+                    "sbatch",
+                    "--parsable",
+                    f"--comment=wattsched: work={work_s}s deadline=+3000s",
+                    *("-o", f"{script}.%j.out", str(script)),
+                ],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            return int(out.split(";")[0])
+
+        log = open(tmp_path / "controller.log", "ab")  # noqa: SIM115 - the child keeps it
+        controller = subprocess.Popen(
+            [sys.executable, "-m", "wattsched", "slurm", "controller", "--config", str(config)],
+            stdout=log,
+            stderr=log,
+            env=env,
+        )
+        a = submit(6)
+        wait_for(lambda: client.job(a).state is JobState.RUNNING, 20, "A to run")  # type: ignore[union-attr]
+        b = submit(6)
+        wait_for(lambda: client.job(b).state is JobState.RUNNING, 60, "B to run on p2")  # type: ignore[union-attr]
+        assert client.job(a).state is JobState.RUNNING  # type: ignore[union-attr]
+        wait_for(
+            lambda: {client.job(j).state for j in (a, b)} == {JobState.COMPLETED},  # type: ignore[union-attr]
+            30,
+            "A and B to end",
+        )
+        assert Path(f"{script}.{a}.out").read_text().split() == ["start", "p1", box.nodes[0].gpu_uuids[0]]
+        assert Path(f"{script}.{b}.out").read_text().split() == ["start", "p2", box.nodes[1].gpu_uuids[0]]
+        assert off.powered()
+        text = (tmp_path / "controller.log").read_text()
+        asked = text.index(f"node p2 is off: asked Slurm to turn it on for job {b}")
+        up = text.index(f"node p2 is up: job {b} reaches p2/0")
+        released = text.index(f"job {b} released on p2/0")
+        assert asked < up < released
+        assert text.count("asked Slurm to turn it on") == 1
+    finally:
+        if controller is not None:
+            controller.send_signal(signal.SIGTERM)
+            controller.wait(20)
+        sandbox_module.stop(directory)
+    shutil.rmtree(directory, ignore_errors=True)

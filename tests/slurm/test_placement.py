@@ -216,6 +216,85 @@ def test_a_powered_down_node_takes_no_job_unless_every_gpu_is_full(tmp_path: Pat
     assert placed == [("node1", 0), ("node1", 1), ("node0", 0)]
 
 
+def _power_ups(slurm: FakeSlurmClient) -> list[str]:
+    return [call[1] for call in slurm.calls if call[0] == "power_up"]
+
+
+def test_a_job_placed_on_an_off_node_waits_for_its_boot_then_reaches_its_gpu(tmp_path: Path) -> None:
+    """As the data-centre simulator holds the jobs placed on an off server until its boot ends: the job the
+    fallback sends to powered-down node0 stays held in Slurm (phase ``booting``, not in any GPU's model) while
+    the controller asks Slurm once to power node0 up; a job arriving while node0 boots goes to node0's other
+    GPU (a booting node's GPU without waiting jobs is offered, as the engine offers it) and waits too, with no
+    second request; once Slurm shows node0 up both reach their GPUs and are released there. A controller
+    restarted in between keeps them waiting."""
+    controller, slurm, meters, clock = _setup(tmp_path, "first-fit", configuration=1)  # one 7g slice a GPU
+    slurm.node_flags["node0"] = ("POWERED_DOWN",)
+    jobs = []
+    for _ in range(3):
+        jobs.append(slurm.submit(comment="wattsched: work=1000s deadline=+100000s"))
+        controller.run_once()
+        _start_released(controller, slurm, meters)
+        clock.now += 1.0
+    third = controller.store.job(jobs[2])
+    assert third is not None and (third.phase, third.node, third.gpu) == ("booting", "node0", 0)
+    assert _power_ups(slurm) == ["node0"] and slurm.node_flags["node0"] == ("POWER_UP", "POWERED_DOWN")
+    assert slurm.job(jobs[2]).held  # type: ignore[union-attr]
+    assert not controller.gpus[0].ranks  # not in node0/0's model yet
+    jobs.append(slurm.submit(comment="wattsched: work=1000s deadline=+100000s"))
+    controller.run_once()
+    fourth = controller.store.job(jobs[3])
+    assert fourth is not None and (fourth.phase, fourth.node, fourth.gpu) == ("booting", "node0", 1)
+    assert _power_ups(slurm) == ["node0"]  # booting already: not asked again
+    clock.now += 1.0
+    controller = Controller(controller.config, slurm, controller.store, clock=clock, meters=dict(meters))
+    controller.run_once()  # restarted while node0 boots: the jobs still wait, outside the models
+    assert [controller.store.job(j).phase for j in jobs[2:]] == ["booting", "booting"]  # type: ignore[union-attr]
+    assert not controller.gpus[0].ranks and not controller.gpus[1].ranks
+    slurm.node_flags["node0"] = ()  # its slurmd registered: up
+    clock.now += 1.0
+    controller.run_once()
+    rows = [controller.store.job(j) for j in jobs[2:]]
+    assert [(r.phase, r.node, r.gpu) for r in rows if r is not None] == [
+        ("released", "node0", 0),
+        ("released", "node0", 1),
+    ]
+    assert not slurm.job(jobs[2]).held and not slurm.job(jobs[3]).held  # type: ignore[union-attr]
+    assert _power_ups(slurm) == ["node0"]
+
+
+def test_a_job_waiting_for_a_node_that_does_not_come_back_is_placed_again(tmp_path: Path) -> None:
+    """Slurm gives up on node0's boot (``ResumeTimeout``: the node is down): its waiting job is placed
+    again, on a GPU of a node that is up, and the down node takes no new job, not even from the fallback."""
+    controller, slurm, meters, clock = _setup(tmp_path, "first-fit", configuration=1)
+    slurm.node_flags["node0"] = ("POWERED_DOWN",)
+    long_jobs = [slurm.submit(comment="wattsched: work=20s deadline=+100000s") for _ in range(2)]
+    controller.run_once()
+    _start_released(controller, slurm, meters)
+    waiting = slurm.submit(comment="wattsched: work=1000s deadline=+100000s")
+    clock.now += 1.0
+    controller.run_once()
+    row = controller.store.job(waiting)
+    assert row is not None and (row.phase, row.node) == ("booting", "node0")
+    slurm.node_flags["node0"] = ("POWERED_DOWN",)
+    slurm.node_state["node0"] = "down"
+    clock.now += 1.0
+    controller.run_once()
+    row = controller.store.job(waiting)
+    assert row is not None and row.node == "node1" and row.phase == "queued"  # node1 is full: it queues there
+    for job_id in long_jobs:
+        slurm.finish(job_id)
+    clock.now += 25.0
+    controller.run_once()
+    row = controller.store.job(waiting)
+    assert row is not None and (row.phase, row.node) == ("released", "node1")
+    late = slurm.submit(comment="wattsched: work=10s deadline=+100000s")
+    clock.now += 1.0
+    controller.run_once()
+    row = controller.store.job(late)
+    assert row is not None and row.node == "node1"
+    assert _power_ups(slurm) == ["node0"]
+
+
 @pytest.fixture
 def restore_placements() -> Iterator[None]:
     """The placement registry, the loaded plug-ins, the modules and the path as they were before."""

@@ -370,7 +370,7 @@ def _status(args: argparse.Namespace) -> int:
             )
         nodes.append({"name": node.name, "backend": node.backend, "gpus": gpus})
     queue = sorted(
-        (r for r in rows if r.phase in ("queued", "released")),
+        (r for r in rows if r.phase in ("booting", "queued", "released")),
         key=lambda r: (r.deadline_s if r.deadline_s is not None else float("inf"), r.job_id),
     )
     status = {

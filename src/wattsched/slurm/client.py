@@ -243,6 +243,7 @@ class SlurmApi(Protocol):
     def requeue_hold(self, job_id: int) -> None: ...
     def renew(self, job_id: int, marker: str) -> int: ...
     def cancel(self, job_id: int) -> None: ...
+    def power_up(self, node: str) -> None: ...
     def accounting_enabled(self) -> bool: ...
     def accounting_job(self, job_id: int) -> AccountingRecord | None: ...
     def set_accounting_comment(self, job_id: int, text: str) -> None: ...
@@ -425,6 +426,12 @@ class SlurmClient:
 
     def cancel(self, job_id: int) -> None:
         self.run("scancel", str(job_id))
+
+    def power_up(self, node: str) -> None:
+        """Ask Slurm to turn a powered-down node on (``scontrol update NodeName=NODE State=POWER_UP``): Slurm
+        22.05 shows it ``POWER_UP`` + ``POWERED_DOWN`` at once, then runs its ResumeProgram and shows it
+        ``POWERING_UP`` (and ``NOT_RESPONDING``) until its slurmd registers, about a second on the sandbox."""
+        self.run("scontrol", "update", f"NodeName={node}", "State=POWER_UP")
 
     def renew(self, job_id: int, marker: str) -> int:
         """Replace a pending job by a copy that has asked for no GRES yet (see the module docstring: a job
@@ -807,6 +814,8 @@ class FakeSlurmClient:
         self.renewed: dict[int, int] = {}
         #: Per node, the state flags :meth:`nodes` reports (``("POWERED_DOWN",)``: Slurm's power saving).
         self.node_flags: dict[str, tuple[str, ...]] = {}
+        #: Per node, a state :meth:`nodes` reports instead of ``idle`` / ``mixed`` (``"down"``).
+        self.node_state: dict[str, str] = {}
         self.accounting = accounting
         self.dbd_up = True
         self.unrecorded: set[int] = set()
@@ -842,7 +851,7 @@ class FakeSlurmClient:
                     counts[kind].append(index)
             gres = tuple(GresEntry("gpu", kind, types.count(kind)) for kind in counts)
             gres_used = tuple(GresEntry("gpu", kind, len(ids), tuple(ids)) for kind, ids in counts.items())
-            state = "mixed" if used else "idle"
+            state = self.node_state.get(name) or ("mixed" if used else "idle")
             flags = self.node_flags.get(name, ())
             result.append(SlurmNode(name, state, flags, gres, gres_used, (self.managed_partition,), 2, 0, ""))
         return result
@@ -904,6 +913,13 @@ class FakeSlurmClient:
             gpu_uuids=(),
             exit_code=None,
         )
+
+    def power_up(self, node: str) -> None:
+        self._log("power_up", node)
+        if node not in self.devices:
+            raise SlurmError(f"'scontrol update NodeName={node} State=POWER_UP' failed: invalid node name")
+        if "POWERED_DOWN" in self.node_flags.get(node, ()):
+            self.node_flags[node] = ("POWER_UP", "POWERED_DOWN")  # as Slurm shows it; a test clears it
 
     def cancel(self, job_id: int) -> None:
         self._log("cancel", job_id)

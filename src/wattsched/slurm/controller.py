@@ -222,6 +222,7 @@ class Controller:
         #: This pass's placement of new jobs (built at the first one) and Slurm's nodes (read once a pass).
         self._placing: LivePlacement | None = None
         self._nodes: dict[str, SlurmNode] | None = None
+        self._powering: set[str] = set()  # nodes asked to power up in this pass
         #: For the metrics: actions carried out since the start by kind, repartition phases entered by
         #: (node, GPU, phase), and each GPU's mean power over the last interval its counter was read (W).
         self.decisions: Counter[str] = Counter()
@@ -244,7 +245,7 @@ class Controller:
         """One pass (module docstring)."""
         now = self.clock()
         report = PassReport(now)
-        self._placing, self._nodes = None, None
+        self._placing, self._nodes, self._powering = None, None, set()
         if not self._recovered:
             self._recover(now)
             self._recovered = True
@@ -345,26 +346,101 @@ class Controller:
         row.work_s, row.preemptible = note.work_s, int(note.preemptible)
         model = self._place(row, now)
         row.node, row.gpu = model.node, model.index
+        power = self._node_power(model.node)
+        if power in ("off", "booting") and job.state == JobState.PENDING:
+            row.phase = "booting"  # waits at the cluster; reaches its GPU's model once the node is up
         self.store.put_job(row)
         self._known.add(job.job_id)
         self._rows[job.job_id] = row
-        self._add_to_model(model, row, now)
         report.arrived.append(job.job_id)
+        if row.phase == "booting":
+            self._log(now, f"job {job.job_id} waits for node {model.node} ({power}) to be up")
+            if power == "off":
+                self._power_up(model.node, job.job_id, now)
+            return
+        self._add_to_model(model, row, now)
         if job.state == JobState.RUNNING:  # started without us (no hold plugin?): follow it
             self._follow(row, job, now, report)
 
     def _place(self, row: JobRow, now: float) -> GpuModel:
         """The GPU the placement picks for a new job (the first of a pass brings every model to now)."""
         if self._placing is None:
-            nodes = self._slurm_nodes()
             live = []
+            waiting = Counter((r.node, r.gpu) for r in self._rows.values() if r.phase == "booting")
             for model in self.gpus:
-                node = nodes.get(model.node)
-                down = node is not None and _powered_down(node)
+                power = self._node_power(model.node)
                 assignment = model.sim.decide(self._rel(now))
-                live.append(LiveGpu(model.node, model.sim, assignment, model.closed, down))
+                live.append(
+                    LiveGpu(
+                        model.node,
+                        model.sim,
+                        assignment,
+                        model.closed,
+                        powered_down=power == "off",
+                        waiting=waiting[(model.node, model.index)],
+                        offline=power == "down",
+                    )
+                )
             self._placing = LivePlacement(self.placement, live)
         return self.gpus[self._placing.choose(self._engine_job(row), self._rel(now))]
+
+    def _node_power(self, name: str) -> str:
+        """A node's power as Slurm reports it this pass: ``off`` (powered down or powering down);
+        ``booting`` (``POWER_UP``: asked to power up, then ``POWERING_UP`` until its slurmd registers);
+        ``down`` (Slurm set it down or failed, as after a resume that never came back: no job goes there);
+        else ``up`` (also where Slurm did not answer or does not know the node; a node drained or briefly not
+        responding, as during a repartition's reload, is up)."""
+        node = self._slurm_nodes().get(name)
+        if node is None:
+            return "up"
+        if {"POWER_UP", "POWERING_UP"}.intersection(node.state_flags):  # asked to, then resuming
+            return "booting"
+        if _powered_down(node) and node.state != "down":
+            return "off"
+        return "down" if node.state == "down" or "FAIL" in node.state_flags else "up"
+
+    def _power_up(self, node: str, job_id: int, now: float) -> None:
+        """Ask Slurm to turn ``node`` on for ``job_id`` (journaled; once a pass per node)."""
+        if node in self._powering:
+            return
+        self._powering.add(node)
+        if self._act(job_id, "power_up", {"node": node}, now):
+            self._log(now, f"node {node} is off: asked Slurm to turn it on for job {job_id}")
+
+    def _await_boot(self, row: JobRow, job: SlurmJob | None, now: float, report: PassReport) -> None:
+        """A job waiting for its node: it reaches its GPU's model (arriving now) once the node is up, as the
+        data-centre simulator's held jobs reach their GPU when the boot ends; placed again if the node goes
+        down instead (a resume that failed: Slurm's ``ResumeTimeout``); done if it ended meanwhile."""
+        model = self._by_name.get(f"{row.node}/{row.gpu}")
+        if job is None or job.state.finished:
+            row.phase, row.slurm_state = "done", job.state if job is not None else JobState.COMPLETED
+            row.end_s = job.end_s if job is not None else now
+            self.store.put_job(row)
+            return
+        power = self._node_power(row.node or "")
+        if model is None or power == "down" or job.state != JobState.PENDING:
+            if model is not None and power == "down" and job.state == JobState.PENDING:
+                self._log(now, f"node {row.node} is down: job {row.job_id} placed again")
+                model = self._place(row, now)
+                row.node, row.gpu = model.node, model.index
+                power = self._node_power(model.node)
+                if power in ("off", "booting"):
+                    self.store.put_job(row)
+                    if power == "off":
+                        self._power_up(model.node, row.job_id, now)
+                    return
+            if model is None:
+                return
+        elif power in ("off", "booting"):
+            if power == "off":
+                self._power_up(model.node, row.job_id, now)  # the last request did not take (yet)
+            return
+        row.phase = "queued"
+        self.store.put_job(row)
+        self._log(now, f"node {model.node} is up: job {row.job_id} reaches {model.name}")
+        self._add_to_model(model, row, now)
+        if job.state != JobState.PENDING:  # Slurm started it without us: follow it
+            self._follow(row, job, now, report)
 
     def _slurm_nodes(self) -> dict[str, SlurmNode]:
         """Slurm's nodes by name, read once a pass (empty, logged, when Slurm does not answer)."""
@@ -400,6 +476,9 @@ class Controller:
 
     def _follow(self, row: JobRow, job: SlurmJob | None, now: float, report: PassReport) -> None:
         """Bring a known job's row and its model up to what Slurm says."""
+        if row.phase == "booting":
+            self._await_boot(row, job, now, report)
+            return
         model = self._by_name.get(f"{row.node}/{row.gpu}")
         if model is None or row.job_id not in model.ranks:
             return
@@ -835,6 +914,8 @@ class Controller:
             self.slurm.requeue_hold(job_id)
         elif kind == "admin_comment":
             self.slurm.set_admin_comment(job_id, args["text"])
+        elif kind == "power_up":
+            self.slurm.power_up(args["node"])
         else:
             raise ValueError(f"unknown action {kind!r}")
 
@@ -845,6 +926,9 @@ class Controller:
                 continue
             if action.kind == "renew":
                 self._recover_renewal(action, now)
+                continue
+            if action.kind == "power_up":  # the pass asks again while the node is still off
+                self.store.finish_action(action.id, "done")
                 continue
             job = self.slurm.job(action.job_id)
             if job is None or (job.state.finished and action.kind != "admin_comment"):
@@ -909,7 +993,7 @@ class Controller:
         rows = sorted(self._rows.values(), key=lambda r: (r.submit_s or 0.0, r.job_id))
         for row in rows:
             model = self._by_name.get(f"{row.node}/{row.gpu}")
-            if model is not None and row.job_id not in model.ranks:
+            if model is not None and row.job_id not in model.ranks and row.phase != "booting":
                 self._add_to_model(model, row, now)
         for model in self.gpus:
             model.sim.decide(self._rel(now))

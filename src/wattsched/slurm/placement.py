@@ -10,8 +10,12 @@ configuration order (node by node, NVML index order), as the cluster engine buil
   (waiting, released or running) and the job on each slice — the engine's view of a simulated GPU;
 * a slice that takes no job now (drained for a repartition, missing from the GPU) is not idle;
 * a GPU of a node Slurm reports powered down (or powering down) is not available, as a GPU of an off server
-  in the engine; a GPU with an arrival its model has not handled yet is not offered again (the engine's
-  rule for arrivals at one instant: :class:`LivePlacement` closes a GPU once it is given a job).
+  in the engine; one of a booting node (powering up) is, unless jobs already wait there for the boot (the
+  engine's held jobs), and those count among its jobs; a GPU with an arrival its model has not handled yet
+  is not offered again (the engine's rule for arrivals at one instant: :class:`LivePlacement` closes a GPU
+  once it is given a job);
+* a GPU of a node Slurm reports down or failed takes no job, not even from the fallback (unless every node
+  is so).
 
 When the placement finds no GPU (-1), the engine's fallback decides: the first powered-down node (Slurm
 resumes it for the job, as the engine boots an off server), else the GPU with the fewest jobs among the nodes
@@ -48,6 +52,10 @@ class LiveGpu:
     closed: frozenset[int] = frozenset()
     #: Whether Slurm reports its node powered down (``False`` where not known).
     powered_down: bool = False
+    #: Jobs placed on it that wait for its node to be turned on (not in its model yet).
+    waiting: int = 0
+    #: Whether Slurm reports its node down or failed (a resume that never came back): no job goes there.
+    offline: bool = False
 
 
 def live_pool(gpus: Sequence[LiveGpu], *, classes: bool = True) -> GpuPool:
@@ -63,8 +71,8 @@ def live_pool(gpus: Sequence[LiveGpu], *, classes: bool = True) -> GpuPool:
     for index, gpu in enumerate(gpus):
         sim = gpu.sim
         _, _, in_system, pending, state, _ = sim.probe(sim.now_s)
-        pool.jobs[index] = in_system
-        if gpu.powered_down or pending:
+        pool.jobs[index] = in_system + gpu.waiting
+        if gpu.powered_down or gpu.offline or gpu.waiting or pending:
             continue
         slices = sim.configuration.slices
         free = 0
@@ -88,9 +96,10 @@ class LivePlacement:
         self.fallbacks = 0
         # The fallback's candidates, fixed for the pass: the first powered-down node's GPUs, else a heap of
         # (jobs, index) over every GPU (a job arriving when every GPU is closed costs log GPUs, not GPUs).
-        down = [i for i, gpu in enumerate(self.gpus) if gpu.powered_down]
+        down = [i for i, gpu in enumerate(self.gpus) if gpu.powered_down and not gpu.offline]
         self._first_down = [i for i in down if self.gpus[i].node == self.gpus[down[0]].node] if down else []
-        self._least_loaded = [(jobs, i) for i, jobs in enumerate(self.pool.jobs)]
+        online = [i for i, gpu in enumerate(self.gpus) if not gpu.offline] or list(range(len(self.gpus)))
+        self._least_loaded = [(self.pool.jobs[i], i) for i in online]
         heapq.heapify(self._least_loaded)
 
     def choose(self, job: Job, now_s: float) -> int:

@@ -3,7 +3,8 @@
 Tables:
 
 * ``jobs``: one row per job of the managed partition the controller has seen — its annotation, where and
-  when it ran, its phase in the controller (``queued``: held, waiting for a slice; ``released``: given a
+  when it ran, its phase in the controller (``booting``: held, waiting for its node to be turned on;
+  ``queued``: held, waiting for a slice; ``released``: given a
   slice type and released; ``running``; ``signalled``: sent the checkpoint signal; ``done``; ``rejected``:
   held for a malformed annotation; ``renewed``: replaced by a copy, ``renewed_as``, that goes on in its
   place), its energy and preemptions, and the GRES its Slurm record was given (``gres``).
@@ -78,7 +79,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _KEEP_DECISIONS = 500
 #: Phases of a job the controller still manages, and those in which it holds a slice.
-ACTIVE = ("queued", "released", "running", "signalled")
+ACTIVE = ("booting", "queued", "released", "running", "signalled")
 ON_SLICE = ("running", "signalled")
 #: Phases of a repartition still under way, in order.
 OPEN_PHASES = ("drain", "wait", "apply", "gres", "resume")
