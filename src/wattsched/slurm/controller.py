@@ -61,7 +61,7 @@ from wattsched.mig.partition import PARTITIONERS, RepartitionPolicy
 from wattsched.mig.simulator import MigSimulation
 from wattsched.slurm.accounting import AccountingWriter, energy_comment
 from wattsched.slurm.annotations import AnnotationError, parse_annotation
-from wattsched.slurm.client import JobState, SlurmApi, SlurmJob, SlurmNode
+from wattsched.slurm.client import JobState, SlurmApi, SlurmJob, SlurmNode, parse_gres
 from wattsched.slurm.clocks import GpuClocks
 from wattsched.slurm.config import ControllerConfig, NodeConfig
 from wattsched.slurm.energy import BusySlice, split_energy
@@ -209,9 +209,10 @@ class Controller:
                 self._hold(model, model.gpu.configuration(_ident(model.repartition.to_config)))
         self._recovered = False
         rows = store.jobs()
-        #: Every job id the state file has (new ones arrive), and the comments of those held for them.
+        #: Every job id the state file has (new ones arrive), and the comment and GRES of those held for them
+        #: (read again once their owner changes either).
         self._known = {row.job_id for row in rows}
-        self._rejected = {row.job_id: row.comment for row in rows if row.phase == "rejected"}
+        self._rejected = {r.job_id: (r.comment, r.gres or "") for r in rows if r.phase == "rejected"}
         #: The active jobs' rows (the controller is the state file's only writer: it keeps them in memory
         #: and writes each change through; read back at recovery). Measured: benchmarks/bench_slurm.py (c).
         self._rows: dict[int, JobRow] = {}
@@ -306,7 +307,8 @@ class Controller:
         return list(self._rows.values())
 
     def _reread(self, job: SlurmJob, now: float, report: PassReport) -> None:
-        """A job held for its annotation: done once it ends, read again once its owner changes the comment."""
+        """A job held for its annotation or its GPU count: done once it ends, read again once its owner
+        changes the comment or the GRES."""
         row = self.store.job(job.job_id)
         if row is None:
             return
@@ -314,7 +316,7 @@ class Controller:
             row.phase, row.slurm_state, row.end_s = "done", job.state, job.end_s
             self.store.put_job(row)
             del self._rejected[job.job_id]
-        elif job.comment != self._rejected[job.job_id] and job.state == JobState.PENDING:
+        elif (job.comment, job.gres or "") != self._rejected[job.job_id] and job.state == JobState.PENDING:
             del self._rejected[job.job_id]
             self._arrive(job, now, report)  # its owner fixed the annotation: read it again
 
@@ -330,17 +332,21 @@ class Controller:
             submit_s=submit,
             comment=job.comment,
         )
+        gpus = sum(entry.count for entry in parse_gres(job.gres) if entry.name == "gpu")
+        if gpus > 1:
+            self._reject(
+                row,
+                job,
+                f"it asks for {gpus} GPUs (--gres={job.gres}); the controller gives a job one MIG slice, "
+                "multi-GPU jobs are not run yet",
+                now,
+                report,
+            )
+            return
         try:
             note = parse_annotation(job.comment, submit_s=submit, time_limit_s=job.time_limit_s, now_s=now)
         except AnnotationError as exc:
-            row.phase, row.error = "rejected", str(exc)
-            self.store.put_job(row)
-            self._known.add(job.job_id)
-            self._rejected[job.job_id] = job.comment
-            # The client writes it as "wattsched: <reason>" into the AdminComment.
-            self._act(job.job_id, "hold_with_reason", {"reason": str(exc)}, now)
-            self._log(now, f"job {job.job_id} held: {exc}")
-            report.rejected.append(job.job_id)
+            self._reject(row, job, str(exc), now, report)
             return
         row.deadline_s, row.kind, row.scaling = note.deadline_s, note.kind.value, note.scaling.value
         row.work_s, row.preemptible = note.work_s, int(note.preemptible)
@@ -361,6 +367,18 @@ class Controller:
         self._add_to_model(model, row, now)
         if job.state == JobState.RUNNING:  # started without us (no hold plugin?): follow it
             self._follow(row, job, now, report)
+
+    def _reject(self, row: JobRow, job: SlurmJob, reason: str, now: float, report: PassReport) -> None:
+        """Hold a job the controller cannot run, with ``reason`` (one line) in its AdminComment; read again
+        once its owner changes its comment or its GRES."""
+        row.phase, row.error, row.gres = "rejected", reason, job.gres or None
+        self.store.put_job(row)
+        self._known.add(job.job_id)
+        self._rejected[job.job_id] = (job.comment, job.gres or "")
+        # The client writes it as "wattsched: <reason>" into the AdminComment.
+        self._act(job.job_id, "hold_with_reason", {"reason": reason}, now)
+        self._log(now, f"job {job.job_id} held: {reason}")
+        report.rejected.append(job.job_id)
 
     def _place(self, row: JobRow, now: float) -> GpuModel:
         """The GPU the placement picks for a new job (the first of a pass brings every model to now)."""
