@@ -1,6 +1,8 @@
 """The Slurm controller's cost: latency it adds, CPU and memory it uses, decision time at scale.
 
     python benchmarks/bench_slurm.py [--events 24] [--jobs 1000] [--repartitions 6] [--skip-live]
+    python benchmarks/bench_slurm.py --live-nodes 8 --events 96 --jobs 10   # (a), (b) on 8 nodes x 2 GPUs
+    python benchmarks/bench_slurm.py --slurm 26.05 --jobs 10                 # (a), (b) on another release
     python benchmarks/bench_slurm.py --scale [--scale-nodes 1,8,64] [--scale-queued 10000] [--repeats 5]
 
 (a) A slice freeing to the next job running on it, in the real sandbox (needs root and Slurm): queued
@@ -8,6 +10,10 @@
     sandbox's unmanaged ``debug`` partition with a GRES type, which Slurm alone starts. p50/p99 over the
     events (a job's script starting on a MIG instance after the previous job's script there ended).
 (b) The controller's CPU time (its own, and its Slurm commands') and peak Python memory per job over (a).
+    ``--live-nodes N``: (a) and (b) on a many-node sandbox, N nodes (one slurmd each) of two fake A100s at
+    configuration 3, every slice of the cluster taking jobs; ``--slurm RELEASE``: on that Slurm release
+    (the sandbox's root filesystem, its commands through the sandbox's wrappers); (d), (e) only on one node
+    of the host's Slurm.
 (c) ``--jobs`` jobs queued at once against the in-memory FakeSlurmClient (no daemons): the time of each
     pass and per job event (arrival, start, end, release) in it; the target is 50 ms per event. A cProfile
     of the slowest passes follows when the target is missed.
@@ -57,6 +63,7 @@ from wattsched.slurm import sandbox as sandbox_module
 from wattsched.slurm.client import FakeSlurmClient, JobState
 from wattsched.slurm.config import load_config
 from wattsched.slurm.controller import Controller
+from wattsched.slurm.sandbox import NodeSpec
 from wattsched.slurm.state import StateStore
 
 _TARGET_S = 0.050
@@ -101,13 +108,21 @@ def _wait_done(client: object, ids: list[int], timeout_s: float) -> None:
     raise RuntimeError(f"jobs did not finish within {timeout_s:g} s")
 
 
-def live(events: int, folder: Path) -> None:
-    box = sandbox_module.start(folder / "box", gpus=[("a100-40gb", 3)])
+def live(events: int, folder: Path, nodes: int = 1, slurm: str | None = None) -> None:
+    if nodes > 1:  # a many-node sandbox: one slurmd per node, two fake A100s each
+        specs = [NodeSpec(f"b{n + 1}", (("a100-40gb", 3), ("a100-40gb", 3))) for n in range(nodes)]
+        box = sandbox_module.start(folder / "box", nodes=specs, slurm=slurm)
+        types = [kind for member in box.nodes for kind in member.gres_types]
+    else:
+        box = sandbox_module.start(folder / "box", gpus=[("a100-40gb", 3)], slurm=slurm)
+        types = list(box.gres_types)
     try:
         client = box.client()
-        jobs = events // 3 + 2  # per slice: jobs - 1 events
+        slices = len(types)
+        jobs = max(2, events // slices + 2)  # per slice: jobs - 1 events
+        print(f"sandbox: {nodes} node(s), {slices} MIG slices, {jobs * slices} jobs of 1 s")
         version = subprocess.run(
-            ["sinfo", "--version"],
+            [str(box.bin_dir / "sinfo") if box.bin_dir else "sinfo", "--version"],
             env=dict(os.environ, **box.env),
             capture_output=True,
             text=True,
@@ -115,17 +130,18 @@ def live(events: int, folder: Path) -> None:
         ).stdout.strip()
         print(f"sinfo --version: {version}")
         # Slurm alone: the unmanaged partition, each job asking for one slice type.
+        total = slices * jobs
         control = [
             client.submit(
                 _script(folder, f"c{n}"),
                 partition=box.unmanaged_partition,
                 output=folder / f"c{n}.out",
-                extra=[f"--gres=gpu:{box.gres_types[n % 3]}:1"],
+                extra=[f"--gres=gpu:{types[n % slices]}:1"],
             )
-            for n in range(3 * jobs)
+            for n in range(total)
         ]
-        _wait_done(client, control, 120 + 3 * jobs * 2)
-        alone = _gaps([folder / f"c{n}.out" for n in range(3 * jobs)])
+        _wait_done(client, control, 120 + total * 2)
+        alone = _gaps([folder / f"c{n}.out" for n in range(total)])
         # The controller: the same jobs held in the managed partition, released one per free slice.
         config_path = sandbox_module.write_controller_config(box, folder / "wattsched.toml")
         config_path.write_text(config_path.read_text().replace("[slurm]\n", "[slurm]\npoll_s = 0.5\n"))
@@ -136,14 +152,14 @@ def live(events: int, folder: Path) -> None:
                 output=folder / f"m{n}.out",
                 comment="wattsched: work=1s deadline=+3600s",
             )
-            for n in range(3 * jobs)
+            for n in range(total)
         ]
         controller = Controller(config, client, StateStore(config.state_path))
         tracemalloc.start()
         own = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         began = time.time()
-        while time.time() - began < 120 + 3 * jobs * 3:
+        while time.time() - began < 120 + total * 3:
             tick = time.time()
             controller.run_once()
             rows = controller.store.jobs()
@@ -154,7 +170,7 @@ def live(events: int, folder: Path) -> None:
         children_end = resource.getrusage(resource.RUSAGE_CHILDREN)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        managed_gaps = _gaps([folder / f"m{n}.out" for n in range(3 * jobs)])
+        managed_gaps = _gaps([folder / f"m{n}.out" for n in range(total)])
         count = len(managed)
         cpu = (own_end.ru_utime + own_end.ru_stime) - (own.ru_utime + own.ru_stime)
         cmd = (children_end.ru_utime + children_end.ru_stime) - (children.ru_utime + children.ru_stime)
@@ -464,6 +480,12 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--events", type=int, default=24, help="slice-free events per live run (>= 20)")
+    parser.add_argument(
+        "--slurm", default=None, help="(a), (b) on this Slurm release (24.11, 26.05; default: the host's)"
+    )
+    parser.add_argument(
+        "--live-nodes", type=int, default=1, help="(a), (b) on this many nodes of 2 fake A100s (1: one GPU)"
+    )
     parser.add_argument("--jobs", type=int, default=1000, help="queued jobs for the in-memory run")
     parser.add_argument("--passes", type=int, default=30, help="most passes of the in-memory run")
     parser.add_argument("--repartitions", type=int, default=6, help="live repartitions for (d)")
@@ -486,8 +508,9 @@ def main() -> int:
             if os.geteuid() != 0 or not shutil.which("slurmctld"):
                 print("(a), (b) skipped: the sandbox needs root and Slurm")
             else:
-                live(args.events, folder)
-                repartitions(args.repartitions, folder)
+                live(args.events, folder, args.live_nodes, args.slurm)
+                if args.live_nodes == 1 and args.slurm is None:
+                    repartitions(args.repartitions, folder)
         in_memory(args.jobs, folder, args.passes)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -354,10 +354,14 @@ def test_an_end_and_a_start_in_the_same_second_are_told_end_first(
     assert row is not None and row.phase == "running" and row.slice == released[urgent]
 
 
-def test_a_job_slurm_starts_on_another_gpu_of_its_node_is_followed_and_charged_there(tmp_path: Path) -> None:
+def test_a_job_slurm_starts_on_another_gpu_of_its_node_is_followed_and_charged_there(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Two A100s of one node in configuration 1 (one 7g slice each) offer one GRES type: a job released for
     GPU 0 may be started by Slurm on GPU 1's device. The controller then moves it to GPU 1's model (its row,
-    its energy from GPU 1's counter), and GPU 0, free, takes the next job."""
+    its energy from GPU 1's counter), running there on the slice Slurm gave it (the pass sees the start 2.5 s
+    late: before, GPU 1's model refused a start before the job's arrival in it, and never knew the slice
+    busy), and GPU 0, free, takes the next job."""
     clock = Clock()
     gpu_file = tmp_path / "gpu.json"
     fake = FakeGpuState.create(gpu_file, [("a100-40gb", 1), ("a100-40gb", 1)], clock=clock)
@@ -388,9 +392,19 @@ backend = "fake:{gpu_file}"
     clock.now += 1.0
     slurm.start(a, gpu_indices=[1])  # Slurm's choice: the second GPU's slice
     meter.set_busy(instances[1].uuid, "training")
+    clock.now += 2.5  # the pass comes after the start
     report = controller.run_once()
     row = controller.store.job(a)
     assert report.started == [a] and row is not None and (row.gpu, row.slice_index) == (1, 0)
+    assert "disagrees" not in caplog.text
+    model = controller.gpus[1]
+    rank = model.ranks[a]
+    assert model.sim.decide(controller._rel(clock.now))[0] == rank  # running there
+    # it runs there from the pass that saw it (its model learnt of it then): its end is predicted at most
+    # that pass's delay after its run time on the 7g slice from Slurm's start (the real end is observed)
+    started = controller._rel(slurm.job(a).start_s)  # type: ignore[arg-type,union-attr]
+    duration = model.sim.duration_on(rank, 0)
+    assert started + duration <= model.sim.predicted_completions()[rank] <= started + 2.5 + duration + 1e-9
     b = slurm.submit(comment="wattsched: work=100s deadline=+1000s")
     report = controller.run_once()
     assert report.released == [b] and controller.store.job(b).gpu == 0  # type: ignore[union-attr]

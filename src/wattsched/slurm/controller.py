@@ -523,17 +523,28 @@ class Controller:
         self, model: GpuModel, row: JobRow, job: SlurmJob | None, now: float, report: PassReport
     ) -> None:
         where, slice_index = self._slice_of(model, job, row)
-        if where is not model:
+        moved = where is not model
+        if moved:
             model = self._move(row, model, where, now)
         start = job.start_s if job is not None and job.start_s is not None else now
         row.phase, row.run_start_s, row.slice_index = "running", start, slice_index
         row.start_s = row.start_s if row.start_s is not None else start
         row.slice = model.labels[slice_index]
-        self._tell(
-            model,
-            row,
-            lambda: model.sim.observe_start(model.ranks[row.job_id], slice_index, self._rel(start)),
-        )
+        rank = model.ranks[row.job_id]
+        if moved:
+            # It arrived in this model now, so it cannot have started before: it runs there from now. The
+            # arrival is handled first (as a rebuild does); where that decision already puts it on its slice,
+            # its run counts from now (at most a pass more work than it has left; its real end is observed),
+            # else it is placed there with the work it ran since Slurm's start done.
+            remaining = self._remaining_at(model, row, now)
+            model.sim.decide(self._rel(now))
+            self._tell(
+                model,
+                row,
+                lambda: model.sim.observe_start(rank, slice_index, self._rel(now), remaining=remaining),
+            )
+        else:
+            self._tell(model, row, lambda: model.sim.observe_start(rank, slice_index, self._rel(start)))
         self.store.put_job(row)
         self._log(now, f"job {row.job_id} started on {model.name} slice {row.slice}")
         report.started.append(row.job_id)
