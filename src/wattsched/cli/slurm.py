@@ -141,10 +141,12 @@ def _config(args: argparse.Namespace) -> Any:
 def _controller(args: argparse.Namespace) -> int:
     from wattsched.slurm.client import SlurmClient
     from wattsched.slurm.controller import Controller
+    from wattsched.slurm.rest import open_client
     from wattsched.slurm.state import StateStore
 
     config = _config(args)
-    slurm = SlurmClient(slurm_conf=config.slurm_conf, gpu_uuids=_device_uuids(config))
+    commands = SlurmClient(slurm_conf=config.slurm_conf, gpu_uuids=_device_uuids(config))
+    slurm = open_client(config.api, config.rest_socket, commands)
     if not slurm.ping():
         from wattsched.slurm.client import SlurmError
 
