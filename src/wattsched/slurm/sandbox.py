@@ -255,6 +255,7 @@ def start(
     try:
         if rest:
             if _which("slurmrestd") is None:
+                stop(top)  # the mount namespace of another release, if one was opened
                 raise SlurmError(
                     f"Slurm {slurm or host} has no slurmrestd here (the sandbox's rest needs 26.05)"
                 )
