@@ -4,7 +4,10 @@
 
 Only the schemas the REST client reads are kept (the job, node and ping responses, the job update
 response, and every schema they refer to), renamed without the dots of ``v0.0.45_`` (which the generator
-takes for modules), then given to ``datamodel-codegen``.
+takes for modules), then given to ``datamodel-codegen``; its output is then put in the repository's style
+(``ruff check --fix``, ``ruff format``). The spec itself comes from the release's slurmrestd:
+
+    slurmrestd -s openapi/slurmctld -d data_parser/v0.0.45 --generate-openapi-spec > SPEC
 """
 
 from __future__ import annotations
@@ -76,7 +79,11 @@ def main() -> int:
             ],
             check=False,
         )
-    return done.returncode
+    if done.returncode != 0:
+        return done.returncode
+    for style in (["check", "--fix", "--quiet"], ["format", "--quiet"]):
+        subprocess.run(["ruff", *style, str(OUTPUT)], check=False)
+    return 0
 
 
 if __name__ == "__main__":

@@ -176,35 +176,40 @@ def _has_extras(root: Path, release: Release) -> bool:
 
 
 def _install_extras(release: Release, root: Path, timeout_s: float) -> None:
-    """Install :attr:`Release.extras` into a cached root with its own ``apt-get`` (the package lists it was
-    made with first, refreshed once if those name versions the archive no longer has)."""
+    """Install :attr:`Release.extras` into a cached root with its own ``apt-get``, each at the version of the
+    root's ``slurmctld`` (never an upgrade of the Slurm the root holds), from the package lists it was made
+    with."""
     if os.geteuid() != 0:
         raise SlurmError(f"adding {' '.join(release.extras)} to the Slurm {release.version} root needs root")
-    install = ["chroot", str(root), "apt-get", "install", "--yes", "--no-install-recommends", *release.extras]
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    done = None
-    for step in ([install], [["chroot", str(root), "apt-get", "update"], install]):
-        for args in step:
-            try:
-                done = subprocess.run(
-                    args, capture_output=True, text=True, timeout=timeout_s, env=env, check=False
-                )
-            except subprocess.TimeoutExpired:
-                raise SlurmError(
-                    f"'{' '.join(args[2:])}' in the Slurm {release.version} root took over {timeout_s:g} s"
-                ) from None
-            if done.returncode != 0:
-                break
-        if done is not None and done.returncode == 0:
-            break
-    if done is None or done.returncode != 0:
-        tail = " ".join((done.stderr or done.stdout).split())[-300:] if done else ""
-        raise SlurmError(
-            f"could not add {' '.join(release.extras)} to the Slurm {release.version} root: {tail}"
-        )
+    what = f"adding {' '.join(release.extras)} to the Slurm {release.version} root"
+    version = _in_root(
+        root, ["dpkg-query", "--show", "--showformat=${Version}", "slurmctld"], what, timeout_s
+    )
+    pinned = [f"{name}={version.strip()}" for name in release.extras]
+    _in_root(root, ["apt-get", "install", "--yes", "--no-install-recommends", *pinned], what, timeout_s)
     mark = root / _READY
     text = mark.read_text(encoding="utf-8")
     mark.write_text(f"{text.rstrip()}\nextras: {' '.join(release.extras)}\n", encoding="utf-8")
+
+
+def _in_root(root: Path, args: list[str], what: str, timeout_s: float) -> str:
+    """Run a command in ``root`` (``chroot``); its output, or :class:`SlurmError` naming ``what`` failed."""
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    try:
+        done = subprocess.run(
+            ["chroot", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise SlurmError(f"{what}: '{' '.join(args)}' took over {timeout_s:g} s") from None
+    if done.returncode != 0:
+        tail = " ".join((done.stderr or done.stdout).split())[-300:]
+        raise SlurmError(f"{what}: '{' '.join(args)}' failed: {tail}")
+    return done.stdout
 
 
 def _build(release: Release, root: Path, timeout_s: float) -> Path:
