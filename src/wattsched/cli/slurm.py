@@ -150,10 +150,14 @@ def _controller(args: argparse.Namespace) -> int:
     if not slurm.ping():
         from wattsched.slurm.client import SlurmError
 
+        if slurm is not commands:
+            raise SlurmError(f"slurmrestd at {config.rest_socket} found no slurmctld (or did not answer)")
         raise SlurmError("slurm is not running: 'scontrol ping' found no slurmctld (is SLURM_CONF right?)")
     _check_nodes(config, slurm)
     _check_mig_mode(config)
     logging.getLogger("wattsched.slurm").setLevel(logging.INFO)
+    through = f"slurmrestd at {config.rest_socket}" if slurm is not commands else "its commands"
+    logging.getLogger("wattsched.slurm").info("driving Slurm through %s", through)
     store = StateStore(":memory:" if args.dry_run else config.state_path)
     controller = Controller(config, slurm, store, dry_run=args.dry_run)
     if args.once:
