@@ -12,6 +12,7 @@ accounting database (``accounting=True``: a private MariaDB and slurmdbd, :mod:`
     DIR/munge/                  a private munged (own key and socket; a system munge is left alone)
     DIR/state, DIR/spool, DIR/log, DIR/run   slurmctld state, slurmd spool, logs, pid files
     DIR/db/, DIR/etc/slurmdbd.conf          with accounting: MariaDB's data and socket, slurmdbd's config
+    DIR/rest/slurmrestd.socket, DIR/etc/jwt.key   with rest (26.05): slurmrestd's socket, the tokens' key
 
 Ports are free loopback ports picked at start, so sandboxes and a system Slurm do not clash. Partitions:
 the managed one (default ``mig``, Slurm's default partition) and ``debug`` which wattsched leaves alone.
@@ -301,7 +302,8 @@ def start(
                 raise
     finally:
         _BIN.reset(token)
-    sandbox = replace(sandbox, slurm=slurm or host, bin_dir=bin_dir, rest_socket=rest_socket)
+    logs = {**sandbox.logs, "slurmrestd": paths["log"] / "slurmrestd.log"} if rest else sandbox.logs
+    sandbox = replace(sandbox, slurm=slurm or host, bin_dir=bin_dir, rest_socket=rest_socket, logs=logs)
     _wait_for_node(sandbox, timeout_s)
     return sandbox
 
