@@ -2,7 +2,7 @@
 # A single-host Slurm with fake MIG GPUs in one directory, for trying wattsched (run as root).
 #
 #   scripts/slurm-sandbox.sh start DIR [CONFIG.toml] [--nodes N] [--suspend-time S] [--slurm 24.11|26.05]
-#                                [--no-accounting]          # then: the export lines it prints
+#                                [--no-accounting] [--rest] # then: the export lines it prints
 #   scripts/slurm-sandbox.sh stop DIR
 #
 # CONFIG.toml is a controller config: its partition and its nodes' GPUs and configurations shape the sandbox
@@ -16,6 +16,8 @@
 # slurmdbd are installed the sandbox keeps accounting (a private database: sacct works), unless
 # --no-accounting; where they are not it says so in one line and starts without.
 #
+# --rest (with --slurm 26.05) also runs slurmrestd on the unix socket DIR/rest/slurmrestd.socket, with JSON
+# web tokens (scontrol token), and the controller then drives Slurm through it (docs/slurm.md).
 # --slurm runs another Slurm release than the host's, from a Debian root filesystem made once (debootstrap,
 # about a minute) and cached in ~/.cache/wattsched/slurm-roots; its commands are wrappers in DIR/bin.
 # Everything is done by
@@ -32,7 +34,7 @@ if ! "$PYTHON" -c 'import wattsched' 2>/dev/null; then
 fi
 
 usage() {
-    echo "usage: $0 start DIR [CONFIG.toml] [--nodes N] [--suspend-time S] [--slurm VERSION] [--no-accounting] | stop DIR" >&2
+    echo "usage: $0 start DIR [CONFIG.toml] [--nodes N] [--suspend-time S] [--slurm VERSION] [--no-accounting] [--rest] | stop DIR" >&2
     exit 2
 }
 
@@ -51,8 +53,8 @@ start)
             options+=("$1" "$2")
             shift 2
             ;;
-        --no-accounting)
-            options+=(--no-accounting)
+        --no-accounting | --rest)
+            options+=("$1")
             shift
             ;;
         -*) usage ;;

@@ -44,7 +44,9 @@ def live(request: pytest.FixtureRequest) -> Iterator[sandbox_module.Sandbox]:
     # munged wants every folder above its socket open to all: not pytest's private temporary folder.
     directory = Path(tempfile.mkdtemp(prefix="wattsched-live-", dir="/tmp"))
     directory.chmod(0o755)
-    box = sandbox_module.start(directory, gpus=[("a100-40gb", 3)], slurm=release)
+    # On 26.05 the controller drives Slurm through slurmrestd (its config: api = "rest"), as a site with
+    # slurmrestd would; the commands on the other releases.
+    box = sandbox_module.start(directory, gpus=[("a100-40gb", 3)], slurm=release, rest=release == "26.05")
     try:
         yield box
     finally:
@@ -109,6 +111,7 @@ def test_real_jobs_run_on_the_chosen_slices_and_survive_a_controller_kill(
         live, tmp_path / "wattsched.toml", {"policy": "edf-ss-restricted"}
     )
     config.write_text(config.read_text().replace("[slurm]\n", "[slurm]\npoll_s = 0.5\n"))
+    assert ('api = "rest"' in config.read_text()) == (live.rest_socket is not None)
     script = tmp_path / "job.sh"
     script.write_text(
         '#!/bin/sh\necho "start $SLURM_JOB_ID $CUDA_VISIBLE_DEVICES $SLURM_RESTART_COUNT"\n'
@@ -130,6 +133,8 @@ def test_real_jobs_run_on_the_chosen_slices_and_survive_a_controller_kill(
             "the first jobs to run",
             live,
         )
+        through = "slurmrestd" if live.rest_socket is not None else "its commands"
+        assert f"driving Slurm through {through}" in (live.directory / "controller.log").read_text()
         controller.send_signal(signal.SIGKILL)  # a crash mid-run
         controller.wait(10)
         controller = _controller(live, config)

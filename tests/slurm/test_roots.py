@@ -76,3 +76,23 @@ def test_the_bound_paths_are_this_python_the_sources_and_tmp_none_inside_another
         Path(sys.base_prefix).resolve().is_relative_to(b) for b in binds
     )
     assert all(not a.is_relative_to(b) for a in binds for b in binds if a != b)
+
+
+def test_extras_are_marked_on_their_own_line_so_a_root_stays_ready_for_code_that_knows_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = roots.Release("26.05", "sid", "Debian unstable", ("slurmctld",), ("slurm-wlm-jwt-plugin",))
+    (tmp_path / ".wattsched-root").write_text("slurm-wlm 26.05.5\npackages: slurmctld\n", encoding="utf-8")
+    assert roots._ready(tmp_path, release) and not roots._has_extras(tmp_path, release)
+    ran: list[list[str]] = []
+
+    def in_root(root: Path, args: list[str], what: str, timeout_s: float) -> str:
+        ran.append(args)
+        return "26.05.5-1"
+
+    monkeypatch.setattr(roots, "_in_root", in_root)
+    monkeypatch.setattr(roots.os, "geteuid", lambda: 0)
+    roots._install_extras(release, tmp_path, 60.0)
+    assert ran[-1][-1] == "slurm-wlm-jwt-plugin=26.05.5-1"  # the root's own Slurm version, never an upgrade
+    lines = (tmp_path / ".wattsched-root").read_text(encoding="utf-8").splitlines()
+    assert "packages: slurmctld" in lines and roots._has_extras(tmp_path, release)

@@ -141,17 +141,23 @@ def _config(args: argparse.Namespace) -> Any:
 def _controller(args: argparse.Namespace) -> int:
     from wattsched.slurm.client import SlurmClient
     from wattsched.slurm.controller import Controller
+    from wattsched.slurm.rest import open_client
     from wattsched.slurm.state import StateStore
 
     config = _config(args)
-    slurm = SlurmClient(slurm_conf=config.slurm_conf, gpu_uuids=_device_uuids(config))
+    commands = SlurmClient(slurm_conf=config.slurm_conf, gpu_uuids=_device_uuids(config))
+    slurm = open_client(config.api, config.rest_socket, commands)
     if not slurm.ping():
         from wattsched.slurm.client import SlurmError
 
+        if slurm is not commands:
+            raise SlurmError(f"slurmrestd at {config.rest_socket} found no slurmctld (or did not answer)")
         raise SlurmError("slurm is not running: 'scontrol ping' found no slurmctld (is SLURM_CONF right?)")
     _check_nodes(config, slurm)
     _check_mig_mode(config)
     logging.getLogger("wattsched.slurm").setLevel(logging.INFO)
+    through = f"slurmrestd at {config.rest_socket}" if slurm is not commands else "its commands"
+    logging.getLogger("wattsched.slurm").info("driving Slurm through %s", through)
     store = StateStore(":memory:" if args.dry_run else config.state_path)
     controller = Controller(config, slurm, store, dry_run=args.dry_run)
     if args.once:

@@ -6,7 +6,8 @@ Slurm launches, authenticates and accounts; wattsched decides and measures.
   GPU's MIG engine as its model of the present; :func:`load_config` (:mod:`.config`) reads its TOML file,
   :class:`StateStore` (:mod:`.state`) keeps its SQLite state and journal.
 * :class:`SlurmClient` (:mod:`.client`): Slurm's command-line tools, typed; :class:`FakeSlurmClient`, the same
-  in memory for tests.
+  in memory for tests; :class:`~wattsched.slurm.rest.RestClient` (:mod:`.rest`), the same through slurmrestd
+  (Slurm 26.05), picked by the config's ``[slurm] api``.
 * :func:`parse_annotation` (:mod:`.annotations`): what a job states in its ``--comment``.
 * :mod:`.placement`: the data-centre simulator's placements shown the controller's GPUs (``live_pool``);
   :mod:`.metrics`: the controller's Prometheus metrics, for node_exporter's textfile collector.

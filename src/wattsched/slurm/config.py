@@ -9,6 +9,9 @@ time_origin = "midnight"           # the models' time 0: local midnight of the f
                                    # partitioner's hours are the time of day), or "start": the first start
 metrics_file = "/var/lib/node_exporter/textfile/wattsched.prom"  # optional: Prometheus metrics, rewritten
                                    # at every pass (node_exporter's textfile collector reads *.prom)
+api = "auto"                       # how Slurm is driven: "cli" (its commands), "rest" (slurmrestd on
+                                   # rest_socket), "auto" (slurmrestd where it answers there, else commands)
+rest_socket = "/run/slurmrestd/slurmrestd.socket"  # slurmrestd's unix socket (JSON web tokens)
 [scheduling]
 policy = "edf-ss-restricted"       # any registry policy (wattsched mig policies)
 placement = "first-fit"            # any registry placement (wattsched cluster run's): each new job's GPU
@@ -75,7 +78,16 @@ __all__ = [
 STATIC_PARTITIONERS = frozenset({"static", "no-mig"})
 
 _SECTIONS = {
-    "slurm": {"partition", "state", "poll_s", "slurm_conf", "time_origin", "metrics_file"},
+    "slurm": {
+        "partition",
+        "state",
+        "poll_s",
+        "slurm_conf",
+        "time_origin",
+        "metrics_file",
+        "api",
+        "rest_socket",
+    },
     "scheduling": {"policy", "placement", "preemption", "signal", "grace_s", "overdue_s"},
     "power": {
         "suspend_command",
@@ -186,6 +198,10 @@ class ControllerConfig:
     placement: str = ClusterOptions.placement
     #: Where the Prometheus metrics are written at every pass (``None``: not written).
     metrics_path: Path | None = None
+    #: How Slurm is driven (:func:`wattsched.slurm.rest.open_client`): ``"cli"`` its commands, ``"rest"``
+    #: slurmrestd on :attr:`rest_socket`, ``"auto"`` slurmrestd where it answers there, else the commands.
+    api: Literal["auto", "cli", "rest"] = "auto"
+    rest_socket: Path | None = None
 
 
 def load_config(path: str | Path) -> ControllerConfig:
@@ -240,6 +256,15 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
     time_origin = _text(slurm, "time_origin", where, section="slurm", default="midnight")
     if time_origin not in ("midnight", "start"):
         raise ConfigError(f"{where}: slurm.time_origin: expected 'midnight' or 'start', got '{time_origin}'")
+    api = _text(slurm, "api", where, section="slurm", default="auto")
+    if api not in ("auto", "cli", "rest"):
+        raise ConfigError(f"{where}: slurm.api: expected 'auto', 'cli' or 'rest', got '{api}'")
+    rest_socket = None
+    if slurm.get("rest_socket") is not None:
+        rest_socket = Path(_text(slurm, "rest_socket", where, section="slurm"))
+        rest_socket = rest_socket if rest_socket.is_absolute() else base / rest_socket
+    elif api == "rest":
+        raise ConfigError(f"{where}: slurm.api = 'rest' needs slurm.rest_socket (slurmrestd's unix socket)")
     preemption = _text(scheduling, "preemption", where, section="scheduling", default="requeue")
     if preemption not in ("requeue", "off"):
         raise ConfigError(f"{where}: scheduling.preemption: expected 'requeue' or 'off', got '{preemption}'")
@@ -271,6 +296,8 @@ def parse_config(raw: dict[str, Any], *, base: Path, where: str) -> ControllerCo
         repartition=_repartition(raw.get("repartition", {}), where),
         placement=placement,
         metrics_path=metrics_path,
+        api="rest" if api == "rest" else "cli" if api == "cli" else "auto",
+        rest_socket=rest_socket,
     )
 
 

@@ -52,6 +52,10 @@ class Release:
     suite: str
     distribution: str
     packages: tuple[str, ...]
+    #: Packages added since roots of this release were first made: installed into a cached root in place
+    #: (``apt-get`` in the root) rather than making it again, which would pull a root from under a sandbox
+    #: running on it.
+    extras: tuple[str, ...] = ()
 
 
 _BASE = ("slurmctld", "slurmd", "slurm-client", "munge")
@@ -59,7 +63,8 @@ _BASE = ("slurmctld", "slurmd", "slurm-client", "munge")
 #: The releases the sandbox can make, by ``major.minor``.
 RELEASES: dict[str, Release] = {
     "24.11": Release("24.11", "trixie", "Debian 13", _BASE),
-    "26.05": Release("26.05", "sid", "Debian unstable", (*_BASE, "slurmrestd")),
+    # slurmrestd, and the auth/jwt plugin that lets slurmctld take its JSON web tokens.
+    "26.05": Release("26.05", "sid", "Debian unstable", (*_BASE, "slurmrestd"), ("slurm-wlm-jwt-plugin",)),
 }
 
 #: The commands a root's wrappers cover (those the sandbox, the controller and users call).
@@ -139,14 +144,16 @@ def prepare_root(version: str, *, timeout_s: float = 900.0) -> Path:
             known.insert(0, f"{host} (this host)")
         raise SlurmError(f"Slurm {version} cannot be made here; the releases it can run: {', '.join(known)}")
     root = root_path(version)
-    if _ready(root, release):
+    if _ready(root, release) and _has_extras(root, release):
         return root
     root.parent.mkdir(parents=True, exist_ok=True)
     with open(root.with_name(f"{version}.lock"), "w") as lock:  # one build at a time, across processes
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _ready(root, release):  # made meanwhile by another process
-            return root
-        return _build(release, root, timeout_s)
+        if not _ready(root, release):  # else made meanwhile by another process
+            _build(release, root, timeout_s)
+        if not _has_extras(root, release):
+            _install_extras(release, root, timeout_s)
+        return root
 
 
 def _ready(root: Path, release: Release) -> bool:
@@ -157,6 +164,52 @@ def _ready(root: Path, release: Release) -> bool:
     except OSError:
         return False
     return f"packages: {' '.join(release.packages)}" in lines
+
+
+def _has_extras(root: Path, release: Release) -> bool:
+    """Whether ``root`` holds the release's :attr:`Release.extras` (an ``extras:`` line of its mark; the
+    ``packages:`` line is left as it was, so that a root stays ready for code that knows no extras)."""
+    if not release.extras:
+        return True
+    lines = (root / _READY).read_text(encoding="utf-8").splitlines()
+    return f"extras: {' '.join(release.extras)}" in lines
+
+
+def _install_extras(release: Release, root: Path, timeout_s: float) -> None:
+    """Install :attr:`Release.extras` into a cached root with its own ``apt-get``, each at the version of the
+    root's ``slurmctld`` (never an upgrade of the Slurm the root holds), from the package lists it was made
+    with."""
+    if os.geteuid() != 0:
+        raise SlurmError(f"adding {' '.join(release.extras)} to the Slurm {release.version} root needs root")
+    what = f"adding {' '.join(release.extras)} to the Slurm {release.version} root"
+    version = _in_root(
+        root, ["dpkg-query", "--show", "--showformat=${Version}", "slurmctld"], what, timeout_s
+    )
+    pinned = [f"{name}={version.strip()}" for name in release.extras]
+    _in_root(root, ["apt-get", "install", "--yes", "--no-install-recommends", *pinned], what, timeout_s)
+    mark = root / _READY
+    text = mark.read_text(encoding="utf-8")
+    mark.write_text(f"{text.rstrip()}\nextras: {' '.join(release.extras)}\n", encoding="utf-8")
+
+
+def _in_root(root: Path, args: list[str], what: str, timeout_s: float) -> str:
+    """Run a command in ``root`` (``chroot``); its output, or :class:`SlurmError` naming ``what`` failed."""
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    try:
+        done = subprocess.run(
+            ["chroot", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise SlurmError(f"{what}: '{' '.join(args)}' took over {timeout_s:g} s") from None
+    if done.returncode != 0:
+        tail = " ".join((done.stderr or done.stdout).split())[-300:]
+        raise SlurmError(f"{what}: '{' '.join(args)}' failed: {tail}")
+    return done.stdout
 
 
 def _build(release: Release, root: Path, timeout_s: float) -> Path:
@@ -175,7 +228,7 @@ def _build(release: Release, root: Path, timeout_s: float) -> Path:
     command = [
         debootstrap,
         "--variant=minbase",
-        f"--include={','.join(release.packages)}",
+        f"--include={','.join((*release.packages, *release.extras))}",
         release.suite,
         str(building),
         "http://deb.debian.org/debian",
@@ -200,8 +253,9 @@ def _build(release: Release, root: Path, timeout_s: float) -> Path:
         raise SlurmError(
             f"the {release.suite} root holds Slurm {got or 'nothing'} ({check.stdout.strip()}), not {version}"
         )
+    extras = f"extras: {' '.join(release.extras)}\n" if release.extras else ""
     (building / _READY).write_text(
-        f"{check.stdout.strip()}\npackages: {' '.join(release.packages)}\n", encoding="utf-8"
+        f"{check.stdout.strip()}\npackages: {' '.join(release.packages)}\n{extras}", encoding="utf-8"
     )
     building.rename(root)
     return root

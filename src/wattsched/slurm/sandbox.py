@@ -12,6 +12,7 @@ accounting database (``accounting=True``: a private MariaDB and slurmdbd, :mod:`
     DIR/munge/                  a private munged (own key and socket; a system munge is left alone)
     DIR/state, DIR/spool, DIR/log, DIR/run   slurmctld state, slurmd spool, logs, pid files
     DIR/db/, DIR/etc/slurmdbd.conf          with accounting: MariaDB's data and socket, slurmdbd's config
+    DIR/rest/slurmrestd.socket, DIR/etc/jwt.key   with rest (26.05): slurmrestd's socket, the tokens' key
 
 Ports are free loopback ports picked at start, so sandboxes and a system Slurm do not clash. Partitions:
 the managed one (default ``mig``, Slurm's default partition) and ``debug`` which wattsched leaves alone.
@@ -47,6 +48,7 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import shlex
 import shutil
 import signal
@@ -77,6 +79,7 @@ from wattsched.slurm.gres_update import (
     spare_count,
     write_fake_gres,
 )
+from wattsched.slurm.rest import RestClient
 from wattsched.slurm.sandbox_nodes import (
     MINORS_PER_NODE,
     NodeSpec,
@@ -110,6 +113,9 @@ DAEMONS = ("munged", "slurmctld", "slurmd")
 #: Every daemon a sandbox may run, with the accounting database's, in start order (stopped in reverse).
 ALL_DAEMONS = ("munged", *sandbox_accounting.ACCOUNTING_DAEMONS, "slurmctld", "slurmd")
 
+#: The user and group id slurmrestd runs as (``nobody``: it refuses root and SlurmUser).
+_REST_ID = 65534
+
 #: While a sandbox of another Slurm release than the host's is started or reloaded: the folder of the
 #: wrappers that run that release's commands in its root filesystem (:mod:`wattsched.slurm.roots`).
 _BIN = roots.COMMAND_DIR
@@ -141,6 +147,8 @@ class Sandbox:
     dbd_port: int | None = None
     #: A many-node sandbox's nodes (the fields above then describe the first); empty for one node.
     nodes: tuple[SandboxNode, ...] = ()
+    #: slurmrestd's unix socket (``DIR/rest/slurmrestd.socket``) where it was started (``rest=True``).
+    rest_socket: Path | None = None
 
     @property
     def env(self) -> dict[str, str]:
@@ -155,6 +163,13 @@ class Sandbox:
         """A client on this sandbox that knows each node's MIG UUIDs."""
         uuids = {node.name: node.gpu_uuids for node in self.nodes} or {self.node: self.gpu_uuids}
         return SlurmClient(self.conf_path, timeout_s=timeout_s, gpu_uuids=uuids, bin_dir=self.bin_dir)
+
+    def rest_client(self, timeout_s: float = 30.0) -> RestClient:
+        """A client through this sandbox's slurmrestd (started with ``rest=True``), its tokens from
+        ``scontrol token``."""
+        if self.rest_socket is None:
+            raise SlurmError(f"the sandbox in {self.directory} runs no slurmrestd (start it with rest=True)")
+        return RestClient(self.rest_socket, self.client(timeout_s), timeout_s=timeout_s)
 
 
 def start(
@@ -173,6 +188,7 @@ def start(
     slurm: str | None = None,
     accounting: bool | None = False,
     nodes: Sequence[NodeSpec] = (),
+    rest: bool = False,
 ) -> Sandbox:
     """Start munged, slurmctld and slurmd in ``directory`` (created; a sandbox already running there is
     stopped first) and wait until the node takes jobs; :class:`SlurmError` with the daemons' last log lines
@@ -197,6 +213,10 @@ def start(
     ``nodes``: one slurmd per node given (``gpus`` unused; a node is given spare devices where
     ``spare_devices`` or its partitioner repartitions), named as given, on this host
     (:mod:`wattsched.slurm.sandbox_nodes`); without, one node named after the host.
+
+    ``rest``: also slurmrestd (a release that has it: 26.05) on the unix socket ``DIR/rest/slurmrestd.socket``
+    (:attr:`Sandbox.rest_socket`, :meth:`Sandbox.rest_client`), with JSON web tokens: slurm.conf gets
+    ``AuthAltTypes=auth/jwt`` and the key ``DIR/etc/jwt.key``; ``scontrol token`` gives a token.
     """
     host = roots.host_release()
     other = slurm is not None and slurm != host
@@ -232,7 +252,15 @@ def start(
         namespace.start()
         bin_dir = namespace.bin_dir
     token = _BIN.set(bin_dir)
+    rest_socket = None
     try:
+        if rest:
+            if _which("slurmrestd") is None:
+                stop(top)  # the mount namespace of another release, if one was opened
+                raise SlurmError(
+                    f"Slurm {slurm or host} has no slurmrestd here (the sandbox's rest needs 26.05)"
+                )
+            extra_conf = [*extra_conf, *_jwt_settings(paths)]
         if nodes:
             if accounting:
                 raise SlurmError("the sandbox keeps accounting with one node only, so far (--no-accounting)")
@@ -266,9 +294,16 @@ def start(
                 accounting,
                 timeout_s,
             )
+        if rest:
+            try:
+                rest_socket = _start_rest(top, paths, timeout_s)
+            except (SlurmError, OSError):
+                stop(top)
+                raise
     finally:
         _BIN.reset(token)
-    sandbox = replace(sandbox, slurm=slurm or host, bin_dir=bin_dir)
+    logs = {**sandbox.logs, "slurmrestd": paths["log"] / "slurmrestd.log"} if rest else sandbox.logs
+    sandbox = replace(sandbox, slurm=slurm or host, bin_dir=bin_dir, rest_socket=rest_socket, logs=logs)
     _wait_for_node(sandbox, timeout_s)
     return sandbox
 
@@ -363,6 +398,7 @@ def stop(directory: str | Path, *, timeout_s: float = 15.0) -> bool:
         was_running = True
         _end(controller, timeout_s)
     (top / "controller.pid").unlink(missing_ok=True)
+    was_running = _stop_rest(top, timeout_s) or was_running
     alive = {name: _recorded_pid(run / f"{name}.pid", name, top) for name in ALL_DAEMONS}
     if alive["slurmctld"] is not None:
         with contextlib.suppress(SlurmError):
@@ -587,6 +623,8 @@ def write_controller_config(
         f"state = {_toml(str(sandbox.directory / 'state.db'))}",
         f"slurm_conf = {_toml(str(sandbox.conf_path))}",
     ]
+    if sandbox.rest_socket is not None:
+        lines += ['api = "rest"', f"rest_socket = {_toml(str(sandbox.rest_socket))}"]
     if poll_s is not None:
         lines.append(f"poll_s = {_toml(poll_s)}")
     if time_origin is not None:
@@ -1074,6 +1112,61 @@ def _start_slurmds(members: Sequence[SandboxNode], paths: dict[str, Path]) -> No
         _wait_pid(paths["run"] / f"slurmd-{node.name}.pid", f"slurmd -N {node.name}", node.log)
 
 
+def _jwt_settings(paths: dict[str, Path]) -> list[str]:
+    """slurm.conf's lines for JSON web tokens, with a new key (``DIR/etc/jwt.key``, readable by root only)."""
+    key = paths["etc"] / "jwt.key"
+    key.unlink(missing_ok=True)
+    descriptor = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as out:
+        out.write(secrets.token_bytes(64))
+    return ["AuthAltTypes=auth/jwt", f"AuthAltParameters=jwt_key={key}"]
+
+
+def _start_rest(top: Path, paths: dict[str, Path], timeout_s: float) -> Path:
+    """slurmrestd on ``DIR/rest/slurmrestd.socket``, taking JSON web tokens (:mod:`wattsched.slurm.rest`
+    has why it runs as ``nobody`` with ``SLURM_JWT=daemon``); its pid in ``DIR/run/slurmrestd.pid``."""
+    folder = top / "rest"
+    folder.mkdir(exist_ok=True)
+    os.chown(folder, _REST_ID, _REST_ID)  # slurmrestd binds its socket once it is nobody
+    folder.chmod(0o755)
+    path = folder / "slurmrestd.socket"
+    path.unlink(missing_ok=True)
+    env = dict(os.environ, SLURM_CONF=str(paths["conf"]), SLURM_JWT="daemon")
+    log_file = paths["log"] / "slurmrestd.log"
+    args = [
+        _need("slurmrestd"),
+        "-a",
+        "rest_auth/jwt",
+        "-u",
+        str(_REST_ID),
+        "-g",
+        str(_REST_ID),
+        f"unix:{path}",
+    ]
+    with open(log_file, "ab") as log:
+        process = subprocess.Popen(
+            args, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+    (paths["run"] / "slurmrestd.pid").write_text(f"{process.pid}\n", encoding="utf-8")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and process.poll() is None:
+        if path.is_socket():
+            return path
+        time.sleep(0.05)
+    raise SlurmError(f"slurmrestd did not open {path}{_tail(log_file)}")
+
+
+def _stop_rest(top: Path, timeout_s: float) -> bool:
+    """End the sandbox's slurmrestd (when it runs) and remove its socket; whether it ran."""
+    pid_file = top / "run" / "slurmrestd.pid"
+    pid = _recorded_pid(pid_file, "slurmrestd", top)
+    if pid is not None:
+        _end(pid, timeout_s)
+    pid_file.unlink(missing_ok=True)
+    shutil.rmtree(top / "rest", ignore_errors=True)
+    return pid is not None
+
+
 def _stop_slurmds(top: Path, timeout_s: float) -> bool:
     """End a many-node sandbox's slurmds (``DIR/run/slurmd-<node>.pid``, each only while it still is this
     sandbox's slurmd), all signalled first; whether any ran."""
@@ -1348,6 +1441,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="no accounting database (default: a private MariaDB and slurmdbd where they are installed)",
     )
+    begin.add_argument(
+        "--rest",
+        action="store_true",
+        help="also slurmrestd on the unix socket DIR/rest/slurmrestd.socket, with JSON web tokens (Slurm "
+        "26.05); the controller config then goes through it",
+    )
     commands.add_parser("stop").add_argument("directory")
     again = commands.add_parser("reload", help="bring Slurm to the MIG instances the fake GPUs hold now")
     again.add_argument("directory")
@@ -1417,6 +1516,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             accounting=accounting,
             nodes=specs,
             extra_conf=extra,
+            rest=args.rest,
         )
         try:
             config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", **settings)
@@ -1441,6 +1541,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "(sacct, sacctmgr)\n"
             if sandbox.accounting
             else "# accounting: none (sacct has nothing)\n"
+        )
+        + (
+            f"# slurmrestd: unix socket {sandbox.rest_socket} (a token: scontrol token)\n"
+            if sandbox.rest_socket is not None
+            else ""
         )
         + f"export SLURM_CONF={shlex.quote(str(sandbox.conf_path))}\n"
     )
