@@ -22,7 +22,9 @@ Facts of slurmrestd 26.05.5 this relies on, checked by running it (the sandbox's
 
 Through the commands still (:attr:`RestClient.cli`): :meth:`~RestClient.requeue_hold` (v0.0.45 has a
 ``job/{id}/requeue`` with ``Hold``; the command's behaviour is the one tested), :meth:`~RestClient.renew` (it
-resubmits a job's script and environment from slurmctld's state files: ``sbatch``), and the accounting calls
+resubmits a job's script and environment from slurmctld's state files: ``sbatch``),
+:meth:`~RestClient.power_up` (v0.0.45's ``POST node/{name}`` with a state is not tried yet against the
+sandbox's power programs), and the accounting calls
 (``sacct``/``sacctmgr``: slurmrestd answers slurmdbd's endpoints only with ``openapi/slurmdbd`` loaded and a
 slurmdbd behind it, which the sandbox of this release does not run).
 """
@@ -263,6 +265,10 @@ class RestClient:
     def renew(self, job_id: int, marker: str) -> int:
         """:meth:`SlurmClient.renew` (``sbatch`` of the job's kept script and environment)."""
         return self.cli.renew(job_id, marker)
+
+    def power_up(self, node: str) -> None:
+        """``scontrol update NodeName=NODE State=POWER_UP`` (module docstring)."""
+        self.cli.power_up(node)
 
     def accounting_enabled(self) -> bool:
         return self.cli.accounting_enabled()
