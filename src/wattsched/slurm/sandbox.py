@@ -490,7 +490,7 @@ def _reload(
         _restart("slurmctld", ["slurmctld"], env, paths, top)
         _wait_ping(client, timeout_s)
         client.run("scontrol", "reconfigure")
-        client.run("scontrol", "update", f"nodename={node}", "state=resume")
+        _resume_node(client, node)
     else:
         client.run("scontrol", "reconfigure")
         _restart_slurmd(node, env, paths, top)
@@ -500,6 +500,20 @@ def _reload(
     times["node_back_s"] = time.monotonic() - mark
     times["total_s"] = time.monotonic() - began
     return times
+
+
+def _resume_node(client: SlurmClient, node: str) -> None:
+    """Undo the reload's drain. Slurm refuses ``state=resume`` ("Invalid node state specified") for a node
+    that is not drained (seen under load, the node re-registering after slurmctld's restart): then there is
+    nothing to undo."""
+    try:
+        client.run("scontrol", "update", f"nodename={node}", "state=resume")
+    except SlurmError as exc:
+        if "Invalid node state" not in str(exc):
+            raise
+        shown = next((n for n in client.nodes() if n.name == node), None)
+        if shown is not None and {"DRAIN", "DRAINED", "DRAINING"}.intersection(shown.state_flags):
+            raise
 
 
 def _start_accounting(
