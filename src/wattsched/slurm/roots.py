@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextvars
 import fcntl
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -30,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wattsched.rl.cache import cache_dir
-from wattsched.slurm.client import SlurmError
+from wattsched.slurm.client import SlurmError, release_of
 
 __all__ = [
     "RELEASES",
@@ -54,7 +53,9 @@ class Release:
     packages: tuple[str, ...]
 
 
-_BASE = ("slurmctld", "slurmd", "slurm-client", "munge")
+#: Every root's packages: the daemons, the commands, munge, and the accounting database (slurmdbd and the
+#: suite's own MariaDB).
+_BASE = ("slurmctld", "slurmd", "slurm-client", "munge", "slurmdbd", "mariadb-server")
 
 #: The releases the sandbox can make, by ``major.minor``.
 RELEASES: dict[str, Release] = {
@@ -64,6 +65,7 @@ RELEASES: dict[str, Release] = {
 
 #: The commands a root's wrappers cover (those the sandbox, the controller and users call).
 COMMANDS = (
+    "mariadb",
     "mariadbd",
     "mariadb-install-db",
     "munged",
@@ -98,12 +100,6 @@ def command(name: str) -> str | None:
     if wrappers is not None:
         return str(wrappers / name) if (wrappers / name).is_file() else None
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
-
-
-def release_of(text: str) -> str | None:
-    """``major.minor`` of a ``slurmctld -V`` line (``slurm-wlm 24.11.5``), else ``None``."""
-    found = re.search(r"(\d+)\.(\d+)(?:\.\d+)?", text)
-    return f"{int(found.group(1)):02d}.{int(found.group(2)):02d}" if found else None
 
 
 def host_release() -> str | None:
@@ -150,13 +146,14 @@ def prepare_root(version: str, *, timeout_s: float = 900.0) -> Path:
 
 
 def _ready(root: Path, release: Release) -> bool:
-    """Whether ``root`` is a finished root of ``release`` with today's package list (an older list: made
-    again)."""
+    """Whether ``root`` is a finished root of ``release`` holding at least today's packages (one made with
+    fewer: made again)."""
     try:
         lines = (root / _READY).read_text(encoding="utf-8").splitlines()
     except OSError:
         return False
-    return f"packages: {' '.join(release.packages)}" in lines
+    held = {name for line in lines if line.startswith("packages:") for name in line.split()[1:]}
+    return set(release.packages) <= held
 
 
 def _build(release: Release, root: Path, timeout_s: float) -> Path:
