@@ -1,8 +1,9 @@
 """Newer Slurm releases for the sandbox: a root filesystem per release, made from Debian's own packages.
 
 The host runs the Slurm its distribution ships (Debian 12: 22.05). For another release the sandbox runs that
-release's daemons and commands inside a root filesystem with Debian's packages of it — Debian 13 "trixie" for
-24.11, Debian unstable "sid" for 26.05 — made once with ``debootstrap`` (about a minute and 300–700 MB) and
+release's daemons, commands and accounting database (slurmdbd, MariaDB) inside a root filesystem with
+Debian's packages of them — Debian 13 "trixie" for 24.11, Debian unstable "sid" for 26.05 — made once with
+``debootstrap`` (about a minute and 360 MB) and
 cached in ``$WATTSCHED_CACHE_DIR/slurm-roots/<release>`` (default ``~/.cache/wattsched``). Nothing of it goes
 into the repository.
 
@@ -54,8 +55,16 @@ class Release:
 
 
 #: Every root's packages: the daemons, the commands, munge, and the accounting database (slurmdbd and the
-#: suite's own MariaDB).
-_BASE = ("slurmctld", "slurmd", "slurm-client", "munge", "slurmdbd", "mariadb-server")
+#: suite's own MariaDB: its server and client programs only, half the size of ``mariadb-server``'s).
+_BASE = (
+    "slurmctld",
+    "slurmd",
+    "slurm-client",
+    "munge",
+    "slurmdbd",
+    "mariadb-server-core",
+    "mariadb-client-core",
+)
 
 #: The releases the sandbox can make, by ``major.minor``.
 RELEASES: dict[str, Release] = {

@@ -14,6 +14,9 @@ no password anywhere. slurmdbd listens on a free loopback port (``DbdPort``), wh
 ``AccountingStoragePort``; the cluster is registered with ``sacctmgr -i add cluster`` (which also makes the
 ``root`` account and user) before slurmctld starts. MariaDB runs without durable flushes (the sandbox's
 data is thrown away with it), which makes slurmdbd's first start — creating its tables — a few seconds.
+The database itself is made before slurmdbd starts (:func:`start_database`: slurmdbd's own way fails with
+MariaDB's client library 3.4, see :func:`_create_database`). On another Slurm release than the host's every
+program here is the release root's (:func:`wattsched.slurm.roots.command`): its slurmdbd and its MariaDB.
 """
 
 from __future__ import annotations
