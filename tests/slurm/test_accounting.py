@@ -1,6 +1,7 @@
 """Final energies into Slurm's accounting, on an in-memory Slurm: each ended job's exact energy lands in its
 accounting record once, after a failure on a later pass, after a controller restart between the end and the
-write; without slurmdbd the controller says once that the energies stay in its state file."""
+write; from Slurm 25.11 on also as the record's energy TRES, once; without slurmdbd the controller says once
+that the energies stay in its state file."""
 
 from __future__ import annotations
 
@@ -10,8 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from wattsched.slurm.accounting import KIND, accounting_status, energy_comment, status_line
-from wattsched.slurm.client import FakeSlurmClient, JobState
+from wattsched.slurm.accounting import (
+    KIND,
+    accounting_status,
+    energy_comment,
+    energy_tres_writable,
+    status_line,
+)
+from wattsched.slurm.client import FakeSlurmClient, JobState, SlurmError
 from wattsched.slurm.config import load_config
 from wattsched.slurm.controller import Controller
 from wattsched.slurm.state import StateStore
@@ -23,11 +30,18 @@ def _writes(slurm: FakeSlurmClient, job_id: int) -> list[str]:
     return [call[2] for call in slurm.calls if call[0] == "set_accounting_comment" and call[1] == job_id]
 
 
-def _run_one_job(tmp_path: Path) -> tuple[Controller, FakeSlurmClient, Clock, int, int]:
-    """One job alone on configuration 1 (one 7g slice): runs 100 s, then ends. Returns the controller, the
-    Slurm, the clock, the job and the energy (mJ) the counter rose by while the job was busy — all of it the
-    job's: the only slice is busy, so no idle slice takes a share."""
+def _energy_writes(slurm: FakeSlurmClient, job_id: int) -> list[int]:
+    return [call[2] for call in slurm.calls if call[0] == "set_accounting_energy" and call[1] == job_id]
+
+
+def _run_one_job(
+    tmp_path: Path, slurm_version: str = "22.05"
+) -> tuple[Controller, FakeSlurmClient, Clock, int, int]:
+    """One job alone on configuration 1 (one 7g slice), on Slurm ``slurm_version``: runs 100 s, then ends.
+    Returns the controller, the Slurm, the clock, the job and the energy (mJ) the counter rose by while the
+    job was busy — all of it the job's: the only slice is busy, so no idle slice takes a share."""
     controller, slurm, meter, clock = _setup(tmp_path, configuration=1)
+    slurm.slurm_version = slurm_version
     job = slurm.submit(comment="wattsched: work=100s deadline=+1000s")
     controller.run_once()  # arrives, released
     clock.now += 1.0
@@ -194,3 +208,69 @@ def test_a_dry_run_journals_no_write(tmp_path: Path) -> None:
     dry.run_once()
     assert not [a for a in dry.store.actions() if a.kind == KIND]
     assert not [call for call in slurm.calls if call[0] == "set_accounting_comment"]
+
+
+@pytest.mark.parametrize(
+    ("release", "writable"),
+    [
+        ("22.05", False),
+        ("24.11", False),
+        ("25.05", False),
+        ("25.11", True),
+        ("26.05", True),
+        ("100.01", True),
+        (None, False),
+        ("", False),
+        ("slurm", False),
+    ],
+)
+def test_the_energy_tres_is_written_from_slurm_25_11_on(release: str | None, writable: bool) -> None:
+    assert energy_tres_writable(release) is writable
+
+
+def test_on_slurm_26_05_the_energy_tres_lands_once_beside_the_comment(tmp_path: Path) -> None:
+    controller, slurm, clock, job, energy_mj = _run_one_job(tmp_path, slurm_version="26.05")
+    energy_j = (energy_mj + 500) // 1000  # whole joules, rounded
+    assert slurm.records[job].admin_comment == energy_comment(energy_mj)
+    assert slurm.records[job].energy_j == energy_j and _energy_writes(slurm, job) == [energy_j]
+    for _ in range(3):
+        clock.now += 5.0
+        controller.run_once()
+    assert _energy_writes(slurm, job) == [energy_j] and len(_writes(slurm, job)) == 1
+
+
+def test_before_slurm_25_11_only_the_comment_is_written(tmp_path: Path) -> None:
+    _, slurm, _, job, energy_mj = _run_one_job(tmp_path, slurm_version="24.11")
+    assert slurm.records[job].admin_comment == energy_comment(energy_mj)
+    assert slurm.records[job].energy_j is None and _energy_writes(slurm, job) == []
+
+
+def test_a_comment_landed_and_a_tres_failed_retries_the_tres_alone(tmp_path: Path) -> None:
+    controller, slurm, meter, clock = _setup(tmp_path, configuration=1)
+    slurm.slurm_version = "26.05"
+    refused = []
+    real = slurm.set_accounting_energy
+
+    def refuse_once(job_id: int, energy_j: int) -> None:
+        if not refused:
+            refused.append(job_id)
+            raise SlurmError("'sacctmgr --immediate modify job' failed: Problem talking to the database")
+        real(job_id, energy_j)
+
+    slurm.set_accounting_energy = refuse_once  # type: ignore[method-assign]
+    job = slurm.submit(comment="wattsched: work=100s deadline=+1000s")
+    controller.run_once()
+    clock.now += 1.0
+    slurm.schedule()
+    _mark(slurm, meter)
+    controller.run_once()
+    clock.now += 50.0
+    slurm.finish(job)
+    _mark(slurm, meter)
+    controller.run_once()  # the comment lands, the TRES is refused
+    assert refused == [job] and controller.accounting.waiting == [job] and len(_writes(slurm, job)) == 1
+    clock.now += 1.0
+    controller.run_once()  # the retry: the TRES alone
+    row = controller.store.job(job)
+    assert row is not None and slurm.records[job].energy_j == (row.energy_mj + 500) // 1000
+    assert len(_writes(slurm, job)) == 1 and controller.accounting.waiting == []

@@ -19,6 +19,7 @@ from wattsched.slurm.client import (
     SlurmClient,
     SlurmError,
     SlurmJob,
+    energy_tres_args,
     parse_gres,
     parse_job,
     parse_node,
@@ -125,7 +126,9 @@ def test_accounting_commands_as_slurm_22_05_answers_them(tmp_path: Path) -> None
     client = SlurmClient(bin_dir=tmp_path)
     _command(tmp_path, "scontrol", "AccountingStorageType   = accounting_storage/slurmdbd\n")
     assert client.accounting_enabled()
-    _command(tmp_path, "sacct", "7|CANCELLED by 0|wattsched_energy_j=1.500|a|b\n")  # a | in the comment
+    _command(
+        tmp_path, "sacct", "7|CANCELLED by 0|billing=1,cpu=1,node=1|wattsched_energy_j=1.500|a|b\n"
+    )  # a |
     assert client.accounting_job(7) == AccountingRecord(7, JobState.CANCELLED, "wattsched_energy_j=1.500|a|b")
     _command(tmp_path, "sacct", "")
     assert client.accounting_job(8) is None  # the database has no record (yet)
@@ -163,6 +166,44 @@ def test_accounting_commands_as_slurm_22_05_answers_them(tmp_path: Path) -> None
     assert not isinstance(caught.value, NoAccountingError)
     with pytest.raises(SlurmError, match="one line"):
         client.set_accounting_comment(7, "two\nlines")
+
+
+def test_energy_tres_as_slurm_26_05_answers_it(tmp_path: Path) -> None:
+    """The outputs are Slurm 26.05.5's (the sandbox on Debian unstable's packages)."""
+    assert energy_tres_args(7, 1234) == [
+        "sacctmgr",
+        "--immediate",
+        "modify",
+        "job",
+        "where",
+        "jobid=7",
+        "set",
+        "TRES=energy=1234",
+    ]
+    with pytest.raises(SlurmError, match=r"count of joules, not -1 \(job 7\)"):
+        energy_tres_args(7, -1)
+    client = SlurmClient(bin_dir=tmp_path)
+    _command(tmp_path, "sacctmgr", "slurm-wlm 26.05.5\n")
+    assert client.slurm_release() == "26.05"
+    _command(tmp_path, "sacctmgr", "slurm 22.05.8\n")
+    assert client.slurm_release() == "26.05"  # asked once
+    _command(
+        tmp_path, "sacct", "7|COMPLETED|billing=1,cpu=1,energy=1234,node=1|wattsched_energy_j=1234.000\n"
+    )
+    assert client.accounting_job(7) == AccountingRecord(
+        7, JobState.COMPLETED, "wattsched_energy_j=1234.000", 1234
+    )
+    _command(tmp_path, "sacctmgr", " Modified jobs...\n  7 submitted at 2026-12-07T09:10:47\n")
+    client.set_accounting_energy(7, 1234)
+    _command(
+        tmp_path,
+        "sacctmgr",
+        " Modified jobs...\n",
+        "Error with request: Data has not changed since time specified\n",
+        1,
+    )
+    with pytest.raises(SlurmError, match=r"^job 99 has no record in the accounting database \(yet\)"):
+        client.set_accounting_energy(99, 1500)
 
 
 # ---------------------------------------------------------------------- the in-memory fake

@@ -374,3 +374,22 @@ def test_the_controllers_measured_energy_is_read_from_the_admin_comment(tmp_path
     assert imported.energies_j == {"1": 99.425, "2": 0.001}
     assert imported.rows["3"].energy_j is None and imported.rows["4"].energy_j is None
     assert imported.rows["2"].annotation is None  # the | went back into the Comment, not the AdminComment
+
+
+def test_the_energy_tres_of_slurm_25_11_on_comes_before_the_admin_comment(tmp_path: Path) -> None:
+    """From Slurm 25.11 on the controller also sets the job's ``energy`` TRES, which ``AllocTRES`` shows
+    (``energy=1234``, whole joules): it is the job's energy where it is there and not 0."""
+    header = HEADER.replace("Comment|NodeList", "Comment|AdminComment|NodeList")
+    rows = [
+        _row("1", tres=f"billing=1,cpu=1,energy=1234,{MIG3}").replace(
+            "|gpu01", "|wattsched_energy_j=1234.4|gpu01"
+        ),
+        _row("2", tres=f"energy=0,{MIG3}").replace(
+            "|gpu01", "|wattsched_energy_j=7.5|gpu01"
+        ),  # 0: the comment
+        _row("3", tres=f"energy=55,{MIG3}").replace("|gpu01", "||gpu01"),
+        _row("4", tres=f"energy=x,{MIG3}").replace("|gpu01", "||gpu01"),  # a bad count: none
+    ]
+    imported = import_sacct(_log(tmp_path, *rows, header=header))
+    assert imported.energies_j == {"1": 1234.0, "2": 7.5, "3": 55.0}
+    assert imported.rows["4"].energy_j is None and imported.rows["1"].gpu_type == imported.rows["3"].gpu_type

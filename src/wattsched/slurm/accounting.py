@@ -4,15 +4,18 @@ A running job's AdminComment carries its energy so far (``wattsched_energy_j=<jo
 pass), but Slurm refuses any change to a job once it has ended, so what slurmctld keeps is the energy at the
 controller's last pass before the end. With slurmdbd the ended job's record can still be changed
 (``sacctmgr modify job``): :class:`AccountingWriter` writes the controller's exact total there, the figure
-of the job's state row, in the same format.
+of the job's state row, in the same format. From Slurm 25.11 on (:func:`energy_tres_writable`) it also sets
+the record's ``energy`` TRES to it, in whole joules (``set TRES=energy=J``), which ``sacct`` shows as the
+job's ``ConsumedEnergy`` (and ``energy=`` in its ``AllocTRES``); the AdminComment is written on every release.
 
 Each write is journaled (kind :data:`KIND`) in the same transaction that marks the job ended, and marked
 ``done`` once it has landed: a write that fails (slurmdbd down, or the job's end not in the database yet —
 written before it, the comment would be overwritten by the end slurmctld sends) is tried again on later
 passes, less often after each failure (up to every :data:`MAX_RETRY_S` seconds), until it lands. Before each
 write the record is read back: a record that already says it (a controller killed between the write and its
-journal entry) is not written again. Without slurmdbd nothing is journaled, and the controller says once in
-its log, and in ``wattsched slurm status``, that final energies stay in its state file.
+journal entry, or a comment landed and the TRES not yet) is not written again. Without slurmdbd nothing is
+journaled, and the controller says once in its log, and in ``wattsched slurm status``, that final energies
+stay in its state file.
 """
 
 from __future__ import annotations
@@ -24,7 +27,16 @@ from dataclasses import dataclass
 from wattsched.slurm.client import NoAccountingError, SlurmApi, SlurmError
 from wattsched.slurm.state import Action, JobRow, StateStore
 
-__all__ = ["KIND", "MAX_RETRY_S", "AccountingWriter", "accounting_status", "energy_comment", "status_line"]
+__all__ = [
+    "ENERGY_TRES_SINCE",
+    "KIND",
+    "MAX_RETRY_S",
+    "AccountingWriter",
+    "accounting_status",
+    "energy_comment",
+    "energy_tres_writable",
+    "status_line",
+]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +46,17 @@ KIND = "accounting_comment"
 MAX_RETRY_S = 60.0
 #: Failed tries of one write after which the controller warns (once) that it is still waiting.
 WARN_AFTER_TRIES = 10
+#: The first Slurm release whose ``sacctmgr modify job`` sets a TRES of an ended job's record.
+ENERGY_TRES_SINCE = (25, 11)
+
+
+def energy_tres_writable(release: str | None) -> bool:
+    """Whether Slurm ``release`` (``major.minor``, as :func:`wattsched.slurm.client.release_of` gives it;
+    ``None``: unknown) takes a job's final energy as its ``energy`` TRES (:data:`ENERGY_TRES_SINCE`)."""
+    major, _, minor = (release or "").partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        return False
+    return (int(major), int(minor)) >= ENERGY_TRES_SINCE
 
 
 def energy_comment(energy_mj: int) -> str:
@@ -43,11 +66,13 @@ def energy_comment(energy_mj: int) -> str:
 
 @dataclass
 class _Owed:
-    """A write not landed yet: its journal entry, the job, the text, the tries so far and the next one."""
+    """A write not landed yet: its journal entry, the job, the text and the energy TRES (J; ``None``: a
+    journal entry of a release before the TRES), the tries so far and the next one."""
 
     action_id: int
     job_id: int
     text: str
+    energy_j: int | None = None
     tries: int = 0
     next_s: float = 0.0
 
@@ -70,6 +95,8 @@ class AccountingWriter:
         self.log_decision = log_decision
         #: Whether the cluster keeps accounting: ``None`` until Slurm has answered.
         self.enabled: bool | None = None
+        #: Whether its release takes the energy TRES too (:func:`energy_tres_writable`), once it answered.
+        self.energy_tres = False
         self._owed: dict[int, _Owed] = {}
 
     @property
@@ -81,7 +108,10 @@ class AccountingWriter:
         """Take a pending write of the journal (the controller's restart); whether ``action`` is one."""
         if action.kind != KIND:
             return False
-        self._owed[action.id] = _Owed(action.id, action.job_id, str(action.args["text"]))
+        energy = action.args.get("energy_j")
+        self._owed[action.id] = _Owed(
+            action.id, action.job_id, str(action.args["text"]), int(energy) if energy is not None else None
+        )
         return True
 
     def owe(self, row: JobRow, now: float) -> None:
@@ -90,11 +120,12 @@ class AccountingWriter:
         if self.enabled is False or row.start_s is None:
             return
         text = energy_comment(row.energy_mj)
+        energy_j = (row.energy_mj + 500) // 1000  # a TRES counts whole joules
         if self.dry_run:
             log.info("dry run: would write %s into the accounting record of job %d", text, row.job_id)
             return
-        action = self.store.journal(row.job_id, KIND, {"text": text}, now)
-        self._owed[action] = _Owed(action, row.job_id, text)
+        action = self.store.journal(row.job_id, KIND, {"text": text, "energy_j": energy_j}, now)
+        self._owed[action] = _Owed(action, row.job_id, text, energy_j)
 
     def write(self, now: float) -> list[int]:
         """Try the writes that are due; returns the jobs whose write landed in this call."""
@@ -117,15 +148,17 @@ class AccountingWriter:
             if record is None or not record.state.finished:
                 self._retry(owed, now, "its end is not in the accounting database yet")
                 continue
-            if record.admin_comment != owed.text:
-                try:
+            try:
+                if record.admin_comment != owed.text:
                     self.slurm.set_accounting_comment(owed.job_id, owed.text)
-                except NoAccountingError as exc:
-                    self._disable(now, str(exc))
-                    break
-                except SlurmError as exc:
-                    self._retry(owed, now, str(exc))
-                    continue
+                if self.energy_tres and owed.energy_j is not None and record.energy_j != owed.energy_j:
+                    self.slurm.set_accounting_energy(owed.job_id, owed.energy_j)
+            except NoAccountingError as exc:
+                self._disable(now, str(exc))
+                break
+            except SlurmError as exc:
+                self._retry(owed, now, str(exc))
+                continue
             self.store.finish_action(owed.action_id, "done")
             del self._owed[owed.action_id]
             if owed.tries >= WARN_AFTER_TRIES:
@@ -138,11 +171,13 @@ class AccountingWriter:
         """Ask Slurm once whether it keeps accounting; whether it answered."""
         try:
             enabled = self.slurm.accounting_enabled()
+            release = self.slurm.slurm_release() if enabled else None
         except SlurmError as exc:
             log.debug("accounting not checked yet: %s", exc)
             return False
         if enabled:
             self.enabled = True
+            self.energy_tres = energy_tres_writable(release)
             if not self.dry_run:
                 self.store.set_meta("accounting", "slurmdbd")
         else:
@@ -198,6 +233,7 @@ def status_line(status: dict[str, object]) -> str:
     if status["slurm"] is None:
         return "accounting: not checked yet (the controller asks Slurm at its first pass)"
     return (
-        f"accounting: final job energies go into Slurm's accounting (sacct AdminComment): "
+        f"accounting: final job energies go into Slurm's accounting (sacct AdminComment; ConsumedEnergy "
+        f"from Slurm 25.11 on): "
         f"{status['written']} written, {status['waiting']} waiting"
     )

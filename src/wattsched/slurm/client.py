@@ -70,9 +70,11 @@ __all__ = [
     "SlurmError",
     "SlurmJob",
     "SlurmNode",
+    "energy_tres_args",
     "parse_gres",
     "parse_job",
     "parse_node",
+    "release_of",
 ]
 
 log = logging.getLogger(__name__)
@@ -90,6 +92,8 @@ _NO_ACCOUNTING = (
     "not running a supported accounting_storage plugin",
     "Only 'accounting_storage/slurmdbd' is supported",
 )
+# Words of sacctmgr modify job (its last line) when the database has no record of the job.
+_NO_RECORD = ("Nothing modified", "didn't affect anything", "Data has not changed")
 # Words in a command's stderr that mean slurmctld did not answer at all.
 _NOT_RUNNING = ("Unable to contact slurm controller", "Connection refused", "Socket timed out", "Zero Bytes")
 
@@ -225,6 +229,9 @@ class AccountingRecord:
     #: The state the database has; ``finished`` once the job's end has reached it.
     state: JobState
     admin_comment: str
+    #: Its ``energy`` TRES (J: ``energy=`` in ``AllocTRES``, what ``sacct`` shows as ``ConsumedEnergy``);
+    #: ``None`` when the record has none.
+    energy_j: int | None = None
 
 
 class SlurmApi(Protocol):
@@ -247,6 +254,8 @@ class SlurmApi(Protocol):
     def accounting_enabled(self) -> bool: ...
     def accounting_job(self, job_id: int) -> AccountingRecord | None: ...
     def set_accounting_comment(self, job_id: int, text: str) -> None: ...
+    def slurm_release(self) -> str | None: ...
+    def set_accounting_energy(self, job_id: int, energy_j: int) -> None: ...
 
 
 class SlurmClient:
@@ -270,6 +279,7 @@ class SlurmClient:
         self.timeout_s = timeout_s
         self.gpu_uuids = {node: tuple(uuids) for node, uuids in (gpu_uuids or {}).items()}
         self.bin_dir = Path(bin_dir) if bin_dir is not None else None
+        self._release: str | None = None  # slurm_release(): "" once asked and none found
 
     # ------------------------------------------------------------------ running commands
     def run(self, *args: str, environment: Mapping[str, str] | None = None) -> str:
@@ -523,14 +533,17 @@ class SlurmClient:
             "--parsable2",
             "--allocations",
             f"--jobs={job_id}",
-            "--format=JobID,State,AdminComment",
+            "--format=JobID,State,AllocTRES,AdminComment",
         )
         for line in out.splitlines():
             ident, _, rest = line.partition("|")
-            state, _, comment = rest.partition("|")  # the comment last: sacct does not escape a | in it
+            state, _, rest = rest.partition("|")
+            tres, _, comment = rest.partition("|")  # the comment last: sacct does not escape a | in it
             if ident.strip() == str(job_id):
                 words = state.split()
-                return AccountingRecord(job_id, _state(words[0] if words else ""), comment)
+                return AccountingRecord(
+                    job_id, _state(words[0] if words else ""), comment, _energy_tres(tres)
+                )
         return None
 
     def set_accounting_comment(self, job_id: int, text: str) -> None:
@@ -540,14 +553,32 @@ class SlurmClient:
         :class:`NoAccountingError` without slurmdbd."""
         if "\n" in text:
             raise SlurmError(f"an AdminComment is one line; got {text!r}")
+        self._modify_job(job_id, f"AdminComment={text}")
+
+    def slurm_release(self) -> str | None:
+        """The release (``major.minor``) of the cluster's Slurm commands (``sacctmgr -V``), asked once;
+        ``None`` when the answer names none."""
+        if self._release is None:
+            self._release = release_of(self.run("sacctmgr", "-V")) or ""
+        return self._release or None
+
+    def set_accounting_energy(self, job_id: int, energy_j: int) -> None:
+        """Set the ``energy`` TRES of an ended job's record in the accounting database
+        (:func:`energy_tres_args`; Slurm 25.11 and later): ``sacct`` then shows it in the job's
+        ``AllocTRES`` and ``ConsumedEnergy``. Errors as :meth:`set_accounting_comment`'s."""
+        self._modify_job(job_id, energy_tres_args(job_id, energy_j)[-1])
+
+    def _modify_job(self, job_id: int, setting: str) -> None:
+        """``sacctmgr -i modify job where jobid=ID set SETTING``."""
         args = ["sacctmgr", "--immediate", "modify", "job", "where", f"jobid={job_id}", "set"]
         try:
-            out = self._accounting(*args, f"AdminComment={text}")
+            out = self._accounting(*args, setting)
         except NoAccountingError:
             raise
         except SlurmError as exc:
-            # 22.05: exit status 1, "Nothing modified" on stdout, "Request didn't affect anything" on stderr.
-            if "Nothing modified" in str(exc) or "didn't affect anything" in str(exc):
+            # 22.05: exit status 1, "Nothing modified" on stdout, "Request didn't affect anything" on stderr;
+            # 26.05: "Data has not changed since time specified".
+            if any(words in str(exc) for words in _NO_RECORD):
                 raise SlurmError(
                     f"job {job_id} has no record in the accounting database (yet): {exc}"
                 ) from None
@@ -656,6 +687,38 @@ def _job_id(raw: Mapping[str, Any]) -> int:
 def _job_fields(text: str) -> dict[str, str]:
     """The ``Key=value`` fields of ``scontrol show job`` (one per word; the last of a key wins)."""
     return {key: value for key, equal, value in (word.partition("=") for word in text.split()) if equal}
+
+
+def release_of(text: str) -> str | None:
+    """``major.minor`` of a ``slurmctld -V`` / ``sacctmgr -V`` line (``slurm-wlm 24.11.5``), else ``None``."""
+    found = re.search(r"(\d+)\.(\d+)(?:\.\d+)?", text)
+    return f"{int(found.group(1)):02d}.{int(found.group(2)):02d}" if found else None
+
+
+def energy_tres_args(job_id: int, energy_j: int) -> list[str]:
+    """The command that sets an ended job's ``energy`` TRES in the accounting database (Slurm 25.11 and
+    later): ``sacctmgr --immediate modify job where jobid=ID set TRES=energy=J``."""
+    if energy_j < 0:
+        raise SlurmError(f"a job's energy TRES is a count of joules, not {energy_j} (job {job_id})")
+    return [
+        "sacctmgr",
+        "--immediate",
+        "modify",
+        "job",
+        "where",
+        f"jobid={job_id}",
+        "set",
+        f"TRES=energy={energy_j}",
+    ]
+
+
+def _energy_tres(tres: str) -> int | None:
+    """The ``energy=`` count of an ``AllocTRES`` value (``billing=1,cpu=1,energy=1234,node=1``)."""
+    for item in tres.split(","):
+        name, _, count = item.partition("=")
+        if name.strip() == "energy" and count.strip().isdigit():
+            return int(count)
+    return None
 
 
 def _config_value(text: str, key: str) -> str:
@@ -787,7 +850,7 @@ class FakeSlurmClient:
     its start on, following its state and AdminComment as slurmctld sends them to slurmdbd, except for the
     jobs in :attr:`unrecorded` (their news has not reached the database: :meth:`flush_accounting` delivers
     it); :attr:`dbd_up` ``False`` is slurmdbd not answering. Without ``accounting`` the cluster has no
-    slurmdbd.
+    slurmdbd. ``slurm_version``: the release its commands say they are (:meth:`slurm_release`).
     """
 
     def __init__(
@@ -798,7 +861,9 @@ class FakeSlurmClient:
         managed_partition: str = "mig",
         clock: Callable[[], float] = time.time,
         accounting: bool = True,
+        slurm_version: str | None = "22.05",
     ) -> None:
+        self.slurm_version = slurm_version
         self.devices = {name: tuple(types) for name, types in (nodes or {"node0": ()}).items()}
         self.uuids = {name: tuple(ids) for name, ids in (uuids or {}).items()}
         self.managed_partition = managed_partition
@@ -964,6 +1029,17 @@ class FakeSlurmClient:
         if record is None:
             raise SlurmError(f"sacctmgr changed no record of job {job_id} (not in the database yet?)")
         self.records[job_id] = replace(record, admin_comment=text)
+
+    def slurm_release(self) -> str | None:
+        return self.slurm_version
+
+    def set_accounting_energy(self, job_id: int, energy_j: int) -> None:
+        self._log("set_accounting_energy", job_id, energy_j)
+        self._check_dbd("sacctmgr modify job")
+        record = self.records.get(job_id)
+        if record is None:
+            raise SlurmError(f"sacctmgr changed no record of job {job_id} (not in the database yet?)")
+        self.records[job_id] = replace(record, energy_j=energy_j)
 
     # ------------------------------------------------------------------ what Slurm itself does
     def flush_accounting(self) -> None:

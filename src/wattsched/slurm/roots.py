@@ -1,8 +1,9 @@
 """Newer Slurm releases for the sandbox: a root filesystem per release, made from Debian's own packages.
 
 The host runs the Slurm its distribution ships (Debian 12: 22.05). For another release the sandbox runs that
-release's daemons and commands inside a root filesystem with Debian's packages of it — Debian 13 "trixie" for
-24.11, Debian unstable "sid" for 26.05 — made once with ``debootstrap`` (about a minute and 300–700 MB) and
+release's daemons, commands and accounting database (slurmdbd, MariaDB) inside a root filesystem with
+Debian's packages of them — Debian 13 "trixie" for 24.11, Debian unstable "sid" for 26.05 — made once with
+``debootstrap`` (about a minute and 360 MB) and
 cached in ``$WATTSCHED_CACHE_DIR/slurm-roots/<release>`` (default ``~/.cache/wattsched``). Nothing of it goes
 into the repository.
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 import contextvars
 import fcntl
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wattsched.rl.cache import cache_dir
-from wattsched.slurm.client import SlurmError
+from wattsched.slurm.client import SlurmError, release_of
 
 __all__ = [
     "RELEASES",
@@ -58,7 +58,17 @@ class Release:
     extras: tuple[str, ...] = ()
 
 
-_BASE = ("slurmctld", "slurmd", "slurm-client", "munge")
+#: Every root's packages: the daemons, the commands, munge, and the accounting database (slurmdbd and the
+#: suite's own MariaDB: its server and client programs only, half the size of ``mariadb-server``'s).
+_BASE = (
+    "slurmctld",
+    "slurmd",
+    "slurm-client",
+    "munge",
+    "slurmdbd",
+    "mariadb-server-core",
+    "mariadb-client-core",
+)
 
 #: The releases the sandbox can make, by ``major.minor``.
 RELEASES: dict[str, Release] = {
@@ -69,6 +79,7 @@ RELEASES: dict[str, Release] = {
 
 #: The commands a root's wrappers cover (those the sandbox, the controller and users call).
 COMMANDS = (
+    "mariadb",
     "mariadbd",
     "mariadb-install-db",
     "munged",
@@ -103,12 +114,6 @@ def command(name: str) -> str | None:
     if wrappers is not None:
         return str(wrappers / name) if (wrappers / name).is_file() else None
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
-
-
-def release_of(text: str) -> str | None:
-    """``major.minor`` of a ``slurmctld -V`` line (``slurm-wlm 24.11.5``), else ``None``."""
-    found = re.search(r"(\d+)\.(\d+)(?:\.\d+)?", text)
-    return f"{int(found.group(1)):02d}.{int(found.group(2)):02d}" if found else None
 
 
 def host_release() -> str | None:
@@ -157,13 +162,14 @@ def prepare_root(version: str, *, timeout_s: float = 900.0) -> Path:
 
 
 def _ready(root: Path, release: Release) -> bool:
-    """Whether ``root`` is a finished root of ``release`` with today's package list (an older list: made
-    again)."""
+    """Whether ``root`` is a finished root of ``release`` holding at least today's packages (one made with
+    fewer: made again)."""
     try:
         lines = (root / _READY).read_text(encoding="utf-8").splitlines()
     except OSError:
         return False
-    return f"packages: {' '.join(release.packages)}" in lines
+    held = {name for line in lines if line.startswith("packages:") for name in line.split()[1:]}
+    return set(release.packages) <= held
 
 
 def _has_extras(root: Path, release: Release) -> bool:

@@ -13,7 +13,8 @@ works too). Fields, in any order:
   annotation), ``Comment`` (the job's ``wattsched:`` annotation, :mod:`wattsched.slurm.annotations`),
   ``AdminComment`` (where the Slurm controller wrote a job's measured energy, ``wattsched_energy_j=<J>``:
   :attr:`SacctRow.energy_j`, :attr:`SacctImport.energies_j`), ``NodeList`` (for the cluster); any other field
-  is ignored.
+  is ignored. From Slurm 25.11 on the controller also sets the job's ``energy`` TRES, which ``AllocTRES``
+  shows (``energy=<J>``): a job's energy is that one where it is there (and not 0), else its AdminComment's.
 
 Sacct does not escape ``|`` inside a comment: a row with more fields than the header is read with the surplus
 joined back into ``Comment`` (when the log has that field).
@@ -147,8 +148,8 @@ class SacctRow:
     annotation: Annotation | None
     #: GPUs the job held at once.
     gpus: int = 1
-    #: The energy the Slurm controller measured for the job (its AdminComment's ``wattsched_energy_j``), J;
-    #: ``None`` when the log has none.
+    #: The energy the Slurm controller measured for the job (its energy TRES, else its AdminComment's
+    #: ``wattsched_energy_j``), J; ``None`` when the log has neither.
     energy_j: float | None = None
 
 
@@ -222,6 +223,18 @@ def _gpus(tres: str) -> tuple[int, str, int]:
     if not typed:
         compute = gpus * WHOLE_GPU
     return gpus, "+".join(sorted(typed)), compute
+
+
+def _energy_tres(tres: str) -> float | None:
+    """The ``energy=<J>`` of an ``AllocTRES`` value, ``None`` when it has none (or a bad count)."""
+    for item in tres.split(","):
+        name, _, count = item.partition("=")
+        if name.strip() == "energy":
+            try:
+                return float(count)
+            except ValueError:
+                return None
+    return None
 
 
 def _compute_of(gres_type: str) -> int:
@@ -409,6 +422,7 @@ def _row(
         return "skipped", "bad_annotation", None
     node = cell.get("NodeList", "").strip()
     measured = _ENERGY.search(cell.get("AdminComment", ""))
+    tres_energy = _energy_tres(cell["AllocTRES"])
     return (
         "",
         job_id,
@@ -423,7 +437,7 @@ def _row(
             observed_g,
             None if annotation.defaulted == frozenset(KEYS) else annotation,
             gpus,
-            float(measured.group("joules")) if measured else None,
+            tres_energy if tres_energy else float(measured.group("joules")) if measured else None,
         ),
     )
 

@@ -14,6 +14,9 @@ no password anywhere. slurmdbd listens on a free loopback port (``DbdPort``), wh
 ``AccountingStoragePort``; the cluster is registered with ``sacctmgr -i add cluster`` (which also makes the
 ``root`` account and user) before slurmctld starts. MariaDB runs without durable flushes (the sandbox's
 data is thrown away with it), which makes slurmdbd's first start — creating its tables — a few seconds.
+The database itself is made before slurmdbd starts (:func:`start_database`: slurmdbd's own way fails with
+MariaDB's client library 3.4, see :func:`_create_database`). On another Slurm release than the host's every
+program here is the release root's (:func:`wattsched.slurm.roots.command`): its slurmdbd and its MariaDB.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ __all__ = [
 #: The daemons of the accounting, in start order (stopped in reverse, after slurmctld).
 ACCOUNTING_DAEMONS = ("mariadbd", "slurmdbd")
 #: What the accounting needs installed (Debian: apt-get install slurmdbd mariadb-server).
-ACCOUNTING_BINARIES = ("mariadbd", "mariadb-install-db", "slurmdbd", "sacctmgr", "sacct")
+ACCOUNTING_BINARIES = ("mariadbd", "mariadb-install-db", "mariadb", "slurmdbd", "sacctmgr", "sacct")
 #: The name of the accounting database in the private MariaDB.
 DATABASE = "slurm_acct_db"
 
@@ -155,6 +158,9 @@ def start_database(top: Path, env: dict[str, str], timeout_s: float = 60.0) -> N
                 "--innodb-doublewrite=0",
                 "--innodb-flush-method=nosync",
                 "--innodb-buffer-pool-size=64M",
+                # MariaDB 11.8's default, which slurmdbd warns would make it stop at a write conflict
+                # ("loose": MariaDB 10.11 has no such option)
+                "--loose-innodb-snapshot-isolation=OFF",
             ],
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -169,6 +175,32 @@ def start_database(top: Path, env: dict[str, str], timeout_s: float = 60.0) -> N
                 f"mariadbd did not open {paths['db_socket']} within {timeout_s:g} s{_tail(server_log)}"
             )
         time.sleep(0.05)
+    _create_database(paths["db_socket"], env, timeout_s)
+
+
+def _create_database(db_socket: Path, env: dict[str, str], timeout_s: float) -> None:
+    """Make slurmdbd's database before slurmdbd's first start. Without it slurmdbd's first connection fails
+    (no such database), it makes the database on another one and connects again on the same handle; with
+    MariaDB's client library 3.4 (Debian 13 and unstable) that handle's limit on a result's columns is then
+    0, and slurmdbd stops at its first query (error 5027, "Number of columns in result (=1) set exceeds
+    maximum allowed number of columns (=0)")."""
+    done = subprocess.run(
+        [
+            _need("mariadb"),
+            "--no-defaults",
+            f"--socket={db_socket}",
+            "--user=root",
+            f"--execute=CREATE DATABASE IF NOT EXISTS {DATABASE}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+    if done.returncode != 0:
+        detail = " ".join((done.stderr or done.stdout).split())[-300:]
+        raise SlurmError(f"could not create the database {DATABASE} through {db_socket}: {detail}")
 
 
 def start_dbd(top: Path, env: dict[str, str], timeout_s: float = 60.0) -> None:
