@@ -24,9 +24,9 @@ Through the commands still (:attr:`RestClient.cli`): :meth:`~RestClient.requeue_
 ``job/{id}/requeue`` with ``Hold``; the command's behaviour is the one tested), :meth:`~RestClient.renew` (it
 resubmits a job's script and environment from slurmctld's state files: ``sbatch``),
 :meth:`~RestClient.power_up` (v0.0.45's ``POST node/{name}`` with a state is not tried yet against the
-sandbox's power programs), and the accounting calls
-(``sacct``/``sacctmgr``: slurmrestd answers slurmdbd's endpoints only with ``openapi/slurmdbd`` loaded and a
-slurmdbd behind it, which the sandbox of this release does not run).
+sandbox's power programs), and the accounting calls (``sacct``/``sacctmgr``, the energy TRES included, and
+the release from ``sacctmgr -V``): slurmrestd answers slurmdbd's endpoints only with ``openapi/slurmdbd``
+loaded and a slurmdbd behind it, which the REST sandbox does not start yet.
 """
 
 from __future__ import annotations
@@ -278,6 +278,12 @@ class RestClient:
 
     def set_accounting_comment(self, job_id: int, text: str) -> None:
         self.cli.set_accounting_comment(job_id, text)
+
+    def set_accounting_energy(self, job_id: int, energy_j: int) -> None:
+        self.cli.set_accounting_energy(job_id, energy_j)
+
+    def slurm_release(self) -> str | None:
+        return self.cli.slurm_release()
 
 
 def _raw(model: BaseModel) -> dict[str, Any]:
