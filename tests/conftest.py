@@ -60,7 +60,12 @@ def unshipped() -> Callable[[str], Path]:
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Trained models cached by the tests (``wattsched.rl.cache``) go to a folder of this run, never to the
-    user's cache; subprocesses inherit it."""
+    user's cache; subprocesses inherit it. The Slurm root filesystems stay where they were (the user's cache,
+    or CI's): each takes a minute to build, and one built by a test worker serves the others (its build is
+    locked across processes)."""
+    from wattsched.slurm.roots import root_path
+
     with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WATTSCHED_SLURM_ROOTS", str(root_path("any").parent))
         patch.setenv("WATTSCHED_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         yield

@@ -4,7 +4,8 @@ The host runs the Slurm its distribution ships (Debian 12: 22.05). For another r
 release's daemons, commands and accounting database (slurmdbd, MariaDB) inside a root filesystem with
 Debian's packages of them — Debian 13 "trixie" for 24.11, Debian unstable "sid" for 26.05 — made once with
 ``debootstrap`` (about a minute and 360 MB) and
-cached in ``$WATTSCHED_CACHE_DIR/slurm-roots/<release>`` (default ``~/.cache/wattsched``). Nothing of it goes
+cached in ``$WATTSCHED_CACHE_DIR/slurm-roots/<release>`` (default ``~/.cache/wattsched``; elsewhere with
+``$WATTSCHED_SLURM_ROOTS``). Nothing of it goes
 into the repository.
 
 The daemons run with ``chroot`` in a private mount namespace (:class:`Namespace`) held open by one process: in
@@ -132,7 +133,10 @@ def releases() -> list[str]:
 
 
 def root_path(version: str) -> Path:
-    return cache_dir() / "slurm-roots" / version
+    """Where the root of ``version`` is kept: ``$WATTSCHED_SLURM_ROOTS/<version>``, by default
+    ``$WATTSCHED_CACHE_DIR/slurm-roots/<version>``."""
+    given = os.environ.get("WATTSCHED_SLURM_ROOTS")
+    return (Path(given) if given else cache_dir() / "slurm-roots") / version
 
 
 def prepare_root(version: str, *, timeout_s: float = 900.0) -> Path:
