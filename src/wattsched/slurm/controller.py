@@ -361,8 +361,7 @@ class Controller:
         report.arrived.append(job.job_id)
         if row.phase == "booting":
             self._log(now, f"job {job.job_id} waits for node {model.node} ({power}) to be up")
-            if power == "off":
-                self._power_up(model.node, job.job_id, now)
+            self._waits_for_boot(model.node, job.job_id, power, now)
             return
         self._add_to_model(model, row, now)
         if job.state == JobState.RUNNING:  # started without us (no hold plugin?): follow it
@@ -425,6 +424,13 @@ class Controller:
         if self._act(job_id, "power_up", {"node": node}, now):
             self._log(now, f"node {node} is off: asked Slurm to turn it on for job {job_id}")
 
+    def _waits_for_boot(self, node: str, job_id: int, power: str, now: float) -> bool:
+        """Whether a job placed on ``node`` (its power ``power``) waits for it: when it is off or booting;
+        one that is off is asked to power up for ``job_id``."""
+        if power == "off":
+            self._power_up(node, job_id, now)
+        return power in ("off", "booting")
+
     def _await_boot(self, row: JobRow, job: SlurmJob | None, now: float, report: PassReport) -> None:
         """A job waiting for its node: it reaches its GPU's model (arriving now) once the node is up, as the
         data-centre simulator's held jobs reach their GPU when the boot ends; placed again if the node goes
@@ -436,28 +442,20 @@ class Controller:
             self.store.put_job(row)
             return
         power = self._node_power(row.node or "")
-        if model is None or power == "down" or job.state != JobState.PENDING:
-            if model is not None and power == "down" and job.state == JobState.PENDING:
-                self._log(now, f"node {row.node} is down: job {row.job_id} placed again")
-                model = self._place(row, now)
-                row.node, row.gpu = model.node, model.index
-                power = self._node_power(model.node)
-                if power in ("off", "booting"):
-                    self.store.put_job(row)
-                    if power == "off":
-                        self._power_up(model.node, row.job_id, now)
-                    return
-            if model is None:
-                return
-        elif power in ("off", "booting"):
-            if power == "off":
-                self._power_up(model.node, row.job_id, now)  # the last request did not take (yet)
-            return
+        pending = job.state == JobState.PENDING
+        if model is not None and power == "down" and pending:
+            self._log(now, f"node {row.node} is down: job {row.job_id} placed again")
+            model = self._place(row, now)
+            row.node, row.gpu = model.node, model.index
+            power = self._node_power(model.node)
+            self.store.put_job(row)
+        if model is None or (pending and self._waits_for_boot(model.node, row.job_id, power, now)):
+            return  # still off (asked again: the last request did not take yet) or booting
         row.phase = "queued"
         self.store.put_job(row)
         self._log(now, f"node {model.node} is up: job {row.job_id} reaches {model.name}")
         self._add_to_model(model, row, now)
-        if job.state != JobState.PENDING:  # Slurm started it without us: follow it
+        if not pending:  # Slurm started it without us: follow it
             self._follow(row, job, now, report)
 
     def _slurm_nodes(self) -> dict[str, SlurmNode]:

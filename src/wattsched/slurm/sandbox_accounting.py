@@ -184,7 +184,7 @@ def _create_database(db_socket: Path, env: dict[str, str], timeout_s: float) -> 
     MariaDB's client library 3.4 (Debian 13 and unstable) that handle's limit on a result's columns is then
     0, and slurmdbd stops at its first query (error 5027, "Number of columns in result (=1) set exceeds
     maximum allowed number of columns (=0)")."""
-    done = subprocess.run(
+    _run_or_fail(
         [
             _need("mariadb"),
             "--no-defaults",
@@ -192,15 +192,10 @@ def _create_database(db_socket: Path, env: dict[str, str], timeout_s: float) -> 
             "--user=root",
             f"--execute=CREATE DATABASE IF NOT EXISTS {DATABASE}",
         ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
+        env,
+        timeout_s,
+        f"could not create the database {DATABASE} through {db_socket}",
     )
-    if done.returncode != 0:
-        detail = " ".join((done.stderr or done.stdout).split())[-300:]
-        raise SlurmError(f"could not create the database {DATABASE} through {db_socket}: {detail}")
 
 
 def start_dbd(top: Path, env: dict[str, str], timeout_s: float = 60.0) -> None:
@@ -245,17 +240,20 @@ def register_cluster(cluster: str, env: dict[str, str], timeout_s: float = 30.0)
     )
     if cluster in shown.stdout.split():
         return
-    done = subprocess.run(
+    _run_or_fail(
         [sacctmgr, "--immediate", "add", "cluster", cluster],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
+        env,
+        timeout_s,
+        f"could not register cluster {cluster} with slurmdbd",
     )
+
+
+def _run_or_fail(args: list[str], env: dict[str, str], timeout_s: float, failure: str) -> None:
+    """Run a command; :class:`SlurmError` ``failure: <the end of its output>`` when it fails."""
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
     if done.returncode != 0:
         detail = " ".join((done.stderr or done.stdout).split())[-300:]
-        raise SlurmError(f"could not register cluster {cluster} with slurmdbd: {detail}")
+        raise SlurmError(f"{failure}: {detail}")
 
 
 def _which(name: str) -> str | None:
