@@ -3,6 +3,7 @@
     python benchmarks/bench_slurm.py [--events 24] [--jobs 1000] [--repartitions 6] [--skip-live]
     python benchmarks/bench_slurm.py --live-nodes 8 --events 96 --jobs 10   # (a), (b) on 8 nodes x 2 GPUs
     python benchmarks/bench_slurm.py --slurm 26.05 --jobs 10                 # (a), (b) on another release
+    python benchmarks/bench_slurm.py --slurm 26.05 --rest --jobs 10          # ... through slurmrestd
     python benchmarks/bench_slurm.py --scale [--scale-nodes 1,8,64] [--scale-queued 10000] [--repeats 5]
 
 (a) A slice freeing to the next job running on it, in the real sandbox (needs root and Slurm): queued
@@ -12,8 +13,10 @@
 (b) The controller's CPU time (its own, and its Slurm commands') and peak Python memory per job over (a).
     ``--live-nodes N``: (a) and (b) on a many-node sandbox, N nodes (one slurmd each) of two fake A100s at
     configuration 3, every slice of the cluster taking jobs; ``--slurm RELEASE``: on that Slurm release
-    (the sandbox's root filesystem, its commands through the sandbox's wrappers); (d), (e) only on one node
-    of the host's Slurm.
+    (the sandbox's root filesystem, its commands through the sandbox's wrappers); ``--rest``: the controller
+    reads and acts through slurmrestd (26.05) instead, and (b)'s command CPU is then what the calls that stay
+    commands cost (tokens; slurmrestd's own CPU, another process, is read from /proc apart);
+    (d), (e) only on one node of the host's Slurm.
 (c) ``--jobs`` jobs queued at once against the in-memory FakeSlurmClient (no daemons): the time of each
     pass and per job event (arrival, start, end, release) in it; the target is 50 ms per event. A cProfile
     of the slowest passes follows when the target is missed.
@@ -108,13 +111,27 @@ def _wait_done(client: object, ids: list[int], timeout_s: float) -> None:
     raise RuntimeError(f"jobs did not finish within {timeout_s:g} s")
 
 
-def live(events: int, folder: Path, nodes: int = 1, slurm: str | None = None) -> None:
+def _daemon_cpu_s(name: str) -> float:
+    """The user + system CPU seconds of every running process called ``name`` (``/proc``), 0 if none."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            head, tail = stat.read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        if head.split("(", 1)[1] == name:
+            fields = tail.split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def live(events: int, folder: Path, nodes: int = 1, slurm: str | None = None, rest: bool = False) -> None:
     if nodes > 1:  # a many-node sandbox: one slurmd per node, two fake A100s each
         specs = [NodeSpec(f"b{n + 1}", (("a100-40gb", 3), ("a100-40gb", 3))) for n in range(nodes)]
-        box = sandbox_module.start(folder / "box", nodes=specs, slurm=slurm)
+        box = sandbox_module.start(folder / "box", nodes=specs, slurm=slurm, rest=rest)
         types = [kind for member in box.nodes for kind in member.gres_types]
     else:
-        box = sandbox_module.start(folder / "box", gpus=[("a100-40gb", 3)], slurm=slurm)
+        box = sandbox_module.start(folder / "box", gpus=[("a100-40gb", 3)], slurm=slurm, rest=rest)
         types = list(box.gres_types)
     try:
         client = box.client()
@@ -154,7 +171,10 @@ def live(events: int, folder: Path, nodes: int = 1, slurm: str | None = None) ->
             )
             for n in range(total)
         ]
-        controller = Controller(config, client, StateStore(config.state_path))
+        api = box.rest_client() if rest else client
+        print(f"controller through: {'slurmrestd' if rest else 'the commands'}")
+        controller = Controller(config, api, StateStore(config.state_path))
+        rest_cpu = _daemon_cpu_s("slurmrestd")
         tracemalloc.start()
         own = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -168,6 +188,7 @@ def live(events: int, folder: Path, nodes: int = 1, slurm: str | None = None) ->
             time.sleep(max(0.0, config.poll_s - (time.time() - tick)))
         own_end = resource.getrusage(resource.RUSAGE_SELF)
         children_end = resource.getrusage(resource.RUSAGE_CHILDREN)
+        rest_cpu = _daemon_cpu_s("slurmrestd") - rest_cpu
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         managed_gaps = _gaps([folder / f"m{n}.out" for n in range(total)])
@@ -183,6 +204,9 @@ def live(events: int, folder: Path, nodes: int = 1, slurm: str | None = None) ->
             f"    CPU, its Slurm commands (squeue, scontrol): {cmd:.2f} s "
             f"({cmd / count * 1000:.0f} ms per job)"
         )
+        if rest:
+            per_job = rest_cpu / count * 1000
+            print(f"    CPU, slurmrestd (its process): {rest_cpu:.2f} s ({per_job:.0f} ms per job)")
         print(
             f"    peak Python memory (tracemalloc): {peak / 1024:.0f} KiB "
             f"({peak / count / 1024:.1f} KiB per job); max RSS {own_end.ru_maxrss / 1024:.0f} MiB"
@@ -483,6 +507,7 @@ def main() -> int:
     parser.add_argument(
         "--slurm", default=None, help="(a), (b) on this Slurm release (24.11, 26.05; default: the host's)"
     )
+    parser.add_argument("--rest", action="store_true", help="(a), (b): the controller through slurmrestd")
     parser.add_argument(
         "--live-nodes", type=int, default=1, help="(a), (b) on this many nodes of 2 fake A100s (1: one GPU)"
     )
@@ -508,7 +533,7 @@ def main() -> int:
             if os.geteuid() != 0 or not shutil.which("slurmctld"):
                 print("(a), (b) skipped: the sandbox needs root and Slurm")
             else:
-                live(args.events, folder, args.live_nodes, args.slurm)
+                live(args.events, folder, args.live_nodes, args.slurm, args.rest)
                 if args.live_nodes == 1 and args.slurm is None:
                     repartitions(args.repartitions, folder)
         in_memory(args.jobs, folder, args.passes)

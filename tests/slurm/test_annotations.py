@@ -52,17 +52,18 @@ def test_the_time_limit_is_the_default_work_and_sets_the_default_deadline() -> N
     annotation = _parse("wattsched: kind=inference", time_limit_s=1800.0)
     assert annotation.work_s == 1800.0
     assert annotation.deadline_s == SUBMIT_S + 3600.0  # 2 x 30 min
-    assert annotation.defaulted == frozenset({"deadline", "scaling", "work", "preemptible"})
+    assert annotation.defaulted == frozenset({"deadline", "scaling", "work", "preemptible", "gpus"})
     for unknown_limit in (None, float("inf"), 0.0):
         assert _parse("", time_limit_s=unknown_limit).work_s == 3600.0
 
 
 def test_every_key_given_after_text_of_the_users_own() -> None:
     annotation = _parse(
-        "checkpointed run  wattsched: deadline=+1h30m kind=inference scaling=capped work=15m preemptible=yes"
+        "checkpointed run  wattsched: deadline=+1h30m kind=inference scaling=capped work=15m preemptible=yes "
+        "gpus=2"
     )
     assert annotation == Annotation(
-        SUBMIT_S + 5400.0, JobKind.INFERENCE, Scaling.CAPPED, 900.0, True, frozenset()
+        SUBMIT_S + 5400.0, JobKind.INFERENCE, Scaling.CAPPED, 900.0, True, frozenset(), gpus=2
     )
 
 
@@ -144,12 +145,12 @@ def test_not_durations(text: str) -> None:
             "wattsched: deadlin=+1h",
             "deadlin",
             "deadlin: unknown key (did you mean 'deadline'?); valid keys: deadline, kind, scaling, work, "
-            "preemptible",
+            "preemptible, gpus",
         ),
         (
             "wattsched: colour=red",
             "colour",
-            "colour: unknown key; valid keys: deadline, kind, scaling, work, preemptible",
+            "colour: unknown key; valid keys: deadline, kind, scaling, work, preemptible, gpus",
         ),
         ("wattsched: kind=inference kind=training", "kind", "kind: given twice ('inference' and 'training')"),
         ("wattsched: work=0", "work", "work: expected a DURATION > 0, got '0'"),

@@ -117,8 +117,8 @@ def test_jobs_are_held_then_released_in_the_policys_order_and_energy_adds_up(tmp
     assert 0 < float(comment.removeprefix("wattsched_energy_j=")) <= rows[b].energy_mj / 1000
 
 
-def test_a_job_asking_for_several_gpus_is_held_with_a_reason_not_shrunk_to_one_slice(tmp_path: Path) -> None:
-    """A job of two GPUs (``--gres=gpu:2``) would otherwise be given one slice's GRES at its release: it is
+def test_a_job_asking_for_more_gpus_than_any_node_has_is_held_with_a_reason(tmp_path: Path) -> None:
+    """A job of two GPUs (``--gres=gpu:2``) on a cluster of one-GPU nodes can never run as a gang: it is
     held with one line saying why, also after a restart, and read again once its owner asks for one GPU."""
     controller, slurm, meter, clock = _setup(tmp_path)
     two = slurm.submit(comment="wattsched: work=60s", gres="gpu:2")
@@ -127,10 +127,7 @@ def test_a_job_asking_for_several_gpus_is_held_with_a_reason_not_shrunk_to_one_s
     assert report.rejected == [two] and report.released == [one]
     job = slurm.job(two)
     assert job is not None and job.held and job.gres == "gpu:2"
-    assert job.admin_comment == (
-        "wattsched: it asks for 2 GPUs (--gres=gpu:2); the controller gives a job one MIG slice, "
-        "multi-GPU jobs are not run yet"
-    )
+    assert job.admin_comment == "wattsched: it asks for 2 GPUs of one node; the largest node, node0, has 1"
     controller = Controller(controller.config, slurm, controller.store, clock=clock, meters={"node0": meter})
     assert controller.run_once().rejected == []  # held once, not again after a restart
     slurm._put(job, gres="gpu:1")  # its owner asks for one GPU (scontrol update ... gres=gpu:1)

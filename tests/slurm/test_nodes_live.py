@@ -357,3 +357,81 @@ def test_the_controller_waits_for_a_powered_down_node_it_places_a_job_on(
             controller.wait(20)
         sandbox_module.stop(directory)
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_a_two_gpu_job_runs_as_a_gang_on_one_slice_of_each_gpu_of_a_node(
+    tmp_path: Path, wait_for: Callable[..., None]
+) -> None:
+    """Two nodes of two A100s in configuration 3 (4g, 2g, 1g.10gb). A (one GPU) goes to g1/0; G
+    (``--gres=gpu:2``) reserves g2, whose GPUs are both idle, and the controller releases it with one request
+    for the 1g.10gb type, two devices: Slurm starts it on the 1g.10gb of each of g2's GPUs (the sandbox's job
+    sees both MIG UUIDs and runs until its work is done on both), and its energy is charged from both."""
+    require_slurm()
+    directory = sandbox_directory("wattsched-nodes-gang-")
+    specs = [NodeSpec(name, (("a100-40gb", 3), ("a100-40gb", 3))) for name in ("g1", "g2")]
+    controller: subprocess.Popen[bytes] | None = None
+    try:
+        box = sandbox_module.start(directory, nodes=specs)
+        client = box.client()
+        config = sandbox_module.write_controller_config(box, tmp_path / "wattsched.toml", poll_s=0.5)
+        script = tmp_path / "job.sh"
+        states = " ".join(f'{n.name}) state="{n.fake_gpu_state}";;' for n in box.nodes)
+        script.write_text(
+            f'#!/bin/sh\ncase "$SLURMD_NODENAME" in {states} esac\n'
+            f'exec {sys.executable} -m wattsched.slurm.sandbox_job --work "$1" --state "$state"\n'
+        )
+        script.chmod(0o755)
+        env = dict(os.environ, **box.env)
+
+        def submit(work: str, *extra: str) -> int:
+            out = subprocess.run(
+                [
+                    "sbatch",
+                    "--parsable",
+                    f"--comment=wattsched: work={work} deadline=+3000s",
+                    *extra,
+                    *("-o", f"{script}.%j.out", str(script), work),
+                ],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            return int(out.split(";")[0])
+
+        log = open(tmp_path / "controller.log", "ab")  # noqa: SIM115 - the child keeps it
+        controller = subprocess.Popen(
+            [sys.executable, "-m", "wattsched", "slurm", "controller", "--config", str(config)],
+            stdout=log,
+            stderr=log,
+            env=env,
+        )
+        a = submit("4s")
+        wait_for(lambda: client.job(a).state is JobState.RUNNING, 30, "A to run")  # type: ignore[union-attr]
+        g = submit("2s", "--gres=gpu:2")
+        wait_for(lambda: client.job(g).state is JobState.RUNNING, 30, "G to run")  # type: ignore[union-attr]
+        wait_for(
+            lambda: {client.job(j).state for j in (a, g)} == {JobState.COMPLETED},  # type: ignore[union-attr]
+            60,
+            "A and G to end",
+        )
+        wait_for(lambda: _jobs(box, config)[g]["state"] == "done", 20, "the controller to see G end")
+        started = Path(f"{script}.{g}.out").read_text().split("\n")[0].split()
+        assert started[2] == "slice=1g.10gb@6+1g.10gb@6"
+        uuids = started[3].removeprefix("uuid=").split(",")
+        g2 = FakeGpuState(box.nodes[1].fake_gpu_state)
+        owner = {i.uuid: (gpu, str(i.label)) for gpu in (0, 1) for i in g2.instances(gpu)}
+        assert sorted(owner[u] for u in uuids) == [(0, "1g.10gb@6"), (1, "1g.10gb@6")]
+        rows = _jobs(box, config)
+        assert rows[a]["node"] == "g1" and rows[g]["node"] == "g2"
+        assert rows[g]["gpus"] == 2 and rows[g]["members"] == "0=2,1=2"
+        assert rows[g]["energy_j"] > 0  # type: ignore[operator]
+        text = (tmp_path / "controller.log").read_text()
+        assert f"job {g} reserves g2/0, g2/1 (2 GPUs)" in text
+        assert f"job {g} released on g2/0 slice 1g.10gb@6, g2/1 slice 1g.10gb@6 (gpu:" in text
+    finally:
+        if controller is not None:
+            controller.send_signal(signal.SIGTERM)
+            controller.wait(20)
+        sandbox_module.stop(directory)
+    shutil.rmtree(directory, ignore_errors=True)

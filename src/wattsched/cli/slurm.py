@@ -294,6 +294,8 @@ def _job_rows(store: Any) -> list[dict[str, Any]]:
                 "node": row.node,
                 "gpu": row.gpu,
                 "slice": row.slice,
+                "gpus": row.gpus,
+                "members": row.members,
                 "tardiness_s": row.tardiness_s,
                 "energy_j": row.energy_mj / 1000.0,
                 "preemptions": row.preemptions,
@@ -316,6 +318,8 @@ def _jobs(args: argparse.Namespace) -> int:
     print("  ".join(f"{h:>12}" for h in header))
     for r in rows:
         where = f"{r['node']}/{r['gpu']}" if r["node"] is not None else "-"
+        if r["gpus"] > 1 and r["node"] is not None:  # a gang: its GPUs (with their slice indices)
+            where = f"{r['node']}/{r['members']}"
         tardiness = f"{r['tardiness_s']:.1f}" if r["tardiness_s"] is not None else "-"
         cells = (
             r["job_id"],

@@ -20,13 +20,16 @@ A comment is one of
       its run time alone on the whole GPU; must be > 0.
   ``preemptible=yes|no``
       whether the job may be requeued to make room for another.
+  ``gpus=N``
+      the whole GPUs of one node the job needs at once (a whole number from 1 to :data:`MAX_GPUS`; a job of
+      several runs as a gang: :mod:`wattsched.slurm.gangs`). Slurm's own ``--gres=gpu:N`` says the same.
 
 DURATION: whole or decimal seconds (``120``, ``12.5``), or units in the order ``d``, ``h``, ``m``, ``s``
 (``90s``, ``15m``, ``1h30m``, ``2h``, ``1d12h``), at most :data:`MAX_DURATION_S`. Keys and the words
 ``kind``, ``scaling`` and ``preemptible`` take are lower case as written here.
 
 Defaults (:data:`DEFAULTS`): ``work`` = the job's Slurm time limit when it has one, else 1 h; ``deadline``
-= submission + 2 × work; ``kind`` training; ``scaling`` linear; ``preemptible`` no.
+= submission + 2 × work; ``kind`` training; ``scaling`` linear; ``preemptible`` no; ``gpus`` 1.
 :attr:`Annotation.defaulted` names the fields that took a default, so that a caller with a better rule
 (the sacct importer's deadline rule) can tell them apart.
 
@@ -52,6 +55,7 @@ __all__ = [
     "MARKER",
     "MAX_COMMENT_CHARS",
     "MAX_DURATION_S",
+    "MAX_GPUS",
     "QUOTE_CHARS",
     "Annotation",
     "AnnotationDefaults",
@@ -65,7 +69,9 @@ __all__ = [
 #: The text that starts an annotation.
 MARKER = "wattsched:"
 #: The annotation's keys, in the order :func:`format_annotation` writes them.
-KEYS: tuple[str, ...] = ("deadline", "kind", "scaling", "work", "preemptible")
+KEYS: tuple[str, ...] = ("deadline", "kind", "scaling", "work", "preemptible", "gpus")
+#: Most GPUs a job may ask for (a node of Slurm holds far fewer).
+MAX_GPUS = 1024
 #: Longest comment accepted (Slurm itself allows much longer comments).
 MAX_COMMENT_CHARS = 4096
 #: Longest piece of a comment an error message quotes.
@@ -117,6 +123,7 @@ class Annotation:
     * ``scaling``: linear, sublinear or capped.
     * ``work_s``: run time alone on the whole GPU (MIG disabled), seconds, > 0.
     * ``preemptible``: the job may be requeued to make room for another.
+    * ``gpus``: the GPUs it needs at once (> 1: a gang of whole GPUs of one node).
     * ``defaulted``: the names (of :data:`KEYS`) of the fields that took a default.
     """
 
@@ -126,6 +133,7 @@ class Annotation:
     work_s: float
     preemptible: bool
     defaulted: frozenset[str] = frozenset()
+    gpus: int = 1
 
 
 def parse_annotation(
@@ -174,7 +182,8 @@ def parse_annotation(
             raise AnnotationError("deadline", f"{text} is in the past (now {_iso(now_s)})")
     else:
         deadline_s = submit_s + defaults.deadline_factor * work_s
-    return Annotation(float(deadline_s), kind, scaling, float(work_s), bool(preemptible), defaulted)
+    gpus = _gpus(given["gpus"]) if "gpus" in given else 1
+    return Annotation(float(deadline_s), kind, scaling, float(work_s), bool(preemptible), defaulted, gpus)
 
 
 def format_annotation(annotation: Annotation, *, keys: tuple[str, ...] | None = None) -> str:
@@ -192,6 +201,7 @@ def format_annotation(annotation: Annotation, *, keys: tuple[str, ...] | None = 
         "scaling": Scaling(annotation.scaling).value,
         "work": format_duration(annotation.work_s),
         "preemptible": "yes" if annotation.preemptible else "no",
+        "gpus": str(annotation.gpus),
     }
     return " ".join([MARKER, *(f"{k}={values[k]}" for k in KEYS if k in chosen)]).rstrip()
 
@@ -262,6 +272,7 @@ _EXPECTED = {
     "scaling": "linear, sublinear or capped",
     "work": "a DURATION such as 90s, 15m, 1h30m or 120",
     "preemptible": "yes or no",
+    "gpus": f"a whole number of GPUs from 1 to {MAX_GPUS}",
 }
 
 
@@ -276,6 +287,12 @@ def _duration(key: str, value: str) -> float:
         return parse_duration(value)
     except ValueError:
         raise AnnotationError(key, f"expected {_EXPECTED[key]}, got {_quote(value)}") from None
+
+
+def _gpus(value: str) -> int:
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_GPUS:
+        raise AnnotationError("gpus", f"expected {_EXPECTED['gpus']}, got {_quote(value)}")
+    return int(value)
 
 
 def _deadline(value: str, submit_s: float, naive_timezone: tzinfo) -> float:

@@ -10,7 +10,8 @@ Each pass (every ``poll_s`` seconds):
    requeued* with the work it has left. A new job goes to the node and GPU that the ``[scheduling]
    placement`` picks — the data-centre simulator's placements (default ``first-fit``), shown the GPUs as
    their models, their closed slices and Slurm's node power states have them
-   (:mod:`wattsched.slurm.placement`).
+   (:mod:`wattsched.slurm.placement`). A job of several GPUs runs as the simulator's gang: it reserves whole
+   GPUs of one node, and is released on one slice of each once they are empty (:mod:`wattsched.slurm.gangs`).
 3. **Ask each model for its decision** — the policy the simulator runs (default ``edf-ss-restricted``), on the
    engine's own state — and carry out the difference: a job the model puts on a slice is given that slice's
    GRES type, pinned to the node and released (a job whose Slurm record names another type is first
@@ -49,8 +50,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from typing import Protocol
 
+from wattsched.cluster.gangs import choose_members
 from wattsched.cluster.placement import PLACEMENTS, PlacementPolicy
 from wattsched.errors import ConfigError, WattschedError
 from wattsched.hardware.gpu.apply import current_layout
@@ -65,6 +68,7 @@ from wattsched.slurm.client import JobState, SlurmApi, SlurmJob, SlurmNode, pars
 from wattsched.slurm.clocks import GpuClocks
 from wattsched.slurm.config import ControllerConfig, NodeConfig
 from wattsched.slurm.energy import BusySlice, split_energy
+from wattsched.slurm.gangs import format_members, gang_gres, parse_members, slurm_pick
 from wattsched.slurm.gres_update import device_order, device_uuids
 from wattsched.slurm.jobs import engine_job
 from wattsched.slurm.metrics import GpuMetrics, JobMetrics, MetricsView, write_metrics
@@ -114,6 +118,9 @@ class GpuModel:
     missing: frozenset[int] = frozenset()
     #: While this GPU is repartitioned: every GPU's (index) slices held, this one's and its node peers'.
     held: dict[int, frozenset[int]] = field(default_factory=dict)
+    #: The multi-GPU job (its Slurm id) that reserved this GPU (:mod:`wattsched.slurm.gangs`); it takes no
+    #: other job until that one ends.
+    gang: int | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -218,6 +225,8 @@ class Controller:
         self._rows: dict[int, JobRow] = {}
         #: Jobs a failed renewal left asking for a GRES type their node no longer has (said once each).
         self._stranded: set[int] = set()
+        #: Nodes where a gang (by job id) cannot get one slice of each GPU (:meth:`_gang_blocked`).
+        self._unfit: dict[int, set[str]] = {}
         #: Picks each new job's GPU (:mod:`wattsched.slurm.placement`).
         self.placement = placement if placement is not None else PLACEMENTS.make(config.placement)
         #: This pass's placement of new jobs (built at the first one) and Slurm's nodes (read once a pass).
@@ -261,6 +270,7 @@ class Controller:
         # job started on in the same second).
         for _, _, row, job in sorted(events, key=lambda e: (e[0], not _ends(e[3]), e[1])):
             self._follow(row, job, now, report)
+        self._unpark(seen, now, report)
         for job in sorted(seen.values(), key=lambda j: (j.submit_s or now, j.job_id)):
             if job.job_id not in self._known:
                 if not job.state.finished:
@@ -272,6 +282,7 @@ class Controller:
             seen_row = self._rows.get(job_id) or self.store.job(job_id)
             if seen_row is not None:
                 epochs.add(f"{seen_row.node}/{seen_row.gpu}")
+        self._step_gangs(now, report)
         active = _by_gpu(self._active())
         for model in self.gpus:
             if model.missing:
@@ -332,17 +343,6 @@ class Controller:
             submit_s=submit,
             comment=job.comment,
         )
-        gpus = sum(entry.count for entry in parse_gres(job.gres) if entry.name == "gpu")
-        if gpus > 1:
-            self._reject(
-                row,
-                job,
-                f"it asks for {gpus} GPUs (--gres={job.gres}); the controller gives a job one MIG slice, "
-                "multi-GPU jobs are not run yet",
-                now,
-                report,
-            )
-            return
         try:
             note = parse_annotation(job.comment, submit_s=submit, time_limit_s=job.time_limit_s, now_s=now)
         except AnnotationError as exc:
@@ -350,15 +350,42 @@ class Controller:
             return
         row.deadline_s, row.kind, row.scaling = note.deadline_s, note.kind.value, note.scaling.value
         row.work_s, row.preemptible = note.work_s, int(note.preemptible)
+        reason = self._gpus_refused(row, job, note.gpus if "gpus" not in note.defaulted else None)
+        if reason is not None:
+            self._reject(row, job, reason, now, report)
+            return
+        if row.gpus > 1:  # a gang: it waits at the cluster for GPUs of one node (_step_gangs)
+            row.preemptible = 0
+            self.store.put_job(row)
+            self._known.add(job.job_id)
+            self._rows[job.job_id] = row
+            report.arrived.append(job.job_id)
+            self._log(now, f"job {job.job_id} waits for {row.gpus} GPUs of one node")
+            return
         model = self._place(row, now)
+        if model is None:  # every GPU is a gang's: it waits at the cluster
+            self.store.put_job(row)
+            self._known.add(job.job_id)
+            self._rows[job.job_id] = row
+            report.arrived.append(job.job_id)
+            self._log(now, f"job {job.job_id} waits: every GPU is held by a multi-GPU job")
+            return
+        self._settle(row, model, job, now, report, arriving=True)
+
+    def _settle(
+        self, row: JobRow, model: GpuModel, job: SlurmJob, now: float, report: PassReport, *, arriving: bool
+    ) -> None:
+        """A placed job reaches its GPU's model, or waits for its node's boot; ``arriving``: it is new in
+        this pass (not one that waited at the cluster)."""
         row.node, row.gpu = model.node, model.index
         power = self._node_power(model.node)
         if power in ("off", "booting") and job.state == JobState.PENDING:
             row.phase = "booting"  # waits at the cluster; reaches its GPU's model once the node is up
         self.store.put_job(row)
-        self._known.add(job.job_id)
-        self._rows[job.job_id] = row
-        report.arrived.append(job.job_id)
+        if arriving:
+            self._known.add(job.job_id)
+            self._rows[job.job_id] = row
+            report.arrived.append(job.job_id)
         if row.phase == "booting":
             self._log(now, f"job {job.job_id} waits for node {model.node} ({power}) to be up")
             self._waits_for_boot(model.node, job.job_id, power, now)
@@ -366,6 +393,21 @@ class Controller:
         self._add_to_model(model, row, now)
         if job.state == JobState.RUNNING:  # started without us (no hold plugin?): follow it
             self._follow(row, job, now, report)
+
+    def _gpus_refused(self, row: JobRow, job: SlurmJob, annotated: int | None) -> str | None:
+        """Set the GPUs a new job needs (its annotation's ``gpus``, else its ``--gres=gpu:N``); the reason it
+        cannot run (one line), or ``None``."""
+        asked = sum(entry.count for entry in parse_gres(job.gres) if entry.name == "gpu")
+        if annotated is not None and asked > 1 and asked != annotated:
+            return f"it asks for {asked} GPUs (--gres={job.gres}) and gpus={annotated} in its annotation"
+        row.gpus = annotated if annotated is not None else max(asked, 1)
+        largest = max(self.config.nodes, key=lambda node: len(node.gpus))
+        if row.gpus > len(largest.gpus):
+            return (
+                f"it asks for {row.gpus} GPUs of one node; the largest node, {largest.name}, has "
+                f"{len(largest.gpus)}"
+            )
+        return None
 
     def _reject(self, row: JobRow, job: SlurmJob, reason: str, now: float, report: PassReport) -> None:
         """Hold a job the controller cannot run, with ``reason`` (one line) in its AdminComment; read again
@@ -379,8 +421,9 @@ class Controller:
         self._log(now, f"job {job.job_id} held: {reason}")
         report.rejected.append(job.job_id)
 
-    def _place(self, row: JobRow, now: float) -> GpuModel:
-        """The GPU the placement picks for a new job (the first of a pass brings every model to now)."""
+    def _place(self, row: JobRow, now: float) -> GpuModel | None:
+        """The GPU the placement picks for a new job (the first of a pass brings every model to now);
+        ``None`` when gangs hold every GPU that could take it (it waits at the cluster: :meth:`_unpark`)."""
         if self._placing is None:
             live = []
             waiting = Counter((r.node, r.gpu) for r in self._rows.values() if r.phase == "booting")
@@ -396,10 +439,12 @@ class Controller:
                         powered_down=power == "off",
                         waiting=waiting[(model.node, model.index)],
                         offline=power == "down",
+                        gang=model.gang is not None,
                     )
                 )
             self._placing = LivePlacement(self.placement, live)
-        return self.gpus[self._placing.choose(self._engine_job(row), self._rel(now))]
+        index = self._placing.choose(self._engine_job(row), self._rel(now))
+        return self.gpus[index] if index >= 0 else None
 
     def _node_power(self, name: str) -> str:
         """A node's power as Slurm reports it this pass: ``off`` (powered down or powering down);
@@ -446,6 +491,10 @@ class Controller:
         if model is not None and power == "down" and pending:
             self._log(now, f"node {row.node} is down: job {row.job_id} placed again")
             model = self._place(row, now)
+            if model is None:  # every GPU is a gang's: it waits at the cluster
+                row.phase, row.node, row.gpu = "queued", None, None
+                self.store.put_job(row)
+                return
             row.node, row.gpu = model.node, model.index
             power = self._node_power(model.node)
             self.store.put_job(row)
@@ -492,6 +541,15 @@ class Controller:
 
     def _follow(self, row: JobRow, job: SlurmJob | None, now: float, report: PassReport) -> None:
         """Bring a known job's row and its model up to what Slurm says."""
+        if row.gpus > 1:
+            self._follow_gang(row, job, now, report)
+            return
+        if row.node is None:  # waiting at the cluster for a GPU no gang holds (_unpark)
+            if job is None or job.state.finished:
+                row.phase, row.slurm_state = "done", job.state if job is not None else JobState.COMPLETED
+                row.end_s = job.end_s if job is not None and job.end_s else now
+                self.store.put_job(row)
+            return
         if row.phase == "booting":
             self._await_boot(row, job, now, report)
             return
@@ -650,6 +708,278 @@ class Controller:
             "signalled_s": None,
             "run_start_s": None,
         }
+
+    # ------------------------------------------------------------------ gangs
+    def _step_gangs(self, now: float, report: PassReport) -> None:
+        """The multi-GPU jobs' turn in a pass (:mod:`wattsched.slurm.gangs`): the first waiting one reserves
+        GPUs when none is emptying its reserved ones, and one whose GPUs are all empty is released."""
+        gangs = sorted(
+            (r for r in self._rows.values() if r.gpus > 1 and r.phase == "queued"),
+            key=lambda r: (r.submit_s or 0.0, r.job_id),
+        )
+        while gangs:
+            reserved = next((r for r in gangs if r.members is not None), None)
+            if reserved is None:
+                reserved = gangs[0]
+                if not self._reserve(reserved, now):
+                    return  # other gangs hold the GPUs, or no node has enough up: again next pass
+            if not self._release_gang(reserved, now, report):
+                return
+            gangs.remove(reserved)
+
+    def _reserve(self, row: JobRow, now: float) -> bool:
+        """Reserve GPUs for a waiting gang by the simulator's rule, on nodes that are not down."""
+        nodes = list(dict.fromkeys(model.node for model in self.gpus))
+        servers = [[g for g, model in enumerate(self.gpus) if model.node == node] for node in nodes]
+        counts = self._single_jobs()
+        loads = [counts[(model.node, model.index)] for model in self.gpus]
+        unfit = self._unfit.get(row.job_id, set())
+        held = [
+            m.gang is not None or m.node in unfit or self._node_power(m.node) == "down" for m in self.gpus
+        ]
+        chosen = choose_members(row.gpus, servers, loads, held)
+        if not chosen:
+            return False
+        models = [self.gpus[g] for g in chosen]
+        for model in models:
+            model.gang = row.job_id
+        row.node, row.gpu = models[0].node, models[0].index
+        row.members = format_members({model.index: None for model in models})
+        self.store.put_job(row)
+        self._log(now, f"job {row.job_id} reserves {', '.join(m.name for m in models)} ({row.gpus} GPUs)")
+        if self._node_power(row.node) == "off":
+            self._power_up(row.node, row.job_id, now)
+        return True
+
+    def _unpark(self, seen: dict[int, SlurmJob], now: float, report: PassReport) -> None:
+        """Single-GPU jobs that found every GPU held by gangs are placed once one is free, in arrival order,
+        before this pass's new jobs (the engine places them as the gang ends)."""
+        parked = [r for r in self._rows.values() if r.gpus == 1 and r.node is None and r.phase == "queued"]
+        for row in sorted(parked, key=lambda r: (r.submit_s or 0.0, r.job_id)):
+            job = seen.get(row.job_id)
+            if job is None or job.state.finished:
+                continue  # _follow saw it end
+            model = self._place(row, now)
+            if model is None:
+                return
+            self._settle(row, model, job, now, report, arriving=False)
+
+    def _single_jobs(self) -> Counter[tuple[str | None, int | None]]:
+        """The single-GPU jobs each GPU has (waiting for its node, queued, released or running)."""
+        return Counter((r.node, r.gpu) for r in self._rows.values() if r.gpus == 1 and r.phase in ACTIVE)
+
+    def _unreserve(self, row: JobRow) -> None:
+        for model, _ in self._homes(row):
+            if model.gang == row.job_id:
+                model.gang = None
+
+    def _release_gang(self, row: JobRow, now: float, report: PassReport) -> bool:
+        """Release a reserved gang once its GPUs are empty and its node up: each GPU's policy gives it the
+        slice it gives a job on an idle GPU (the first slice of that profile there), and the one Slurm job
+        asks for those slices' types, where Slurm's pick is one of them on each GPU (module
+        :mod:`wattsched.slurm.gangs`). Whether it was released."""
+        assert row.node is not None
+        models = [model for model, _ in self._homes(row)]
+        counts = self._single_jobs()
+        power = self._node_power(row.node)
+        if power == "off":
+            self._power_up(row.node, row.job_id, now)
+        peers = [g for g in self.gpus if g.node == row.node]
+        if (
+            power != "up"
+            or any(counts[(m.node, m.index)] for m in models)
+            or any(g.repartition is not None for g in peers)
+        ):
+            return False
+        slices = {}
+        for model in models:
+            probe = model.sim.fork()
+            rank = probe.observe_arrival(self._engine_job(row), self._rel(now))
+            assignment = list(probe.decide(self._rel(now)))
+            if rank not in assignment:
+                return False  # the policy keeps it waiting (a slice drained): again next pass
+            profile = model.configuration.slices[assignment.index(rank)].profile
+            slices[model.index] = next(
+                s for s, sl in enumerate(model.configuration.slices) if sl.profile == profile
+            )
+        order = device_order([(g.gpu, g.labels) for g in peers])
+        types = {(g.index, label): gres_type(g.gpu, label.split("@")[0]) for g in peers for label in g.labels}
+        busy = {
+            (gpu, label)
+            for r in self._rows.values()
+            if r.node == row.node and r.phase in (*ON_SLICE, "released")
+            for gpu, label in self._devices_of(r)
+        }
+        wanted = [(m.index, m.labels[slices[m.index]]) for m in models]
+        request = Counter(types[device] for device in wanted)
+        picked = slurm_pick(order, types, busy, request) or []
+        if sorted(picked) != sorted(wanted):
+            return self._gang_blocked(row, models, picked, wanted, now, report)
+        for model in models:
+            model.sim.pin(self._add_to_model(model, row, now))
+        gres = gang_gres([types[device] for device in wanted])
+        first = models[0]
+        if not self._act(
+            row.job_id,
+            "release",
+            {"gres": gres, "node": row.node},
+            now,
+            row,
+            phase="released",
+            members=format_members(slices),
+            slice_index=slices[first.index],
+            slice=first.labels[slices[first.index]],
+            gres=gres,
+        ):
+            self._withdraw_gang(row, now)
+            return False
+        where = ", ".join(f"{m.name} slice {m.labels[slices[m.index]]}" for m in models)
+        self._log(now, f"job {row.job_id} released on {where} ({gres})")
+        report.released.append(row.job_id)
+        return True
+
+    def _devices_of(self, row: JobRow) -> list[tuple[int, str]]:
+        """The devices (GPU index, slice label) a job holds or is released for on its node."""
+        return [
+            (model.index, model.labels[s])
+            for model, s in self._homes(row)
+            if s is not None and s < len(model.labels)
+        ]
+
+    def _gang_blocked(
+        self,
+        row: JobRow,
+        models: list[GpuModel],
+        picked: list[tuple[int, str]],
+        wanted: list[tuple[int, str]],
+        now: float,
+        report: PassReport,
+    ) -> bool:
+        """Slurm would not give the gang one slice on each reserved GPU. Where the reserved GPUs themselves
+        are why (one offers two free slices of the type it gets), the node cannot run it: the gang reserves
+        GPUs elsewhere at the next pass, and is held, one line saying why, when no node is left. Else
+        (another GPU's free slice comes first) the reservation is made again at the next pass. ``False``."""
+        mine = {m.index for m in models}
+        node = row.node
+        self._unreserve(row)
+        extra = [device for device in picked if device[0] in mine and device not in wanted]
+        if extra and node is not None:
+            gpu, label = extra[0]
+            unfit = self._unfit.setdefault(row.job_id, set())
+            unfit.add(node)
+            row.node = row.gpu = row.members = None
+            big = {n.name for n in self.config.nodes if len(n.gpus) >= row.gpus}
+            if big <= unfit:
+                job = self.slurm.job(row.job_id)
+                reason = (
+                    f"it asks for {row.gpus} GPUs: Slurm gives a typed GPU request the first free devices "
+                    f"of each type in index order, and on every node one of them offers a second slice of "
+                    f"the type the job gets there (GPU {gpu} of {node}: {label.split('@')[0]})"
+                )
+                del self._unfit[row.job_id]
+                if job is not None:
+                    self._reject(row, job, reason, now, report)
+                return False
+            self._log(now, f"job {row.job_id} cannot get one slice of each GPU on {node}: another node next")
+            self.store.put_job(row)
+            return False
+        self._log(
+            now,
+            f"job {row.job_id}: another GPU's free slice comes first in Slurm's device order; "
+            "its GPUs are reserved again",
+        )
+        row.node = row.gpu = row.members = None
+        self.store.put_job(row)
+        return False
+
+    def _withdraw_gang(self, row: JobRow, now: float) -> None:
+        """A gang leaves its GPUs' models (its release refused, or Slurm requeued it): it waits reserved."""
+        for model, _ in self._homes(row):
+            rank = model.ranks.pop(row.job_id, None)
+            if rank is not None:
+                model.job_of.pop(rank, None)
+                self._tell(model, row, partial(model.sim.observe_cancel, rank, self._rel(now)))
+        members = parse_members(row.members)
+        row.members = format_members(dict.fromkeys(members))
+        row.phase, row.slice_index, row.slice, row.run_start_s = "queued", None, None, None
+        self.store.put_job(row)
+
+    def _follow_gang(self, row: JobRow, job: SlurmJob | None, now: float, report: PassReport) -> None:
+        """Bring a multi-GPU job's row and its GPUs' models up to what Slurm says."""
+        state = job.state if job is not None else JobState.COMPLETED  # gone from Slurm: it ended
+        row.slurm_state = state
+        homes = self._homes(row)
+        if row.phase == "queued" or not homes:  # waiting, or reserved: in no model yet
+            if state.finished:
+                self._unreserve(row)
+                row.phase, row.end_s = "done", job.end_s if job is not None and job.end_s else now
+            self.store.put_job(row)
+            return
+        ran = job is not None and job.start_s is not None and (state == JobState.RUNNING or state.finished)
+        if ran and row.phase == "released":
+            self._gang_started(row, job, now, report)
+        if state.finished:
+            self._gang_ended(row, job, now, report)
+        elif state == JobState.PENDING and row.phase in ON_SLICE:  # requeued by someone else
+            self._log(now, f"job {row.job_id} was requeued: it waits again for its GPUs")
+            self._withdraw_gang(row, now)
+
+    def _gang_started(self, row: JobRow, job: SlurmJob | None, now: float, report: PassReport) -> None:
+        """Slurm started a gang: each GPU's model is told its slice there — the one Slurm gave it where the
+        GPUs' state names the devices (the released one otherwise)."""
+        members = parse_members(row.members)
+        meter = self.meters.get(row.node or "")
+        got: dict[int, int] = {}
+        if job is not None and job.gpu_uuids and isinstance(meter, FakeGpuState):
+            for model, _ in self._homes(row):
+                labels = {inst.uuid: inst.label for inst in meter.instances(model.index)}
+                for uuid in job.gpu_uuids:
+                    if labels.get(uuid) in model.labels:
+                        got[model.index] = model.labels.index(labels[uuid])
+            if set(got) != set(members):
+                log.warning(
+                    "job %d: Slurm gave it devices %s, not one slice of each of GPUs %s of %s",
+                    row.job_id,
+                    ",".join(job.gpu_uuids),
+                    ",".join(map(str, members)),
+                    row.node,
+                )
+        start = job.start_s if job is not None and job.start_s is not None else now
+        for gpu, planned in members.items():
+            members[gpu] = got.get(gpu, planned)
+        for model, _ in self._homes(row):
+            rank, slice_index = model.ranks[row.job_id], members[model.index]
+            assert slice_index is not None
+            self._tell(model, row, partial(model.sim.observe_start, rank, slice_index, self._rel(start)))
+        first = self._homes(row)[0][0]
+        row.phase, row.run_start_s, row.members = "running", start, format_members(members)
+        row.start_s = row.start_s if row.start_s is not None else start
+        row.slice_index = members[first.index]
+        row.slice = first.labels[members[first.index] or 0]
+        self.store.put_job(row)
+        self._log(now, f"job {row.job_id} started on {row.node} GPUs {','.join(map(str, members))}")
+        report.started.append(row.job_id)
+
+    def _gang_ended(self, row: JobRow, job: SlurmJob | None, now: float, report: PassReport) -> None:
+        """A gang ended, on every GPU at once: each model is told, its GPUs take jobs again."""
+        end = job.end_s if job is not None and job.end_s is not None else now
+        for model, _ in self._homes(row):
+            rank = model.ranks[row.job_id]
+            if rank in model.sim.predicted_completions():
+                self._tell(model, row, partial(model.sim.observe_completion, rank, self._rel(end)))
+            else:
+                self._tell(model, row, partial(model.sim.observe_cancel, rank, self._rel(end)))
+        self._unreserve(row)
+        row.phase, row.end_s = "done", end
+        if row.start_s is not None and row.deadline_s is not None:
+            row.tardiness_s = max(0.0, end - row.deadline_s)
+        with self.store.transaction():
+            self.store.put_job(row)
+            self.accounting.owe(row, now)
+        self._log(
+            now, f"job {row.job_id} ended ({row.slurm_state}) on {row.node}: {row.energy_mj / 1000:.1f} J"
+        )
+        report.finished.append(row.job_id)
 
     # ------------------------------------------------------------------ decisions
     def _decide(self, model: GpuModel, rows: dict[int, JobRow], now: float, report: PassReport) -> None:
@@ -830,14 +1160,23 @@ class Controller:
     def _store_readings(self, active: list[JobRow]) -> None:
         """The jobs busy on each GPU from this pass's reading on (the counter was read by _charge_energy)."""
         by_gpu = _by_gpu(active)
+        gangs: dict[tuple[str | None, int], list[tuple[JobRow, int]]] = {}
+        for row in active:
+            if row.gpus > 1 and row.phase in ON_SLICE:
+                for gpu, slice_index in parse_members(row.members).items():
+                    if slice_index is not None:
+                        gangs.setdefault((row.node, gpu), []).append((row, slice_index))
         for model in self.gpus:
             last = self.store.reading(model.node, model.index)
             if last is None:
                 continue
-            busy = [
-                (row.job_id, model.configuration.slices[row.slice_index].compute, row.kind or "training")
+            here = [
+                (row, row.slice_index)
                 for row in by_gpu.get((model.node, model.index), ())
                 if row.phase in ON_SLICE and row.slice_index is not None
+            ] + gangs.get((model.node, model.index), [])
+            busy = [
+                (row.job_id, model.configuration.slices[s].compute, row.kind or "training") for row, s in here
             ]
             if busy != last.busy:
                 self.store.put_reading(model.node, model.index, replace(last, busy=busy))
@@ -1019,21 +1358,35 @@ class Controller:
         self._rows = {row.job_id: row for row in self.store.jobs(ACTIVE)}
         rows = sorted(self._rows.values(), key=lambda r: (r.submit_s or 0.0, r.job_id))
         for row in rows:
-            model = self._by_name.get(f"{row.node}/{row.gpu}")
-            if model is not None and row.job_id not in model.ranks and row.phase != "booting":
-                self._add_to_model(model, row, now)
+            for model, _ in self._homes(row):
+                if row.gpus > 1:
+                    model.gang = row.job_id  # reserved
+                    if row.phase == "queued":
+                        continue  # not released yet: it reaches the models when it is
+                if row.job_id not in model.ranks and row.phase != "booting":
+                    self._add_to_model(model, row, now)
         for model in self.gpus:
             model.sim.decide(self._rel(now))
         for row in rows:
-            model = self._by_name.get(f"{row.node}/{row.gpu}")
-            if model is None or row.phase not in ON_SLICE or row.slice_index is None:
+            if row.phase not in ON_SLICE:
                 continue
-            model.sim.observe_start(
-                model.ranks[row.job_id],
-                row.slice_index,
-                self._rel(now),
-                remaining=self._remaining_at(model, row, now),
-            )
+            for model, slice_index in self._homes(row):
+                if slice_index is not None:
+                    model.sim.observe_start(
+                        model.ranks[row.job_id],
+                        slice_index,
+                        self._rel(now),
+                        remaining=self._remaining_at(model, row, now),
+                    )
+
+    def _homes(self, row: JobRow) -> list[tuple[GpuModel, int | None]]:
+        """The GPUs (models) a job is placed on with its slice on each: its GPU, or a gang's reserved ones."""
+        if row.gpus > 1:
+            members = parse_members(row.members).items()
+            found = [(self._by_name.get(f"{row.node}/{gpu}"), s) for gpu, s in members]
+        else:
+            found = [(self._by_name.get(f"{row.node}/{row.gpu}"), row.slice_index)]
+        return [(model, s) for model, s in found if model is not None]
 
     def _rel(self, epoch_s: float) -> float:
         return epoch_s - self.origin_s
@@ -1093,8 +1446,9 @@ class Controller:
             return
         if target == model.configuration:
             return
-        if any(g.repartition is not None for g in self.gpus if g.node == model.node):
-            return  # one repartition of a node at a time (device indices are numbered node-wide)
+        if any(g.repartition is not None or g.gang is not None for g in self.gpus if g.node == model.node):
+            return  # one repartition of a node at a time (device indices are numbered node-wide), none
+            # while a multi-GPU job holds GPUs there (its devices must keep their indices)
         if not target.mig_enabled:
             log.warning("%s: partitioner chose no-mig; wattsched never changes MIG mode; kept", model.name)
             return
@@ -1364,11 +1718,13 @@ def _powered_down(node: SlurmNode) -> bool:
 
 
 def _by_gpu(rows: Iterable[JobRow]) -> dict[tuple[str | None, int | None], list[JobRow]]:
-    """The rows by the (node, GPU) they were placed on, each GPU's in their order in ``rows``: one scan, where
-    filtering ``rows`` for every GPU would cost jobs x GPUs a pass (benchmarks/bench_slurm.py --scale)."""
+    """The single-GPU jobs' rows by the (node, GPU) they were placed on, each GPU's in their order in
+    ``rows``: one scan, where filtering ``rows`` for every GPU would cost jobs x GPUs a pass
+    (benchmarks/bench_slurm.py --scale)."""
     grouped: dict[tuple[str | None, int | None], list[JobRow]] = {}
     for row in rows:
-        grouped.setdefault((row.node, row.gpu), []).append(row)
+        if row.gpus == 1:  # a gang's GPUs are followed apart (Controller._step_gangs)
+            grouped.setdefault((row.node, row.gpu), []).append(row)
     return grouped
 
 

@@ -15,7 +15,10 @@ configuration order (node by node, NVML index order), as the cluster engine buil
   is not offered again (the engine's rule for arrivals at one instant: :class:`LivePlacement` closes a GPU
   once it is given a job);
 * a GPU of a node Slurm reports down or failed takes no job, not even from the fallback (unless every node
-  is so).
+  is so);
+* a GPU a multi-GPU job has reserved (:mod:`wattsched.slurm.gangs`) takes no job either; where every GPU
+  that could is so, the job waits at the cluster until a gang ends (:meth:`LivePlacement.choose` gives -1),
+  as in the engine.
 
 When the placement finds no GPU (-1), the engine's fallback decides: the first powered-down node (Slurm
 resumes it for the job, as the engine boots an off server), else the GPU with the fewest jobs among the nodes
@@ -56,6 +59,8 @@ class LiveGpu:
     waiting: int = 0
     #: Whether Slurm reports its node down or failed (a resume that never came back): no job goes there.
     offline: bool = False
+    #: Whether a multi-GPU job has reserved it: no other job goes there.
+    gang: bool = False
 
 
 def live_pool(gpus: Sequence[LiveGpu], *, classes: bool = True) -> GpuPool:
@@ -72,7 +77,7 @@ def live_pool(gpus: Sequence[LiveGpu], *, classes: bool = True) -> GpuPool:
         sim = gpu.sim
         _, _, in_system, pending, state, _ = sim.probe(sim.now_s)
         pool.jobs[index] = in_system + gpu.waiting
-        if gpu.powered_down or gpu.offline or gpu.waiting or pending:
+        if gpu.powered_down or gpu.offline or gpu.gang or gpu.waiting or pending:
             continue
         slices = sim.configuration.slices
         free = 0
@@ -96,18 +101,25 @@ class LivePlacement:
         self.fallbacks = 0
         # The fallback's candidates, fixed for the pass: the first powered-down node's GPUs, else a heap of
         # (jobs, index) over every GPU (a job arriving when every GPU is closed costs log GPUs, not GPUs).
-        down = [i for i, gpu in enumerate(self.gpus) if gpu.powered_down and not gpu.offline]
+        down = [i for i, gpu in enumerate(self.gpus) if gpu.powered_down and not gpu.offline and not gpu.gang]
         self._first_down = [i for i in down if self.gpus[i].node == self.gpus[down[0]].node] if down else []
-        online = [i for i, gpu in enumerate(self.gpus) if not gpu.offline] or list(range(len(self.gpus)))
+        online = [i for i, gpu in enumerate(self.gpus) if not gpu.offline and not gpu.gang]
+        if not online and not any(gpu.gang for gpu in self.gpus):
+            online = list(range(len(self.gpus)))  # every node down: the least-loaded GPU all the same
         self._least_loaded = [(self.pool.jobs[i], i) for i in online]
         heapq.heapify(self._least_loaded)
 
     def choose(self, job: Job, now_s: float) -> int:
-        """The index (in :attr:`gpus`) of the GPU for ``job``, arriving at ``now_s`` (the models' time)."""
+        """The index (in :attr:`gpus`) of the GPU for ``job``, arriving at ``now_s`` (the models' time); -1
+        when every GPU that could take it is a gang's (the job waits at the cluster)."""
         index = self.policy.choose(job, now_s, self.pool)
+        if 0 <= index < len(self.gpus) and self.gpus[index].gang:
+            index = -1  # a gang holds it (only a placement that looks beyond the pool can choose it)
         if not 0 <= index < len(self.gpus):
             index = self._fallback()
             self.fallbacks += 1
+            if index < 0:
+                return -1
         self.pool.jobs[index] += 1
         if self.pool.available(index):
             self.pool.update(index, 0, 0)
@@ -120,6 +132,8 @@ class LivePlacement:
         if self._first_down:
             return min(self._first_down, key=lambda i: (jobs[i], i))
         heap = self._least_loaded
+        if not heap:
+            return -1
         while heap[0][0] != jobs[heap[0][1]]:  # a count that grew since it was pushed: push it anew
             heapq.heapreplace(heap, (jobs[heap[0][1]], heap[0][1]))
         return heap[0][1]

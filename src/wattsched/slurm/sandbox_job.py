@@ -4,7 +4,9 @@ checkpoints like a well-behaved training job.
     python -m wattsched.slurm.sandbox_job --work 20s [--scaling linear] [--state DIR/fake_gpu.json]
 
 The slice is the MIG instance in ``CUDA_VISIBLE_DEVICES`` (looked up in the fake GPU state file,
-``--state`` or ``$WATTSCHED_FAKE_GPU``); its run time there is what the controller's model assumes
+``--state`` or ``$WATTSCHED_FAKE_GPU``); a job of several GPUs (a gang) gets one on each and is done when
+its work is done on every one of them, as the simulator's gang ends with its last GPU. Its run time on a
+slice is what the controller's model assumes
 (:func:`wattsched.slurm.jobs.engine_job`), at the speed of the SM clock locked on the fake GPU (read again
 every quarter second), so a sandbox run and a simulation of it can be compared. Progress,
 the fraction of the work done, is kept in a checkpoint file (``--checkpoint``, default
@@ -70,11 +72,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         work_s = parse_duration(args.work)
-        uuid = next(iter(visible_uuids(os.environ)), "")
-        if not uuid or not args.state:
+        uuids = list(visible_uuids(os.environ))
+        if not uuids or not args.state:
             raise WattschedError("needs CUDA_VISIBLE_DEVICES=MIG-... and --state (or $WATTSCHED_FAKE_GPU)")
         gpus = FakeGpuState(args.state)
-        run_s, label, gpu_index = run_time_s(work_s, Scaling(args.scaling), uuid, gpus)
+        slices = [run_time_s(work_s, Scaling(args.scaling), uuid, gpus) for uuid in uuids]
     except (WattschedError, ValueError) as exc:
         sys.stderr.write(f"sandbox_job: {exc}\n")
         return 2
@@ -85,8 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
     done = float(checkpoint.read_text()) if restarts and checkpoint.exists() else 0.0
-    _say(f"start job={job_id} slice={label} uuid={uuid} restart={restarts} done={done:.4f}")
+    label = "+".join(label for _, label, _ in slices)
+    _say(f"start job={job_id} slice={label} uuid={','.join(uuids)} restart={restarts} done={done:.4f}")
     state = {"done": done, "stop": False}
+    progress = [done] * len(slices)  # the work done on each slice (the job's: the least of them)
 
     def save(signum: int, _frame: object) -> None:
         checkpoint.write_text(f"{state['done']:.6f}")
@@ -97,14 +101,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGUSR1, save)
     signal.signal(signal.SIGTERM, save)
     last = read = time.monotonic()
-    speed = gpus.speed(gpu_index)
+    speeds = [gpus.speed(gpu_index) for _, _, gpu_index in slices]
     while state["done"] < 1.0 and not state["stop"]:
-        time.sleep(min(_STEP_S, (1.0 - state["done"]) * run_s / speed))
+        left = max(
+            (1.0 - p) * run_s / v for p, (run_s, _, _), v in zip(progress, slices, speeds, strict=True)
+        )
+        time.sleep(min(_STEP_S, left))
         now = time.monotonic()
-        state["done"] = min(1.0, state["done"] + (now - last) * speed / run_s)
+        for i, ((run_s, _, _), speed) in enumerate(zip(slices, speeds, strict=True)):
+            progress[i] = min(1.0, progress[i] + (now - last) * speed / run_s)
+        state["done"] = min(progress)
         last = now
         if now - read >= _CLOCK_READ_S:
-            speed, read = gpus.speed(gpu_index), now
+            speeds, read = [gpus.speed(gpu_index) for _, _, gpu_index in slices], now
     if state["stop"]:
         return 143
     checkpoint.unlink(missing_ok=True)

@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     node TEXT, gpu INTEGER, slice_index INTEGER, slice TEXT, start_s REAL, end_s REAL,
     tardiness_s REAL, energy_mj INTEGER NOT NULL DEFAULT 0, preemptions INTEGER NOT NULL DEFAULT 0,
     remaining REAL NOT NULL DEFAULT 1.0, run_start_s REAL, signalled_s REAL, error TEXT, comment TEXT,
-    gres TEXT, renewed_as INTEGER
+    gres TEXT, renewed_as INTEGER, gpus INTEGER NOT NULL DEFAULT 1, members TEXT
 );
 CREATE TABLE IF NOT EXISTS actions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, time_s REAL NOT NULL, job_id INTEGER NOT NULL, kind TEXT NOT NULL,
@@ -121,6 +121,10 @@ class JobRow:
     gres: str | None = None
     #: A ``renewed`` job: the id of the copy that replaced it.
     renewed_as: int | None = None
+    #: The GPUs the job asks for; a gang (> 1) keeps its reserved GPUs of ``node`` and the slice on each in
+    #: ``members`` (:func:`wattsched.slurm.gangs.format_members`; ``gpu`` and ``slice_index`` are the first).
+    gpus: int = 1
+    members: str | None = None
 
 
 _COLUMNS = tuple(f.name for f in fields(JobRow))
@@ -216,7 +220,8 @@ class StateStore:
     def _add_missing_columns(self) -> None:
         """A state file written before a column of ``jobs`` existed gets it (empty)."""
         have = {row["name"] for row in self._db.execute("PRAGMA table_info(jobs)")}
-        for name, kind in (("gres", "TEXT"), ("renewed_as", "INTEGER")):
+        columns = (("gres", "TEXT"), ("renewed_as", "INTEGER"), ("gpus", "INTEGER NOT NULL DEFAULT 1"))
+        for name, kind in (*columns, ("members", "TEXT")):
             if name not in have:
                 self._db.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
 
