@@ -155,3 +155,16 @@ def test_every_gang_runs_on_one_server_starting_and_ending_together(
             for g, s, e in members:
                 if g in held and other != j.job_id:
                     assert e <= start + 1e-9 or s >= end - 1e-9, (j.job_id, other)
+
+
+def test_a_gang_starts_when_its_last_gpu_empties_not_at_the_next_arrival() -> None:
+    # One server of two GPUs. a (100 s) runs on GPU 0 from 0; the gang g (2 GPUs, 30 s) arrives at 10,
+    # reserves both GPUs and waits for a: it starts at 100, when a ends, and ends at 130, although nothing
+    # else happens until e arrives at 500 (it used to start at 500, the next arrival).
+    jobs = [job("a", 0.0, 100.0, 1_000.0), job("g", 10.0, 30.0, 1_000.0, gpus=2), job("e", 500.0, 5.0, 900.0)]
+    result = simulate_cluster(jobs, ClusterSpec.homogeneous(1, 2), WHOLE_GPUS)
+    got = spans(result)
+    assert got[("a", 0)] == pytest.approx((0.0, 100.0))
+    assert got[("g", 0)] == pytest.approx((100.0, 130.0)) and got[("g", 1)] == pytest.approx((100.0, 130.0))
+    assert got[("e", 0)] == pytest.approx((500.0, 505.0))
+    assert result.max_tardiness_s == 0.0

@@ -271,14 +271,14 @@ def test_a_restarted_controller_keeps_the_reservation_and_the_running_gang(tmp_p
 
 # (arrival s, work s, deadline after arrival s, GPUs): single jobs and gangs of two on 2 nodes x 2 GPUs.
 TRACE = [
-    (0, 20, 200, 1),
-    (2, 40, 600, 2),
-    (5, 30, 300, 1),
-    (9, 20, 100, 2),
-    (14, 60, 600, 1),
-    (20, 10, 200, 1),
-    (31, 30, 300, 2),
-    (40, 20, 400, 1),
+    (0, 5, 50, 1),
+    (1, 10, 150, 2),
+    (2, 8, 75, 1),
+    (3, 5, 25, 2),
+    (4, 15, 150, 1),
+    (6, 3, 50, 1),
+    (8, 8, 75, 2),
+    (10, 5, 100, 1),
 ]
 
 

@@ -158,7 +158,7 @@ class ClusterSimulation:
         self._fallbacks = 0
         self._placed = 0
         self._result: ClusterResult | None = None
-        self._now_s = 0.0  # the driver's time: the last arrival or cluster event taken
+        self._now_s = 0.0  # the driver's time: the last arrival, cluster event or GPU instant taken
         self._gangs: list[Gang] = []  # every gang of the run, in arrival order
         self._waiting: deque[Gang] = deque()  # gangs without GPUs yet
         self._draining: Gang | None = None  # the gang whose reserved GPUs are emptying
@@ -191,8 +191,8 @@ class ClusterSimulation:
                 if not events:
                     break
                 continue
-            self._now_s = t
             self._advance(t)
+            self._now_s = t
             # The GPUs' instants may have scheduled turn-offs before t: the earliest event goes first.
             if events and events[0][0] <= t_job:
                 self._handle_event()
@@ -240,6 +240,7 @@ class ClusterSimulation:
                     continue
             if sim.step() and gpu.partitioner is not None and not sim.in_blackout:
                 decide_epoch(sim, gpu.partitioner)
+            self._now_s = h  # a gang this change lets start starts at this instant, not at t
             self._refresh(gpu, t)
 
     def _refresh(self, gpu: _Gpu, limit: float) -> None:
