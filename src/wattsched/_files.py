@@ -1,4 +1,5 @@
-"""Files written whole: through a temporary file in the target's folder, then a rename.
+"""Files written whole: through a temporary file in the target's folder, then a rename; and the user's cache
+folder (:func:`cache_dir`), kept here, free of heavy imports, for the programs Slurm runs.
 
 A temporary file is made with mode 0600 (``tempfile.mkstemp``); :func:`publish` gives it the mode a plain
 ``open()`` would have given (0666 less the user's umask) before renaming it into place, so that what
@@ -10,7 +11,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["publish"]
+__all__ = ["cache_dir", "publish"]
+
+
+def cache_dir() -> Path:
+    """``$WATTSCHED_CACHE_DIR``, else ``$XDG_CACHE_HOME/wattsched``, else ``~/.cache/wattsched``."""
+    given = os.environ.get("WATTSCHED_CACHE_DIR")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "wattsched"
 
 
 def _umask() -> int:

@@ -16,7 +16,7 @@ import pytest
 
 from wattsched.slurm import roots
 from wattsched.slurm import sandbox as sandbox_module
-from wattsched.slurm.client import JobState
+from wattsched.slurm.client import JobState, SlurmError
 from wattsched.slurm.gres_update import visible_uuids
 
 from .conftest import require_release, require_slurm, sandbox_directory
@@ -99,7 +99,7 @@ def test_through_slurmrestd_the_same_jobs_and_nodes_and_a_round_trip_of_changes(
     commands, through_rest = box.client(), box.rest_client()
     assert box.rest_socket is not None and box.rest_socket.is_socket() and through_rest.ping()
     kind = box.gres_types[-1]
-    running = _submit(box, f"--partition={box.unmanaged_partition}", f"--gres=gpu:{kind}:1")
+    running = _submit(box, f"--partition={box.unmanaged_partition}", f"--gres=gpu:{kind}:1", "--requeue")
     held = _submit(box, f"--partition={box.partition}")  # held at submission (job_submit.lua)
     wait_for(lambda: (j := commands.job(running)) is not None and j.state is JobState.RUNNING, 30, "a run")
     assert through_rest.jobs() == commands.jobs()
@@ -119,6 +119,15 @@ def test_through_slurmrestd_the_same_jobs_and_nodes_and_a_round_trip_of_changes(
     through_rest.release(held)
     released = commands.job(held)
     assert released is not None and not released.held
+    # requeue-hold of a running batch job: pending and held again, its restart counted
+    through_rest.requeue_hold(running)
+    wait_for(
+        lambda: (j := commands.job(running)) is not None and j.state is JobState.PENDING, 30, "the requeue"
+    )
+    requeued = commands.job(running)
+    assert requeued is not None and requeued.held and requeued.restart_count == 1
+    with pytest.raises(SlurmError, match="Invalid job id"):
+        through_rest.requeue_hold(987654)
     for job_id in (held, running):
         through_rest.cancel(job_id)
     wait_for(lambda: all(j.state.finished for j in commands.jobs()), 30, "the cancels")

@@ -33,6 +33,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from wattsched._files import cache_dir
 from wattsched.rl.dqn import MODEL_FILE, DQNConfig, train
 
 __all__ = [
@@ -65,15 +66,6 @@ class CachedModel:
     trained: bool
     #: Whether it is a network shipped with the package.
     shipped: bool = False
-
-
-def cache_dir() -> Path:
-    """``$WATTSCHED_CACHE_DIR``, else ``$XDG_CACHE_HOME/wattsched``, else ``~/.cache/wattsched``."""
-    given = os.environ.get("WATTSCHED_CACHE_DIR")
-    if given:
-        return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "wattsched"
 
 
 def model_key(config: DQNConfig) -> str:

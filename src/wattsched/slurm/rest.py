@@ -20,11 +20,13 @@ Facts of slurmrestd 26.05.5 this relies on, checked by running it (the sandbox's
   back as ``errors`` in the JSON body (an unknown job: error 2017, "Invalid job id specified").
 - ``DELETE /slurm/v0.0.45/job/{id}`` cancels; with ``signal=`` and ``flags=`` it signals instead.
 
-Through the commands still (:attr:`RestClient.cli`): :meth:`~RestClient.requeue_hold` (v0.0.45 has a
-``job/{id}/requeue`` with ``Hold``; the command's behaviour is the one tested), :meth:`~RestClient.renew` (it
-resubmits a job's script and environment from slurmctld's state files: ``sbatch``),
-:meth:`~RestClient.power_up` (v0.0.45's ``POST node/{name}`` with a state is not tried yet against the
-sandbox's power programs), and the accounting calls (``sacct``/``sacctmgr``, the energy TRES included, and
+- ``GET /slurm/v0.0.45/job/{id}/requeue?Hold`` requeues a running job held (``scontrol requeuehold``), and
+  ``POST /slurm/v0.0.45/node/{name}`` with ``{"state": ["POWER_UP"]}`` asks Slurm to power a node up (tried on
+  the sandbox: a powered-down node is up again 1.4 s later; a node that is up is refused, "Invalid power
+  action").
+
+Through the commands still (:attr:`RestClient.cli`): :meth:`~RestClient.renew` (it resubmits a job's script
+and environment from slurmctld's state files: ``sbatch``), and the accounting calls (``sacct``/``sacctmgr``, the energy TRES included, and
 the release from ``sacctmgr -V``): slurmrestd answers slurmdbd's endpoints only with ``openapi/slurmdbd``
 loaded and a slurmdbd behind it, which the REST sandbox does not start yet.
 """
@@ -176,6 +178,8 @@ class RestClient:
         return parsed, found
 
     def _change(self, method: str, path: str, body: dict[str, Any] | None = None) -> None:
+        """A change; its response is read for the ``errors`` (and ``meta``, ``warnings``) every slurmrestd
+        response has, with the job update's model (whose other fields are optional)."""
         _, errors = self._call(method, path, rest_models.OpenapiJobPostResponse, body)
         if errors:
             raise SlurmError(f"slurmrestd {method} {path} failed: {_describe(errors)}")
@@ -257,18 +261,20 @@ class RestClient:
     def cancel(self, job_id: int) -> None:
         self._change("DELETE", f"job/{job_id}")
 
-    # ------------------------------------------------------------------ through the commands
     def requeue_hold(self, job_id: int) -> None:
-        """``scontrol requeuehold`` (module docstring)."""
-        self.cli.requeue_hold(job_id)
+        """:meth:`SlurmClient.requeue_hold` (``scontrol requeuehold``): slurmrestd's job requeue with its
+        ``Hold`` flag (a GET, as the spec has it)."""
+        self._change("GET", f"job/{job_id}/requeue?Hold")
 
+    def power_up(self, node: str) -> None:
+        """:meth:`SlurmClient.power_up` (``scontrol update NodeName=NODE State=POWER_UP``): the node update
+        with state ``POWER_UP``."""
+        self._change("POST", f"node/{node}", {"state": ["POWER_UP"]})
+
+    # ------------------------------------------------------------------ through the commands
     def renew(self, job_id: int, marker: str) -> int:
         """:meth:`SlurmClient.renew` (``sbatch`` of the job's kept script and environment)."""
         return self.cli.renew(job_id, marker)
-
-    def power_up(self, node: str) -> None:
-        """``scontrol update NodeName=NODE State=POWER_UP`` (module docstring)."""
-        self.cli.power_up(node)
 
     def accounting_enabled(self) -> bool:
         return self.cli.accounting_enabled()

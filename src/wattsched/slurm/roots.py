@@ -30,7 +30,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from wattsched.rl.cache import cache_dir
+from wattsched._files import cache_dir
 from wattsched.slurm.client import SlurmError, release_of
 
 __all__ = [
@@ -71,11 +71,21 @@ _BASE = (
     "mariadb-client-core",
 )
 
+#: The host interpreter's shared libraries that a minimal root lacks (``ctypes``, ``sqlite3``): the sandbox's
+#: power programs, which slurmctld runs inside the root, are the host's Python.
+_HOST_PYTHON_LIBRARIES = ("libffi8", "libsqlite3-0")
+
 #: The releases the sandbox can make, by ``major.minor``.
 RELEASES: dict[str, Release] = {
-    "24.11": Release("24.11", "trixie", "Debian 13", _BASE),
+    "24.11": Release("24.11", "trixie", "Debian 13", _BASE, _HOST_PYTHON_LIBRARIES),
     # slurmrestd, and the auth/jwt plugin that lets slurmctld take its JSON web tokens.
-    "26.05": Release("26.05", "sid", "Debian unstable", (*_BASE, "slurmrestd"), ("slurm-wlm-jwt-plugin",)),
+    "26.05": Release(
+        "26.05",
+        "sid",
+        "Debian unstable",
+        (*_BASE, "slurmrestd"),
+        ("slurm-wlm-jwt-plugin", *_HOST_PYTHON_LIBRARIES),
+    ),
 }
 
 #: The commands a root's wrappers cover (those the sandbox, the controller and users call).
@@ -186,16 +196,16 @@ def _has_extras(root: Path, release: Release) -> bool:
 
 
 def _install_extras(release: Release, root: Path, timeout_s: float) -> None:
-    """Install :attr:`Release.extras` into a cached root with its own ``apt-get``, each at the version of the
-    root's ``slurmctld`` (never an upgrade of the Slurm the root holds), from the package lists it was made
-    with."""
+    """Install :attr:`Release.extras` into a cached root with its own ``apt-get``, a Slurm package at the
+    version of the root's ``slurmctld`` (never an upgrade of the Slurm the root holds), from the package lists
+    it was made with."""
     if os.geteuid() != 0:
         raise SlurmError(f"adding {' '.join(release.extras)} to the Slurm {release.version} root needs root")
     what = f"adding {' '.join(release.extras)} to the Slurm {release.version} root"
     version = _in_root(
         root, ["dpkg-query", "--show", "--showformat=${Version}", "slurmctld"], what, timeout_s
     )
-    pinned = [f"{name}={version.strip()}" for name in release.extras]
+    pinned = [f"{name}={version.strip()}" if name.startswith("slurm") else name for name in release.extras]
     _in_root(root, ["apt-get", "install", "--yes", "--no-install-recommends", *pinned], what, timeout_s)
     mark = root / _READY
     text = mark.read_text(encoding="utf-8")
