@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wattsched.cluster import ClusterOptions, ClusterSpec, simulate_cluster
-from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.slurm.client import FakeSlurmClient, JobState
 from wattsched.slurm.config import load_config
 from wattsched.slurm.controller import Controller
@@ -31,22 +31,29 @@ class Clock:
 
 
 def _setup(
-    tmp_path: Path, configurations: tuple[int, int] = (3, 3), node1: tuple[int, int] = (3, 3)
+    tmp_path: Path,
+    configurations: tuple[int, int] = (3, 3),
+    node1: tuple[int, int] = (3, 3),
+    per_gpu: bool = False,
 ) -> tuple[Controller, FakeSlurmClient, dict[str, FakeGpuState], Clock]:
     """Two nodes of two A100-40GBs (node0's GPUs in ``configurations``, node1's in ``node1``), each node's
-    devices in Slurm's index order (grouped by type); first-fit placement."""
+    devices in Slurm's index order (grouped by type); first-fit placement; ``per_gpu``: GRES types that
+    name their GPU."""
     clock = Clock()
     meters, nodes = {}, ""
     for node in NODES:
         path = tmp_path / f"{node}.json"
         pair = configurations if node == "node0" else node1
-        meters[node] = FakeGpuState.create(path, [("a100-40gb", c) for c in pair], clock=clock)
+        meters[node] = FakeGpuState.create(
+            path, [("a100-40gb", c) for c in pair], clock=clock, gres_per_gpu=per_gpu
+        )
         nodes += f"""
 [[nodes]]
 name = "{node}"
 gpus = ["a100-40gb", "a100-40gb"]
 configuration = {pair[0]}
 backend = "fake:{path}"
+gres_per_gpu = {str(per_gpu).lower()}
 """
         if pair[1] != pair[0]:
             nodes = nodes.replace(f"configuration = {pair[0]}\n", f"configuration = [{pair[0]}, {pair[1]}]\n")
@@ -62,8 +69,9 @@ placement = "first-fit"
     devices, uuids = {}, {}
     for node, meter in meters.items():
         instances = {(g, str(i.label)): i for g in (0, 1) for i in meter.instances(g)}
-        order = device_order([(meter.gpu(g), [str(i.label) for i in meter.instances(g)]) for g in (0, 1)])
-        devices[node] = [gres_type(meter.gpu(g), instances[(g, label)].profile) for g, label in order]
+        layouts = [(meter.gpu(g), [str(i.label) for i in meter.instances(g)]) for g in (0, 1)]
+        order = device_order(layouts, per_gpu=per_gpu)
+        devices[node] = [meter.gres_type(g, instances[(g, label)].profile) for g, label in order]
         uuids[node] = [instances[key].uuid for key in order]
     slurm = FakeSlurmClient(devices, uuids=uuids, clock=clock)
     controller = Controller(config, slurm, StateStore(config.state_path), clock=clock, meters=dict(meters))
@@ -346,3 +354,39 @@ def test_gpus_in_the_annotation_round_trips(gpus: int) -> None:
     assert note.gpus == gpus and "gpus" not in note.defaulted
     assert format_annotation(note) == f"wattsched: work=1m gpus={gpus}"
     assert parse_annotation(format_annotation(note), submit_s=0.0) == note
+
+
+def test_with_gres_types_per_gpu_a_request_names_its_gpu_and_the_gang_runs_where_typed_gres_cannot(
+    tmp_path: Path,
+) -> None:
+    """GRES types that name their GPU (``a100_3g.20gb_gpu0``): the gang on node0's two GPUs in configuration
+    5 (3g, 3g), refused with types per profile (above), is released as one 3g of each GPU, and Slurm's pick
+    is exactly those; a single job is released with its GPU's own type."""
+    controller, slurm, meters, _ = _setup(tmp_path, configurations=(5, 5), per_gpu=True)
+    g = slurm.submit(comment="wattsched: work=100s deadline=+3600s gpus=2")
+    controller.run_once()
+    row = controller.store.job(g)
+    assert row is not None and row.phase == "released" and row.node == "node0"
+    assert row.gres == "gpu:a100_3g.20gb_gpu0:1,gpu:a100_3g.20gb_gpu1:1"
+    assert parse_members(row.members) == {0: 0, 1: 0}
+    _run_released(slurm, meters, controller)
+    owner = {i.uuid: (gpu, str(i.label)) for gpu in (0, 1) for i in meters["node0"].instances(gpu)}
+    assert sorted(owner[u] for u in slurm.job(g).gpu_uuids) == [(0, "3g.20gb@0"), (1, "3g.20gb@0")]  # type: ignore[union-attr]
+    one = slurm.submit(comment="wattsched: work=10s deadline=+3600s")
+    controller.run_once()
+    single = controller.store.job(one)
+    assert single is not None and (single.node, single.gpu) == ("node1", 0)
+    assert single.gres == "gpu:a100_1g.10gb_gpu0:1"
+    assert meters["node0"].fake_gpus_conf()[0].startswith("a100_3g.20gb_gpu0|")
+    assert meters["node0"].gres_line() == "gpu:a100_3g.20gb_gpu0:2,gpu:a100_3g.20gb_gpu1:2"
+
+
+def test_gres_per_gpu_must_be_a_boolean(tmp_path: Path) -> None:
+    from wattsched.errors import ConfigError
+
+    (tmp_path / "w.toml").write_text(
+        '[slurm]\npartition = "mig"\nstate = "s.db"\n[[nodes]]\nname = "n"\ngpus = ["a100-40gb"]\nconfiguration = 3\n'
+        'backend = "nvml"\ngres_per_gpu = "yes"\n'
+    )
+    with pytest.raises(ConfigError, match=r"nodes\[0\]: gres_per_gpu must be true or false, got 'yes'"):
+        load_config(tmp_path / "w.toml")

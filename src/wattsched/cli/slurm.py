@@ -102,6 +102,12 @@ def add_parser(groups: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="pad each MIG GPU with spare devices (type 'spare') up to its compute slices, so that the "
         "node's device count stays the same through live MIG changes",
     )
+    gres.add_argument(
+        "--per-gpu",
+        action="store_true",
+        help="MIG types that name their GPU (a100_3g.20gb_gpu1), for a node with gres_per_gpu = true "
+        "(default with --config: the node's setting)",
+    )
     gres.add_argument("-o", "--output", metavar="FILE", help="write gres.conf here instead of printing it")
     gres.add_argument("--json", action="store_true", help="print JSON")
     gres.set_defaults(func=_gres)
@@ -258,9 +264,9 @@ def _check_nodes(config: Any, slurm: Any) -> None:
         if node.dynamic:
             continue  # its GRES follow its repartitions (the state file has the configuration in force)
         offered = {entry.type for entry in nodes[node.name].gres}
-        for gpu, configuration in zip(node.gpus, node.configurations, strict=True):
+        for index, (gpu, configuration) in enumerate(zip(node.gpus, node.configurations, strict=True)):
             for slice_ in configuration.slices:
-                wanted = gres_type(gpu, slice_.profile)
+                wanted = gres_type(gpu, slice_.profile, index if node.gres_per_gpu else None)
                 if wanted not in offered:
                     raise ConfigError(
                         f"{config.source}: node '{node.name}' has no GRES gpu:{wanted} for a "
@@ -371,7 +377,7 @@ def _status(args: argparse.Namespace) -> int:
                             "slice": s.label,
                             "profile": s.profile,
                             "placement": s.start,
-                            "gres": f"gpu:{gres_type(gpu, s.profile)}",
+                            "gres": f"gpu:{gres_type(gpu, s.profile, index if node.gres_per_gpu else None)}",
                             "job": by_slice.get((node.name, index, k)),
                         }
                         for k, s in enumerate(configuration.slices)
@@ -468,6 +474,7 @@ def _gres(args: argparse.Namespace) -> int:
     from wattsched.slurm.gres import node_gres
 
     backend_spec = args.backend
+    per_gpu = args.per_gpu
     if backend_spec is None:
         if not (args.config or os.environ.get(CONFIG_ENV)):
             raise ConfigError("give --backend nvml|fake:FILE or --config FILE.toml naming the node")
@@ -478,9 +485,10 @@ def _gres(args: argparse.Namespace) -> int:
                 f"{config.source}: no node '{args.node}' in [[nodes]] (it has: {', '.join(sorted(nodes))})"
             )
         backend_spec = nodes[args.node].backend
+        per_gpu = per_gpu or nodes[args.node].gres_per_gpu
     backend = open_backend(backend_spec)
     try:
-        found = node_gres(backend, args.node, minors_path=args.mig_minors, pad=args.pad)
+        found = node_gres(backend, args.node, minors_path=args.mig_minors, pad=args.pad, per_gpu=per_gpu)
     finally:
         backend.close()
     if args.json:

@@ -103,7 +103,15 @@ _SECTIONS = {
     "repartition": {"requeue", "max_wait_s", "max_attempts", "reload_command", "reload_timeout_s"},
     "clocks": {"enabled", "nodes", "mem_mhz"},
 }
-_NODE_KEYS = {"name", "gpus", "configuration", "partitioner", "partitioner_options", "backend"}
+_NODE_KEYS = {
+    "name",
+    "gpus",
+    "configuration",
+    "partitioner",
+    "partitioner_options",
+    "backend",
+    "gres_per_gpu",
+}
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,9 @@ class NodeConfig:
     backend: str
     #: Keyword arguments of the partitioner's factory.
     partitioner_options: tuple[tuple[str, Any], ...] = ()
+    #: Whether the node's GRES types name their GPU (``a100_3g.20gb_gpu1``: :func:`wattsched.slurm.gres
+    #: .node_gres` with ``per_gpu``), so that a release names the GPU and not only the slice type.
+    gres_per_gpu: bool = False
 
     @property
     def dynamic(self) -> bool:
@@ -440,7 +451,12 @@ def _node(raw: object, index: int, base: Path, where: str) -> NodeConfig:
         backend = f"fake:{file if file.is_absolute() else base / file}"
     elif backend != "nvml":
         raise ConfigError(f"{at}: backend must be 'nvml' or 'fake:FILE', got '{backend}'")
-    return NodeConfig(name, gpus, configurations, partitioner, backend, tuple(sorted(options.items())))
+    per_gpu = raw.get("gres_per_gpu", False)
+    if not isinstance(per_gpu, bool):
+        raise ConfigError(f"{at}: gres_per_gpu must be true or false, got {per_gpu!r}")
+    return NodeConfig(
+        name, gpus, configurations, partitioner, backend, tuple(sorted(options.items())), per_gpu
+    )
 
 
 def _text(

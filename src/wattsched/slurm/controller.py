@@ -121,6 +121,8 @@ class GpuModel:
     #: The multi-GPU job (its Slurm id) that reserved this GPU (:mod:`wattsched.slurm.gangs`); it takes no
     #: other job until that one ends.
     gang: int | None = None
+    #: Whether the node's GRES types name their GPU (``gres_per_gpu``).
+    per_gpu: bool = False
 
     @property
     def labels(self) -> list[str]:
@@ -131,8 +133,13 @@ class GpuModel:
         """The slices that take no job now (drained for a repartition, or missing from the GPU)."""
         return self.draining | self.missing
 
+    def gres_type(self, slice_index: int) -> str:
+        """The GRES type of one of its slices, as its node names types."""
+        profile = self.configuration.slices[slice_index].profile
+        return gres_type(self.gpu, profile, self.index if self.per_gpu else None)
+
     def gres(self, slice_index: int) -> str:
-        return f"gpu:{gres_type(self.gpu, self.configuration.slices[slice_index].profile)}:1"
+        return f"gpu:{self.gres_type(slice_index)}:1"
 
     @property
     def name(self) -> str:
@@ -207,6 +214,7 @@ class Controller:
             for i, gpu in enumerate(node.gpus):
                 configuration, open_entry = self._configuration_in_force(node, i, gpu)
                 model = GpuModel(node.name, i, gpu, configuration, self._new_sim(node, i, configuration))
+                model.per_gpu = node.gres_per_gpu
                 model.partitioner = self._partitioner(node, i, gpu, partitioners)
                 model.repartition = open_entry
                 self.gpus.append(model)
@@ -802,8 +810,8 @@ class Controller:
             slices[model.index] = next(
                 s for s, sl in enumerate(model.configuration.slices) if sl.profile == profile
             )
-        order = device_order([(g.gpu, g.labels) for g in peers])
-        types = {(g.index, label): gres_type(g.gpu, label.split("@")[0]) for g in peers for label in g.labels}
+        order = device_order([(g.gpu, g.labels) for g in peers], per_gpu=models[0].per_gpu)
+        types = {(g.index, label): g.gres_type(g.labels.index(label)) for g in peers for label in g.labels}
         busy = {
             (gpu, label)
             for r in self._rows.values()
@@ -1484,8 +1492,10 @@ class Controller:
         allocation names its device by index, so it must end before Slurm sees the new numbering."""
         peers = sorted((g for g in self.gpus if g.node == model.node), key=lambda g: g.index)
         new_labels = [s.label for s in target.slices]
-        old = device_order([(g.gpu, g.labels) for g in peers])
-        new = device_order([(g.gpu, new_labels if g is model else g.labels) for g in peers])
+        old = device_order([(g.gpu, g.labels) for g in peers], per_gpu=model.per_gpu)
+        new = device_order(
+            [(g.gpu, new_labels if g is model else g.labels) for g in peers], per_gpu=model.per_gpu
+        )
         new_at = {key: n for n, key in enumerate(new)}
         held: dict[int, set[int]] = {g.index: set() for g in peers}
         held[model.index].update(destroyed_slices(model.configuration, target))

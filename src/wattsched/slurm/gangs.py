@@ -11,6 +11,8 @@ simulator runs a gang: on ``g`` whole GPUs of one node, started together, as one
 * When every reserved GPU is empty and the node is up, each GPU's own policy places the job as it places a
   job on an idle GPU (with the same configuration on every GPU, the same slice), and the controller releases
   the one Slurm job with a GRES request of those slices' types (:func:`gang_gres`), pinned to the node.
+* Where the node's GRES types name their GPU (``gres_per_gpu``), the request names one type of each
+  reserved GPU and Slurm's pick is exactly those slices. Otherwise:
 * Slurm gives a typed request the first free devices of each type in its device order
   (:func:`~wattsched.slurm.gres_update.device_order`), not devices of the controller's choosing. So the
   slice the job gets on each GPU is the first of its profile there (the same profile, the same speed and

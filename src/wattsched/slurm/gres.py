@@ -156,12 +156,14 @@ def node_gres(
     minors: Mapping[str, int] | None = None,
     minors_path: str | Path | None = None,
     pad: bool = False,
+    per_gpu: bool = False,
 ) -> NodeGres:
     """The GRES devices of every GPU ``backend`` sees: each MIG instance of a GPU in MIG mode (its compute
     instances' capability minors from ``minors``, read from ``minors_path`` when a MIG GPU needs them; without
     a path, :data:`MIG_MINORS`, or :func:`fake_mig_minors` for a ``fake:`` backend), or the whole GPU when
     MIG is off. ``pad``: each MIG GPU's devices padded with spare ones up to its compute-slice count (module
-    docstring)."""
+    docstring). ``per_gpu``: the MIG types name their GPU (``a100_3g.20gb_gpu1``), for a node configured
+    with ``gres_per_gpu = true``."""
     fake = minors_path is None and backend.name.startswith("fake:")
     where = backend.name if fake else (minors_path or MIG_MINORS)
     devices: list[GresDevice] = []
@@ -190,7 +192,13 @@ def node_gres(
             compute = instance.compute_instance_ids[0]
             files.append(_cap(minors, f"gpu{index}/gi{instance.instance_id}/ci{compute}/access", where))
             devices.append(
-                GresDevice(index, gres_type(family, profile), tuple(files), profile, instance.start)
+                GresDevice(
+                    index,
+                    gres_type(family, profile, index if per_gpu else None),
+                    tuple(files),
+                    profile,
+                    instance.start,
+                )
             )
         if pad:
             made = sum(1 for device in devices if device.gpu == index)

@@ -54,10 +54,13 @@ NODE_FOLDER = "nodes"
 FakeDevice = tuple[str, str, str]
 
 
-def device_order(layouts: Sequence[tuple[MigGpu | str, Sequence[str]]]) -> list[tuple[int, str]]:
+def device_order(
+    layouts: Sequence[tuple[MigGpu | str, Sequence[str]]], *, per_gpu: bool = False
+) -> list[tuple[int, str]]:
     """Slurm's device index order of a node's MIG instances: ``(GPU index, profile@start)`` grouped by GRES
     type in first-seen order (GPU, then placement), placement order within a type. ``layouts``: each GPU
-    (catalogue entry or name) with its instances as ``profile@start`` in placement order.
+    (catalogue entry or name) with its instances as ``profile@start`` in placement order; ``per_gpu``: the
+    node's types name their GPU (so no type spans two GPUs).
 
     Slurm numbers a node's devices type by type in the node line's order, whatever order the device lines
     come in (seen on 22.05): a repartition that changes the count of a type moves the indices of every
@@ -65,7 +68,7 @@ def device_order(layouts: Sequence[tuple[MigGpu | str, Sequence[str]]]) -> list[
     found = []
     for index, (gpu, labels) in enumerate(layouts):
         for label in labels:
-            found.append(((index, label), gres_type(gpu, label.split("@")[0])))
+            found.append(((index, label), gres_type(gpu, label.split("@")[0], index if per_gpu else None)))
     order = {kind: n for n, kind in enumerate(dict.fromkeys(kind for _, kind in found))}
     found.sort(key=lambda item: order[item[1]])  # stable: GPU then placement order within a type
     return [key for key, _ in found]
@@ -76,12 +79,13 @@ def _ordered(state: FakeGpuState) -> list[tuple[str, str]]:
     instances = [state.instances(index) for index in range(len(gpus))]
     layouts = [(gpu.catalogue, [i.label for i in found]) for gpu, found in zip(gpus, instances, strict=True)]
     uuid = {(index, i.label): i.uuid for index, found in enumerate(instances) for i in found}
+    per_gpu = state.gres_per_gpu()
     kind = {
-        (index, i.label): gres_type(gpus[index].catalogue, i.profile)
+        (index, i.label): gres_type(gpus[index].catalogue, i.profile, index if per_gpu else None)
         for index, found in enumerate(instances)
         for i in found
     }
-    return [(uuid[key], kind[key]) for key in device_order(layouts)]
+    return [(uuid[key], kind[key]) for key in device_order(layouts, per_gpu=per_gpu)]
 
 
 def spare_count(state: FakeGpuState) -> int:

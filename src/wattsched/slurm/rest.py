@@ -26,9 +26,9 @@ Facts of slurmrestd 26.05.5 this relies on, checked by running it (the sandbox's
   action").
 
 Through the commands still (:attr:`RestClient.cli`): :meth:`~RestClient.renew` (it resubmits a job's script
-and environment from slurmctld's state files: ``sbatch``), and the accounting calls (``sacct``/``sacctmgr``, the energy TRES included, and
-the release from ``sacctmgr -V``): slurmrestd answers slurmdbd's endpoints only with ``openapi/slurmdbd``
-loaded and a slurmdbd behind it, which the REST sandbox does not start yet.
+and environment from slurmctld's state files: ``sbatch``), and the accounting calls (``sacct``/``sacctmgr``,
+the energy TRES included, and the release from ``sacctmgr -V``): slurmrestd answers slurmdbd's endpoints
+only with ``openapi/slurmdbd`` loaded and a slurmdbd behind it, which the REST sandbox does not start yet.
 """
 
 from __future__ import annotations

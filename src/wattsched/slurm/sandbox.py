@@ -66,7 +66,7 @@ from typing import Any
 import wattsched
 from wattsched.cluster.spec import P2_TURN_ON_J
 from wattsched.hardware.gpu.backend import GpuError
-from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type
+from wattsched.hardware.gpu.fake_state import FakeGpuState, gres_type, is_state_file
 from wattsched.slurm import roots, sandbox_accounting
 from wattsched.slurm.client import SlurmClient, SlurmError
 from wattsched.slurm.gres_update import (
@@ -189,6 +189,7 @@ def start(
     accounting: bool | None = False,
     nodes: Sequence[NodeSpec] = (),
     rest: bool = False,
+    gres_per_gpu: bool = False,
 ) -> Sandbox:
     """Start munged, slurmctld and slurmd in ``directory`` (created; a sandbox already running there is
     stopped first) and wait until the node takes jobs; :class:`SlurmError` with the daemons' last log lines
@@ -217,6 +218,10 @@ def start(
     ``rest``: also slurmrestd (a release that has it: 26.05) on the unix socket ``DIR/rest/slurmrestd.socket``
     (:attr:`Sandbox.rest_socket`, :meth:`Sandbox.rest_client`), with JSON web tokens: slurm.conf gets
     ``AuthAltTypes=auth/jwt`` and the key ``DIR/etc/jwt.key``; ``scontrol token`` gives a token.
+
+    ``gres_per_gpu``: every node's GRES types name their GPU (``a100_1g.10gb_gpu1``), so that a request names
+    a GPU (:func:`~wattsched.hardware.gpu.fake_state.gres_type`); the controller config written for the
+    sandbox says so (``gres_per_gpu = true`` on each node).
     """
     host = roots.host_release()
     other = slurm is not None and slurm != host
@@ -271,6 +276,7 @@ def start(
                 timeout_s=timeout_s,
                 seed=seed,
                 spare_devices=spare_devices,
+                gres_per_gpu=gres_per_gpu,
             )
         else:
             sandbox = _start(
@@ -287,6 +293,7 @@ def start(
                 spare_devices,
                 accounting,
                 timeout_s,
+                gres_per_gpu=gres_per_gpu,
             )
         if rest:
             try:
@@ -316,9 +323,11 @@ def _start(
     spare_devices: bool,
     accounting: bool,
     timeout_s: float,
+    *,
+    gres_per_gpu: bool = False,
 ) -> Sandbox:
     node = socket.gethostname().split(".")[0]
-    state = FakeGpuState.create(paths["state_file"], list(gpus), seed=seed)
+    state = FakeGpuState.create(paths["state_file"], list(gpus), seed=seed, gres_per_gpu=gres_per_gpu)
     devices = fake_devices(state, top, spare_count(state) if spare_devices else None)
     uuids = tuple(uuid for uuid, _, _ in devices)
     types = tuple(kind for _, kind, _ in devices)
@@ -529,7 +538,14 @@ def _start_accounting(
 def _all_gres_types(state: FakeGpuState) -> list[str]:
     """The GRES type of every MIG profile of the sandbox's GPUs (those a repartition may make too)."""
     gpus = [state.gpu(index) for index in range(len(state.gpus()))]
-    return sorted({gres_type(gpu, profile.name) for gpu in gpus for profile in gpu.profiles})
+    per_gpu = state.gres_per_gpu()
+    return sorted(
+        {
+            gres_type(gpu, profile.name, index if per_gpu else None)
+            for index, gpu in enumerate(gpus)
+            for profile in gpu.profiles
+        }
+    )
 
 
 def _lines(settings: dict[str, object]) -> list[str]:
@@ -649,6 +665,8 @@ def write_controller_config(
             f"configuration = {_toml(gpus[0][1])}",
             f"backend = {_toml('fake:' + str(state_file))}",
         ]
+        if is_state_file(state_file) and FakeGpuState(state_file).gres_per_gpu():
+            lines.append("gres_per_gpu = true")
         chosen, options = (own, own_options) if own != "static" else (partitioner, partitioner_options)
         dynamic = dynamic or chosen != "static"
         if chosen != "static":
@@ -1012,6 +1030,7 @@ def _start_many(
     timeout_s: float,
     seed: int,
     spare_devices: bool,
+    gres_per_gpu: bool = False,
 ) -> Sandbox:
     """:func:`start` with one slurmd per node of ``nodes`` (layout: :mod:`wattsched.slurm.sandbox_nodes`):
     the same daemons and scripts, every node's files written first, the slurmds started together."""
@@ -1020,7 +1039,9 @@ def _start_many(
         raise SlurmError(f"a node is named twice: {', '.join(names)}")
     host = socket.gethostname().split(".")[0]
     made = [
-        _make_node(top, paths, spec, index, seed=seed + index, spare_devices=spare_devices)
+        _make_node(
+            top, paths, spec, index, seed=seed + index, spare_devices=spare_devices, gres_per_gpu=gres_per_gpu
+        )
         for index, spec in enumerate(nodes)
     ]
     members = [node for node, _ in made]
@@ -1065,13 +1086,20 @@ def _start_many(
 
 
 def _make_node(
-    top: Path, paths: dict[str, Path], spec: NodeSpec, index: int, *, seed: int, spare_devices: bool
+    top: Path,
+    paths: dict[str, Path],
+    spec: NodeSpec,
+    index: int,
+    *,
+    seed: int,
+    spare_devices: bool,
+    gres_per_gpu: bool = False,
 ) -> tuple[SandboxNode, tuple[str, int, int, str]]:
     """A node's fake GPU state, devices, fake_gpus.conf and SLURM_CONF link, its port picked; with its
     slurm.conf line's ``(name, port, CPUs, Gres=)``."""
     state_path = node_state_path(top, spec.name)
     state_path.parent.mkdir(parents=True, exist_ok=True)
-    state = FakeGpuState.create(state_path, list(spec.gpus), seed=seed)
+    state = FakeGpuState.create(state_path, list(spec.gpus), seed=seed, gres_per_gpu=gres_per_gpu)
     spare = spare_devices or spec.partitioner not in ("static", "no-mig")
     devices = fake_devices(
         state, top, spare_count(state) if spare else None, node=spec.name, first_minor=index * MINORS_PER_NODE
@@ -1455,6 +1483,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also slurmrestd on the unix socket DIR/rest/slurmrestd.socket, with JSON web tokens (Slurm "
         "26.05); the controller config then goes through it",
     )
+    begin.add_argument(
+        "--gres-per-gpu",
+        action="store_true",
+        help="GRES types that name their GPU (a100_1g.10gb_gpu1): a request then names the GPU, not only the "
+        "slice type",
+    )
     commands.add_parser("stop").add_argument("directory")
     again = commands.add_parser("reload", help="bring Slurm to the MIG instances the fake GPUs hold now")
     again.add_argument("directory")
@@ -1521,6 +1555,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             nodes=specs,
             extra_conf=extra,
             rest=args.rest,
+            gres_per_gpu=args.gres_per_gpu,
         )
         try:
             config = write_controller_config(sandbox, sandbox.directory / "wattsched.toml", **settings)

@@ -138,12 +138,22 @@ def busy_state(table: PowerTable, busy: Iterable[tuple[int, str]]) -> int:
     return sum(compute * table.kind_weight[str(kind)] for compute, kind in busy)
 
 
-def gres_type(gpu: MigGpu | str, profile: str) -> str:
+def gres_type(gpu: MigGpu | str, profile: str, gpu_index: int | None = None) -> str:
     """Slurm's GRES type of a slice: the GPU family (catalogue name up to its first ``-``), ``_``, the
-    profile, lower case, every character outside ``[a-z0-9._]`` turned into ``_`` (``a100_3g.20gb``)."""
+    profile, lower case, every character outside ``[a-z0-9._]`` turned into ``_`` (``a100_3g.20gb``).
+
+    ``gpu_index``: a node whose types name their GPU too (``gres_per_gpu``), ``_gpu`` and the index
+    (``a100_3g.20gb_gpu1``): a request then names the GPU, since Slurm gives a typed request the first free
+    devices of the type in its index order."""
     name = gpu if isinstance(gpu, str) else gpu.name
     family = name.split("-")[0]
-    return re.sub(r"[^a-z0-9._]", "_", f"{family}_{profile}".lower())
+    kind = re.sub(r"[^a-z0-9._]", "_", f"{family}_{profile}".lower())
+    return kind if gpu_index is None else f"{kind}_gpu{gpu_index}"
+
+
+def _per_gpu(data: dict[str, Any], index: int) -> int | None:
+    """The GPU index its GRES types name, where the state's types name their GPU (``None`` otherwise)."""
+    return index if data.get("gres_per_gpu") else None
 
 
 def is_state_file(path: str | Path) -> bool:
@@ -199,10 +209,11 @@ class FakeGpuState:
         *,
         seed: int = 0,
         clock: Callable[[], float] = time.time,
+        gres_per_gpu: bool = False,
     ) -> FakeGpuState:
         """Write a state file (replacing any; not while others use it) of GPUs ``(catalogue name or
         MigGpu, configuration id)`` in MIG mode, each with one idle instance per slice of its configuration
-        and its counter at 0 mJ."""
+        and its counter at 0 mJ; ``gres_per_gpu``: its GRES types name their GPU (:func:`gres_type`)."""
         if not gpus:
             raise ConfigError("a fake GPU state needs at least one (GPU, configuration)")
         now = clock()
@@ -211,6 +222,7 @@ class FakeGpuState:
             "seed": seed,
             "generation": 0,
             "next_serial": 0,
+            "gres_per_gpu": bool(gres_per_gpu),
             "gpus": [],
         }
         for index, (name, ident) in enumerate(gpus):
@@ -255,6 +267,16 @@ class FakeGpuState:
     def instances(self, gpu_index: int) -> tuple[FakeInstance, ...]:
         with self._locked(exclusive=False) as data:
             return _instances(_gpu_at(data, gpu_index))
+
+    def gres_per_gpu(self) -> bool:
+        """Whether the GPUs' GRES types name their GPU (:func:`gres_type`)."""
+        with self._locked(exclusive=False) as data:
+            return bool(data.get("gres_per_gpu"))
+
+    def gres_type(self, gpu_index: int, profile: str) -> str:
+        """The GRES type of a slice of ``profile`` on GPU ``gpu_index`` as this state names types."""
+        with self._locked(exclusive=False) as data:
+            return gres_type(self._model(_gpu_at(data, gpu_index)), profile, _per_gpu(data, gpu_index))
 
     def generation(self) -> int:
         """How many changes (instances, busy slices) the file has seen."""
@@ -416,10 +438,10 @@ class FakeGpuState:
         ``device_file`` is a pattern: ``{n}`` is the line's number from 0 (Slurm needs a trailing number)."""
         lines: list[str] = []
         with self._locked(exclusive=False) as data:
-            for raw in data["gpus"]:
+            for index, raw in enumerate(data["gpus"]):
                 for item in _instances(raw):
                     path = device_file.format(n=len(lines))
-                    kind = gres_type(self._model(raw), item.profile)
+                    kind = gres_type(self._model(raw), item.profile, _per_gpu(data, index))
                     lines.append(f"{kind}|{cpu_count}|{cpu_range}|(null)|{path}|{item.uuid}|{flags}")
         return lines
 
@@ -427,9 +449,9 @@ class FakeGpuState:
         """The value of ``Gres=`` on slurm.conf's node line: ``gpu:<type>:<count>,...`` (first-seen order)."""
         counts: dict[str, int] = {}
         with self._locked(exclusive=False) as data:
-            for raw in data["gpus"]:
+            for index, raw in enumerate(data["gpus"]):
                 for item in _instances(raw):
-                    kind = gres_type(self._model(raw), item.profile)
+                    kind = gres_type(self._model(raw), item.profile, _per_gpu(data, index))
                     counts[kind] = counts.get(kind, 0) + 1
         return ",".join(f"gpu:{kind}:{count}" for kind, count in counts.items())
 
