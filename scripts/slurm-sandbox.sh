@@ -2,7 +2,7 @@
 # A single-host Slurm with fake MIG GPUs in one directory, for trying wattsched (run as root).
 #
 #   scripts/slurm-sandbox.sh start DIR [CONFIG.toml] [--nodes N] [--suspend-time S] [--slurm 24.11|26.05]
-#                                [--no-accounting] [--rest] # then: the export lines it prints
+#                                [--no-accounting] [--rest] [--gres-per-gpu] # then: the export lines it prints
 #   scripts/slurm-sandbox.sh stop DIR
 #
 # CONFIG.toml is a controller config: its partition and its nodes' GPUs and configurations shape the sandbox
@@ -18,6 +18,7 @@
 #
 # --rest (with --slurm 26.05) also runs slurmrestd on the unix socket DIR/rest/slurmrestd.socket, with JSON
 # web tokens (scontrol token), and the controller then drives Slurm through it (docs/slurm.md).
+# --gres-per-gpu gives GRES types that name their GPU (a100_1g.10gb_gpu1), so that a release names its GPU.
 # --slurm runs another Slurm release than the host's, from a Debian root filesystem made once (debootstrap,
 # about a minute) and cached in ~/.cache/wattsched/slurm-roots; its commands are wrappers in DIR/bin.
 # Everything is done by
@@ -34,7 +35,7 @@ if ! "$PYTHON" -c 'import wattsched' 2>/dev/null; then
 fi
 
 usage() {
-    echo "usage: $0 start DIR [CONFIG.toml] [--nodes N] [--suspend-time S] [--slurm VERSION] [--no-accounting] [--rest] | stop DIR" >&2
+    echo "usage: $0 start DIR [CONFIG.toml] [--nodes N] [--suspend-time S] [--slurm VERSION] [--no-accounting] [--rest] [--gres-per-gpu] | stop DIR" >&2
     exit 2
 }
 
@@ -53,7 +54,7 @@ start)
             options+=("$1" "$2")
             shift 2
             ;;
-        --no-accounting | --rest)
+        --no-accounting | --rest | --gres-per-gpu)
             options+=("$1")
             shift
             ;;
