@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,6 +86,30 @@ def test_a_job_runs_on_its_fake_mig_device_and_is_read_back_once_ended(
     printed = output.read_text().strip().removeprefix("gpus=")
     assert visible_uuids({"CUDA_VISIBLE_DEVICES": printed, "SLURM_CONF": str(box.conf_path)}) == [uuid]
     assert printed == uuid or box.slurm == "26.05"
+
+
+def test_the_host_python_runs_the_sandbox_programs_inside_the_root(
+    box: sandbox_module.Sandbox, wait_for
+) -> None:  # type: ignore[no-untyped-def]
+    """slurmctld runs the power programs inside the root, with the host's interpreter: the libraries of its
+    ``ctypes`` and ``sqlite3`` must be there (a minimal root lacked libffi and libsqlite3, and every suspend
+    and resume failed). A job in the root imports what those programs import."""
+    output = box.directory / "imports.out"
+    program = f"{sys.executable} -c 'import ctypes, sqlite3, wattsched.slurm.sandbox; print(\"imported\")'"
+    job_id = int(
+        _run(
+            box,
+            "sbatch",
+            "--parsable",
+            f"--partition={box.unmanaged_partition}",
+            f"--output={output}",
+            "--wrap",
+            program,
+        ).split(";")[0]
+    )
+    client = box.client()
+    wait_for(lambda: (j := client.job(job_id)) is not None and j.state.finished, 30, "the job to end")
+    assert output.read_text().strip() == "imported", output.read_text()
 
 
 def _submit(box: sandbox_module.Sandbox, *flags: str) -> int:
