@@ -385,8 +385,42 @@ def test_gres_per_gpu_must_be_a_boolean(tmp_path: Path) -> None:
     from wattsched.errors import ConfigError
 
     (tmp_path / "w.toml").write_text(
-        '[slurm]\npartition = "mig"\nstate = "s.db"\n[[nodes]]\nname = "n"\ngpus = ["a100-40gb"]\nconfiguration = 3\n'
-        'backend = "nvml"\ngres_per_gpu = "yes"\n'
+        '[slurm]\npartition = "mig"\nstate = "s.db"\n[[nodes]]\nname = "n"\ngpus = ["a100-40gb"]\n'
+        'configuration = 3\nbackend = "nvml"\ngres_per_gpu = "yes"\n'
     )
     with pytest.raises(ConfigError, match=r"nodes\[0\]: gres_per_gpu must be true or false, got 'yes'"):
         load_config(tmp_path / "w.toml")
+
+
+def test_a_gang_whose_reserved_node_goes_down_reserves_gpus_on_another_node(tmp_path: Path) -> None:
+    """A and B run on node0's GPUs; with node1 down, G (2 GPUs) reserves node0 and waits for them. Node1
+    comes back and node0 goes down: G gives node0's GPUs back and, at the next pass, reserves node1's and
+    is released there."""
+    controller, slurm, meters, clock = _setup(tmp_path)
+    a = slurm.submit(comment="wattsched: work=100s deadline=+3600s")
+    controller.run_once()
+    _run_released(slurm, meters, controller)
+    b = slurm.submit(comment="wattsched: work=100s deadline=+3600s")  # node1/0 busy too
+    controller.run_once()
+    _run_released(slurm, meters, controller)
+    assert controller.store.job(b).node == "node0"  # type: ignore[union-attr]  # first-fit: node0/1
+    slurm.node_state["node1"] = "down"
+    g = slurm.submit(comment="wattsched: work=100s deadline=+3600s gpus=2")
+    clock.now += 1
+    controller.run_once()
+    row = controller.store.job(g)
+    assert row is not None and row.node == "node0" and row.phase == "queued"  # node1 is down: not chosen
+    del slurm.node_state["node1"]
+    clock.now += 1
+    controller.run_once()
+    assert controller.store.job(g).node == "node0"  # type: ignore[union-attr]  # kept
+    slurm.node_state["node0"] = "down"
+    clock.now += 1
+    controller.run_once()
+    assert controller.store.job(g).node is None  # type: ignore[union-attr]
+    clock.now += 1
+    controller.run_once()
+    row = controller.store.job(g)
+    assert row is not None and row.phase == "released" and row.node == "node1"
+    assert any("node node0 is down: job" in text for _, text in controller.store.decisions())
+    del a

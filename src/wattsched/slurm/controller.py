@@ -792,6 +792,12 @@ class Controller:
         power = self._node_power(row.node)
         if power == "off":
             self._power_up(row.node, row.job_id, now)
+        elif power == "down":  # a resume that never came back: its GPUs are reserved again elsewhere
+            self._log(now, f"node {row.node} is down: job {row.job_id} reserves GPUs again")
+            self._unreserve(row)
+            row.node = row.gpu = row.members = None
+            self.store.put_job(row)
+            return False
         peers = [g for g in self.gpus if g.node == row.node]
         if (
             power != "up"
