@@ -424,3 +424,51 @@ def test_a_gang_whose_reserved_node_goes_down_reserves_gpus_on_another_node(tmp_
     assert row is not None and row.phase == "released" and row.node == "node1"
     assert any("node node0 is down: job" in text for _, text in controller.store.decisions())
     del a
+
+
+class Killed(BaseException):
+    """Stands for a SIGKILL: nothing after it runs."""
+
+
+@pytest.mark.parametrize("when", ["after the journal", "after the send"])
+def test_a_kill_in_the_middle_of_a_gangs_release_neither_loses_nor_repeats_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    """SIGKILL while the gang's release is sent: after the restart it is released once, with its GRES,
+    reserved on the same GPUs, and runs on one slice of each."""
+    controller, slurm, meters, clock = _setup(tmp_path)
+    g = slurm.submit(comment="wattsched: work=100s deadline=+3600s gpus=2")
+    store = controller.store
+    if when == "after the journal":
+
+        def release(job_id: int) -> None:
+            raise Killed
+
+        monkeypatch.setattr(slurm, "release", release)
+    else:
+
+        def finish(action_id: int, status: str = "done") -> None:
+            raise Killed
+
+        monkeypatch.setattr(store, "finish_action", finish)
+    with pytest.raises(Killed):
+        controller.run_once()
+    monkeypatch.undo()
+    store.close()
+    again = Controller(
+        controller.config, slurm, StateStore(controller.config.state_path), clock=clock, meters=dict(meters)
+    )
+    clock.now += 1.0
+    again.run_once()
+    assert len([c for c in slurm.calls if c[0] == "release"]) == 1
+    row = again.store.job(g)
+    assert row is not None and row.phase == "released" and row.gres == "gpu:a100_1g.10gb:2"
+    assert [m.gang for m in again.gpus] == [g, g, None, None]
+    assert again.store.pending_actions() == []
+    _run_released(slurm, meters, again)
+    clock.now += 1.0
+    again.run_once()
+    running = again.store.job(g)
+    assert (
+        running is not None and running.phase == "running" and parse_members(running.members) == {0: 2, 1: 2}
+    )
