@@ -472,3 +472,17 @@ def test_a_kill_in_the_middle_of_a_gangs_release_neither_loses_nor_repeats_it(
     assert (
         running is not None and running.phase == "running" and parse_members(running.members) == {0: 2, 1: 2}
     )
+
+
+def test_an_epilog_frees_every_slice_its_jobs_prolog_marked(tmp_path: Path) -> None:
+    """The Prolog marks a job's slices busy with its id; the Epilog frees them all by that id, also those its
+    own environment does not name (Slurm 22.05's Prolog and Epilog see only the last type of a request)."""
+    state = FakeGpuState.create(tmp_path / "f.json", [("a100-40gb", 3), ("a100-40gb", 3)])
+    first, second = state.instances(0)[2].uuid, state.instances(1)[2].uuid
+    other = state.instances(0)[0].uuid
+    state.set_busy([first, second], "training", job="7")
+    state.set_busy(other, "inference", job="8")
+    assert state.release_job("7") == [first, second]
+    assert [i.busy for i in state.instances(0)] == [True, False, False]
+    assert not any(i.busy for i in state.instances(1))
+    assert state.release_job("7") == [] and state.release_job("8") == [other]

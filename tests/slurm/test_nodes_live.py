@@ -15,11 +15,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from wattsched.hardware.gpu.fake_state import FakeGpuState
 from wattsched.slurm import sandbox as sandbox_module
 from wattsched.slurm.client import JobState
+from wattsched.slurm.config import load_config
 from wattsched.slurm.gres_update import device_uuids
 from wattsched.slurm.sandbox import NodeSpec, Sandbox
+from wattsched.slurm.state import StateStore
 
 from .conftest import require_slurm, sandbox_directory
 
@@ -359,19 +363,22 @@ def test_the_controller_waits_for_a_powered_down_node_it_places_a_job_on(
     shutil.rmtree(directory, ignore_errors=True)
 
 
+@pytest.mark.parametrize("per_gpu", [False, True], ids=["types-per-profile", "types-per-gpu"])
 def test_a_two_gpu_job_runs_as_a_gang_on_one_slice_of_each_gpu_of_a_node(
-    tmp_path: Path, wait_for: Callable[..., None]
+    tmp_path: Path, wait_for: Callable[..., None], per_gpu: bool
 ) -> None:
     """Two nodes of two A100s in configuration 3 (4g, 2g, 1g.10gb). A (one GPU) goes to g1/0; G
     (``--gres=gpu:2``) reserves g2, whose GPUs are both idle, and the controller releases it with one request
     for the 1g.10gb type, two devices: Slurm starts it on the 1g.10gb of each of g2's GPUs (the sandbox's job
-    sees both MIG UUIDs and runs until its work is done on both), and its energy is charged from both."""
+    sees both MIG UUIDs and runs until its work is done on both), and its energy is charged from both. With
+    GRES types that name their GPU the request is one type of each GPU: Slurm 22.05's Prolog then sees the
+    devices of the last type only, and the sandbox's Prolog adds the others from the job's record."""
     require_slurm()
     directory = sandbox_directory("wattsched-nodes-gang-")
     specs = [NodeSpec(name, (("a100-40gb", 3), ("a100-40gb", 3))) for name in ("g1", "g2")]
     controller: subprocess.Popen[bytes] | None = None
     try:
-        box = sandbox_module.start(directory, nodes=specs)
+        box = sandbox_module.start(directory, nodes=specs, gres_per_gpu=per_gpu)
         client = box.client()
         config = sandbox_module.write_controller_config(box, tmp_path / "wattsched.toml", poll_s=0.5)
         script = tmp_path / "job.sh"
@@ -426,9 +433,15 @@ def test_a_two_gpu_job_runs_as_a_gang_on_one_slice_of_each_gpu_of_a_node(
         assert rows[a]["node"] == "g1" and rows[g]["node"] == "g2"
         assert rows[g]["gpus"] == 2 and rows[g]["members"] == "0=2,1=2"
         assert rows[g]["energy_j"] > 0  # type: ignore[operator]
+        # both of G's slices were busy while it ran: g2's two counters rose alike (G alone ran there)
+        store = StateStore(load_config(config).state_path)
+        rises = [r.counter_mj - r.first_mj for r in (store.reading("g2", 0), store.reading("g2", 1)) if r]
+        assert len(rises) == 2 and abs(rises[0] - rises[1]) <= 0.02 * max(rises), rises
         text = (tmp_path / "controller.log").read_text()
         assert f"job {g} reserves g2/0, g2/1 (2 GPUs)" in text
         assert f"job {g} released on g2/0 slice 1g.10gb@6, g2/1 slice 1g.10gb@6 (gpu:" in text
+        wanted = "gpu:a100_1g.10gb_gpu0:1,gpu:a100_1g.10gb_gpu1:1" if per_gpu else "gpu:a100_1g.10gb:2"
+        assert f"({wanted})" in text
     finally:
         if controller is not None:
             controller.send_signal(signal.SIGTERM)

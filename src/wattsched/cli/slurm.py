@@ -188,28 +188,48 @@ def _hook(args: argparse.Namespace) -> int:
     from wattsched.hardware.gpu.fake_state import FakeGpuState
     from wattsched.slurm.gres_update import visible_uuids
 
-    uuids = visible_uuids(os.environ)
-    if not uuids:
-        return 0  # not a job on a MIG slice
+    job_id = os.environ.get("SLURM_JOB_ID", "")
     state = FakeGpuState(args.state)
     if args.slurm_command == "epilog":
-        state.set_busy(uuids, None)
-    else:
-        state.set_busy(uuids, args.kind or _job_kind(os.environ.get("SLURM_JOB_ID", "")))
+        state.release_job(job_id)  # every instance its Prolog marked
+        uuids = visible_uuids(os.environ)
+        if uuids:
+            state.set_busy(uuids, None)
+        return 0
+    # Slurm 22.05 gives the Prolog the devices of only the last type of a request of several types
+    # (gpu:A:1,gpu:B:1: SLURM_JOB_GPUS and CUDA_VISIBLE_DEVICES name B's), so the job's record adds the rest.
+    job = _job_record(job_id)
+    uuids = list(dict.fromkeys([*visible_uuids(os.environ), *(job.gpu_uuids if job is not None else ())]))
+    if uuids:
+        state.set_busy(uuids, args.kind or _job_kind(job), job=job_id or None)
     return 0
 
 
-def _job_kind(job_id: str) -> str:
+def _job_record(job_id: str) -> Any:
+    """The job's Slurm record with its devices on this node as MIG UUIDs (``None`` where it cannot be
+    read)."""
+    from wattsched.slurm.client import SlurmClient, SlurmError
+    from wattsched.slurm.gres_update import device_uuids
+
+    if not job_id.isdigit():
+        return None
+    node = os.environ.get("SLURMD_NODENAME") or ""
+    known = device_uuids(os.environ.get("SLURM_CONF"), node or None) or []
+    try:
+        return SlurmClient(gpu_uuids={node: known} if node else None).job(int(job_id))
+    except SlurmError:
+        return None
+
+
+def _job_kind(job: Any) -> str:
     """The kind a job's annotation gives (the annotation default when it gives none or cannot be read)."""
     from wattsched.slurm.annotations import DEFAULTS, AnnotationError, parse_annotation
-    from wattsched.slurm.client import SlurmClient, SlurmError
 
-    try:
-        job = SlurmClient().job(int(job_id))
-        if job is not None:
+    if job is not None:
+        try:
             return parse_annotation(job.comment, submit_s=job.submit_s).kind.value
-    except (ValueError, SlurmError, AnnotationError):
-        pass
+        except (ValueError, AnnotationError):
+            pass
     return DEFAULTS.kind.value
 
 

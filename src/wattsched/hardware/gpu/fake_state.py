@@ -313,8 +313,11 @@ class FakeGpuState:
         return self._transaction(view, change=False)
 
     # ------------------------------------------------------------------ changing
-    def set_busy(self, uuids: str | Sequence[str], kind: JobKind | str | None) -> None:
-        """Mark instances busy running a job of ``kind`` (``None``: idle); all or nothing."""
+    def set_busy(
+        self, uuids: str | Sequence[str], kind: JobKind | str | None, *, job: str | None = None
+    ) -> None:
+        """Mark instances busy running a job of ``kind`` (``None``: idle); all or nothing. ``job``: the
+        job's id, kept on each instance it makes busy (:meth:`release_job`)."""
         wanted = [uuids] if isinstance(uuids, str) else list(uuids)
         value = _kind(kind)
 
@@ -327,8 +330,23 @@ class FakeGpuState:
                 )
             for key in wanted:
                 found[key]["kind"] = value
+                found[key]["job"] = job if value is not None else None
 
         self._transaction(change)
+
+    def release_job(self, job: str) -> list[str]:
+        """Mark idle every instance busy with job ``job`` (:meth:`set_busy`); their UUIDs."""
+
+        def change(data: dict[str, Any]) -> list[str]:
+            freed = []
+            for raw in data["gpus"]:
+                for item in raw["instances"]:
+                    if item.get("job") == job and item.get("kind") is not None:
+                        item["kind"] = item["job"] = None
+                        freed.append(str(item["uuid"]))
+            return freed
+
+        return self._transaction(change)
 
     def create_instance(self, gpu_index: int, profile: str, start: int) -> FakeInstance:
         """Create an idle instance of ``profile`` (catalogue name) at placement ``start``; with a create race
