@@ -155,6 +155,17 @@ PUBLIC_API: dict[str, set[str]] = {
         "run_day",
     },
     "wattsched.rl.partitioner": {"DQNPartitioner", "QEnsemble", "QNetwork"},
+    "wattsched.rl.distill": {
+        "DISTILL_DAY_OFFSET",
+        "DistillConfig",
+        "DistillResult",
+        "DistillationSet",
+        "LabellingPolicy",
+        "distill",
+        "fine_tune",
+        "label_days",
+        "save_networks",
+    },
     "wattsched.rl": {"ENV_ID", "register_envs"},
     "wattsched.viz": {
         "FORMATS",
