@@ -28,24 +28,40 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import asdict, replace
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench_dqn import TARGETS, _et_table, _rows, gain
+from wattsched.hardware.mig import MigGpu
 from wattsched.mig.partition import PARTITIONERS
-from wattsched.mig.partition.evaluate import DayStream
-from wattsched.rl.distill import DistillationSet, DistillConfig, fine_tune, label_days, save_networks
+from wattsched.mig.partition.base import ConfigId
+from wattsched.mig.partition.evaluate import DayStream, day_seed
+from wattsched.mig.partition.rollout import RolloutPartitioner
+from wattsched.mig.partition.runner import run_day
+from wattsched.mig.results import SimSnapshot
+from wattsched.rl.distill import (
+    DistillationSet,
+    DistillConfig,
+    expert_rollout,
+    fine_tune,
+    label_days,
+    save_networks,
+)
 from wattsched.rl.dqn import load_config, load_model, member_path, validation_cost
 from wattsched.rl.partitioner import DQNPartitioner
+from wattsched.workload.generators import generate_jobs
 
 HERE = Path(__file__).resolve().parent
 #: First validation-stream index scored here (the DQN's best-weights check uses 0-9, its ensemble choice
 #: 1,000-1,029 of that stream).
 VALIDATION_FIRST = 2_002_000
 POOL = ("no-mig", "static", "day-night", "dynamic")
+#: The second rollout of the label-noise check draws its sampled days from the day's seed plus this.
+NOISE_SEED_SHIFT = 1_000_003
 
 
 def _labelled(args: argparse.Namespace, config: DistillConfig, round_index: int, actor: Path | None) -> Any:
@@ -68,37 +84,106 @@ def _validate(path: Path, days: int) -> float:
 
 
 def _grid(
-    args: argparse.Namespace, config: DistillConfig, data: DistillationSet, start: Path, tag: str
+    args: argparse.Namespace,
+    config: DistillConfig,
+    data: DistillationSet,
+    start: Path,
+    tag: str,
+    settings: Sequence[tuple[float, float]],
 ) -> Any:
-    """Fine-tune from ``start`` with each setting; the validation cost of each; the best one's path."""
+    """Fine-tune from ``start`` with each (temperature, anchor weight); the validation cost of each; the
+    best one's path. A setting already fitted and scored in ``args.out`` is read back (fitting is
+    deterministic)."""
     base_config = load_config(start)
     results = []
-    for temperature in args.temperatures:
-        for anchor in args.anchors:
-            setting = replace(config, temperature=temperature, anchor_weight=anchor)
+    for temperature, anchor in settings:
+        setting = replace(config, temperature=temperature, anchor_weight=anchor)
+        out = args.out / f"{tag}-t{temperature:g}-w{anchor:g}-lr{config.learning_rate:g}-e{config.epochs}"
+        done = out / "grid.json"
+        if done.exists():
+            row = json.loads(done.read_text(encoding="utf-8"))
+        else:
             models = [load_model(member_path(start, k)) for k in range(base_config.networks)]
             started = time.perf_counter()
             losses = fine_tune(models, data, setting)
-            out = args.out / f"{tag}-t{temperature:g}-w{anchor:g}"
             path = save_networks(models, base_config, out)
-            cost = _validate(path, args.validation_days)
             row = {
                 "temperature": temperature,
                 "anchor_weight": anchor,
+                "learning_rate": config.learning_rate,
+                "epochs": config.epochs,
                 "loss_first": losses[0],
                 "loss_last": losses[-1],
                 "fit_s": round(time.perf_counter() - started, 1),
-                "validation_cost": cost,
+                "validation_cost": _validate(path, args.validation_days),
                 "path": str(path),
             }
-            results.append(row)
-            print(
-                f"  {tag}: temperature {temperature:g}, anchor {anchor:g}: loss {losses[0]:.3f} -> "
-                f"{losses[-1]:.3f}, validation cost {cost:.4f}",
-                flush=True,
-            )
+            done.write_text(json.dumps(row), encoding="utf-8")
+        results.append(row)
+        print(
+            f"  {tag}: temperature {temperature:g}, anchor {anchor:g}, lr {config.learning_rate:g}, "
+            f"{config.epochs} epochs: loss {row['loss_first']:.3f} -> {row['loss_last']:.3f}, "
+            f"validation cost {row['validation_cost']:.4f}",
+            flush=True,
+        )
     best = min(results, key=lambda r: r["validation_cost"])
     return results, Path(best["path"])
+
+
+@dataclass
+class _TwoRollouts:
+    """The expert rollout acting, a second one with other sampled days planning in the same states, and the
+    networks' greedy choices there: how often do two draws of the rollout's label agree, and each network
+    with the first?"""
+
+    first: RolloutPartitioner
+    second: RolloutPartitioner
+    networks: dict[str, DQNPartitioner]
+    name: str = "two-rollouts"
+    rows: list[tuple[bool, ...]] = field(default_factory=list)
+
+    @property
+    def scheduler(self) -> str:
+        return self.first.scheduler
+
+    def reset(self, gpu: MigGpu, seed: int | None = None) -> None:
+        self.first.reset(gpu, seed)
+        self.second.reset(gpu, (seed or 0) + NOISE_SEED_SHIFT)
+        for network in self.networks.values():
+            network.reset(gpu, seed)
+
+    def initial_configuration(self) -> ConfigId:
+        return self.first.initial_configuration()
+
+    def decide(self, snapshot: SimSnapshot) -> ConfigId:
+        plan = self.first.plan(snapshot)
+        if plan.costs:
+            other = self.second.plan(snapshot).choice
+            self.rows.append(
+                (other == plan.choice, *(n.decide(snapshot) == plan.choice for n in self.networks.values()))
+            )
+        return plan.choice
+
+
+def _label_noise(
+    args: argparse.Namespace, config: DistillConfig, networks: dict[str, Path]
+) -> dict[str, float]:
+    """On ``--noise-days`` training-stream days after the labelled ones: agreement of a second rollout (other
+    sampled days) and of each network with the rollout's choice, over the epochs where it simulated."""
+    policy = _TwoRollouts(
+        expert_rollout(args.model, config),
+        expert_rollout(args.model, config),
+        {name: DQNPartitioner.from_file(path) for name, path in networks.items()},
+    )
+    env = load_config(args.model).env
+    spec = env.workload()
+    first = config.first_day + args.rounds * config.days
+    for day in range(first, first + args.noise_days):
+        jobs = generate_jobs(spec, day_seed(0, DayStream.TRAINING, day))
+        run_day(jobs, policy, horizon_s=spec.horizon_s, seed=day)
+    table = np.asarray(policy.rows, dtype=float)
+    names = ["second rollout", *networks]
+    return {"planned_epochs": len(table), **{n: float(table[:, k].mean()) for k, n in enumerate(names)}}
 
 
 def _held_out(args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, Any]:
@@ -109,8 +194,13 @@ def _held_out(args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, Any
     rows += _rows("static", PARTITIONERS.make("static", configuration=3), days, 0)
     for name, path in paths.items():
         rows += _rows(name, DQNPartitioner.from_file(path), days, 0, args.workers)
+    scored = list(paths)
+    if args.rollout_reference:
+        rollout = expert_rollout(args.model, DistillConfig(scenarios=2, candidates=3))
+        rows += _rows("dynamic-rollout", rollout, days, 0, args.workers)
+        scored.append("dynamic-rollout")
     out: dict[str, Any] = {}
-    for name in paths:
+    for name in scored:
         renamed = [{**r, "method": "dynamic"} if r["method"] == name else r for r in rows]
         renamed = [r for r in renamed if r["method"] in POOL]
         table, a = _et_table(renamed, POOL)
@@ -120,6 +210,14 @@ def _held_out(args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, Any
             "gains": {m: gain(table["dynamic"], table[m]) for m, _ in TARGETS},
             "repartitions_per_day": float(np.mean([r["repartitions"] for r in rows if r["method"] == name])),
         }
+    # each DQN against the original on the same days, ``a`` of the original's pool for both
+    original = [r for r in rows if r["method"] in (*POOL[:3], "dynamic-original")]
+    _, a = _et_table(
+        [{**r, "method": "dynamic"} if r["method"] == "dynamic-original" else r for r in original], POOL
+    )
+    table, _ = _et_table(rows, POOL, a)
+    for name in scored[1:]:
+        out[name]["gain_vs_original"] = gain(table[name], table["dynamic-original"])
     return out
 
 
@@ -136,6 +234,30 @@ def main() -> int:
     parser.add_argument("--held-out-days", type=int, default=100)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--relabel", action="store_true")
+    parser.add_argument(
+        "--refit", action="store_true", help="after the rounds, fit the original networks on all samples"
+    )
+    parser.add_argument("--refit-temperatures", type=float, nargs="+", default=[0.3])
+    parser.add_argument("--refit-anchors", type=float, nargs="+", default=[0.1])
+    parser.add_argument("--refit-lr", type=float, default=3e-4)
+    parser.add_argument("--refit-epochs", type=int, default=20)
+    parser.add_argument(
+        "--noise-days",
+        type=int,
+        default=0,
+        help="days of the label-noise check (a second rollout's agreement with the first; 0: off)",
+    )
+    parser.add_argument(
+        "--rollout-reference",
+        action="store_true",
+        help="also score the rollout over the original DQN on the held-out days (~7 s of one core a day)",
+    )
+    parser.add_argument("--skip-held-out", action="store_true", help="no held-out scoring")
+    parser.add_argument(
+        "--score-every-round",
+        action="store_true",
+        help="score each round's kept network on the held-out days (default: only the chosen one)",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "out" / "distill")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -162,6 +284,7 @@ def main() -> int:
             DistillationSet.concatenate(parts),
             start,
             f"r{round_index + 1}",
+            [(t, w) for t in args.temperatures for w in args.anchors],
         )
         rounds.append(
             {
@@ -175,11 +298,29 @@ def main() -> int:
         )
         start = actor = best
     assert actor is not None
+    if args.refit:
+        # one more fit on every round's samples, from the original networks, with its own grid
+        refit = replace(config, learning_rate=args.refit_lr, epochs=args.refit_epochs, seed=args.rounds)
+        settings = [(t, w) for t in args.refit_temperatures for w in args.refit_anchors]
+        grid, best = _grid(args, refit, DistillationSet.concatenate(parts), args.model, "refit", settings)
+        rounds.append({"refit": True, "grid": grid, "kept": str(best)})
     # every round's kept network is scored; the one with the lowest validation cost is the result
-    kept = {f"dynamic-distilled-r{k + 1}": Path(r["kept"]) for k, r in enumerate(rounds)}
+    kept = {
+        "dynamic-distilled-" + ("refit" if r.get("refit") else f"r{k + 1}"): Path(r["kept"])
+        for k, r in enumerate(rounds)
+    }
     costs = {name: min(g["validation_cost"] for g in r["grid"]) for name, r in zip(kept, rounds, strict=True)}
+    if not args.score_every_round:
+        kept = {chosen_name: kept[chosen_name] for chosen_name in [min(costs, key=lambda n: costs[n])]}
+        costs = {name: costs[name] for name in kept}
     chosen = min(costs, key=lambda name: costs[name])
-    held = _held_out(args, {"dynamic-original": args.model, **kept})
+    noise: dict[str, float] = {}
+    if args.noise_days:
+        noise = _label_noise(args, config, {"dynamic-original": args.model, **kept})
+        print(
+            f"label noise on {args.noise_days} days: agreement with the rollout's choice {noise}", flush=True
+        )
+    held = {} if args.skip_held_out else _held_out(args, {"dynamic-original": args.model, **kept})
     print(f"\n{args.held_out_days} held-out days (seed 0), DQN alone, a pooled over {', '.join(POOL)}:")
     for name, block in held.items():
         cells = ", ".join(
@@ -190,6 +331,12 @@ def main() -> int:
             f"  {name:<18} ET {block['et']:.3f}, {cells}, "
             f"{block['repartitions_per_day']:.0f} repartitions/day"
         )
+        if "gain_vs_original" in block:
+            g = block["gain_vs_original"]
+            print(
+                f"  {'':<18} vs the original DQN {g['gain']:.1%} [{g['ci95_low']:.1%}, {g['ci95_high']:.1%}] "
+                f"({g['days_better']} of {g['days']} days better)"
+            )
     result = {
         "model": str(args.model),
         "kept": str(kept[chosen]),
@@ -198,6 +345,7 @@ def main() -> int:
         "validation_days": args.validation_days,
         "validation_cost_original": base_cost,
         "rounds": rounds,
+        "label_noise": noise,
         "held_out_days": args.held_out_days,
         "held_out": held,
         "wall_s": round(time.perf_counter() - started, 1),

@@ -162,6 +162,7 @@ PUBLIC_API: dict[str, set[str]] = {
         "DistillationSet",
         "LabellingPolicy",
         "distill",
+        "expert_rollout",
         "fine_tune",
         "label_days",
         "save_networks",

@@ -53,6 +53,7 @@ __all__ = [
     "DistillationSet",
     "LabellingPolicy",
     "distill",
+    "expert_rollout",
     "fine_tune",
     "label_days",
     "save_networks",
@@ -193,7 +194,9 @@ def _label_day(policy: LabellingPolicy, seed: int, day: int) -> DistillationSet:
     )
 
 
-def _expert(model_path: str | Path, config: DistillConfig) -> RolloutPartitioner:
+def expert_rollout(model_path: str | Path, config: DistillConfig) -> RolloutPartitioner:
+    """The rollout over the DQN at ``model_path`` with ``config``'s sampled days and candidates, its ``a`` and
+    job norm from the DQN's reward (the study's ``dynamic-rollout`` at the defaults)."""
     base = DQNPartitioner.from_file(model_path)
     env = base.env
     assert env is not None
@@ -222,7 +225,7 @@ def label_days(
     the DQN at ``actor_path`` acting (``None``: the rollout acts). ``workers`` > 1 labels the days in that
     many spawned processes (the same samples, in ``days`` order)."""
     policy = LabellingPolicy(
-        _expert(model_path, config),
+        expert_rollout(model_path, config),
         DQNPartitioner.from_file(model_path),
         None if actor_path is None else DQNPartitioner.from_file(actor_path),
     )
