@@ -176,3 +176,26 @@ def test_distill_config_is_validated() -> None:
         DistillConfig(days=0)
     with pytest.raises(ConfigError):
         DistillConfig(temperature=0.0)
+
+
+def test_the_refit_fits_the_original_networks_on_every_rounds_samples(model: Path, tmp_path: Path) -> None:
+    config = replace(SMALL, rounds=2, refit_epochs=5, refit_learning_rate=1e-3)
+    result = distill(model, tmp_path / "refit", config)
+    assert result.rounds[-1]["refit"] and result.rounds[-1]["samples"] == sum(
+        r["samples"] for r in result.rounds[:2]
+    )
+    # by hand: the samples of the two rounds (round 2 acted with round 1's network), then the original fitted
+    round_one = distill(model, tmp_path / "one", replace(SMALL, rounds=1)).model_path
+    samples = DistillationSet.concatenate(
+        [label_days(model, [DAY], SMALL), label_days(model, [DAY + 1], SMALL, actor_path=round_one)]
+    )
+    originals = [load_model(member_path(model, k)) for k in range(2)]
+    losses = fine_tune(originals, samples, config.refit())
+    assert losses == result.rounds[-1]["loss_per_epoch"]
+    refitted = [load_model(member_path(result.model_path, k)) for k in range(2)]
+    for mine, theirs in zip(originals, refitted, strict=True):
+        for x, y in zip(mine.q_net.parameters(), theirs.q_net.parameters(), strict=True):
+            np.testing.assert_array_equal(x.detach().numpy(), y.detach().numpy())
+    assert config.refit().seed == SMALL.seed + 2 and config.refit().epochs == 5
+    with pytest.raises(ConfigError, match="refit"):
+        DistillConfig(refit_epochs=-1)

@@ -16,6 +16,8 @@ time by simulating its best-ranked configurations ahead. Distillation moves that
    squared change of each network's allowed Q-values from its values before fine-tuning (in units of
    ``temperature``), which keeps the Q-values a value scale (the rollout ranks candidates by them) and the
    choices the expert does not contradict.
+3. **Refit** (``refit_epochs`` > 0, what ``benchmarks/dqn_distill.py`` measured best): the original networks
+   fitted once more on every round's samples with their own settings; the result is that fit.
 
 The result is a model directory like :func:`~wattsched.rl.dqn.train`'s (``dqn_model.zip``, its members and
 config; the config's ensemble is the acting networks) plus ``distill.json`` (this config and what each round
@@ -86,6 +88,12 @@ class DistillConfig:
     temperature: float = 0.1
     anchor_weight: float = 1.0
     seed: int = 0
+    #: After the rounds, fit the *original* networks once more on every round's samples for this many epochs
+    #: with the ``refit_*`` settings (0: no refit; the result is the last round's networks).
+    refit_epochs: int = 0
+    refit_learning_rate: float = 3e-4
+    refit_temperature: float = 0.3
+    refit_anchor_weight: float = 0.01
 
     def __post_init__(self) -> None:
         if self.days < 1 or self.rounds < 1 or self.epochs < 1 or self.batch_size < 1:
@@ -102,6 +110,23 @@ class DistillConfig:
             raise ConfigError(
                 "distillation needs first_day >= 0, temperature > 0, anchor_weight >= 0, lr > 0"
             )
+        if self.refit_epochs < 0 or not self.refit_temperature > 0 or self.refit_anchor_weight < 0:
+            raise ConfigError(
+                "the refit needs refit_epochs >= 0, refit_temperature > 0, refit_anchor_weight >= 0"
+            )
+        if self.refit_learning_rate <= 0:
+            raise ConfigError(f"refit_learning_rate must be > 0, got {self.refit_learning_rate}")
+
+    def refit(self) -> DistillConfig:
+        """The settings of the refit as round settings (seed: ``seed + rounds``)."""
+        return replace(
+            self,
+            epochs=self.refit_epochs,
+            learning_rate=self.refit_learning_rate,
+            temperature=self.refit_temperature,
+            anchor_weight=self.refit_anchor_weight,
+            seed=self.seed + self.rounds,
+        )
 
 
 @dataclass(frozen=True)
@@ -329,6 +354,11 @@ def distill(
                 "loss_per_epoch": losses,
             }
         )
+    if config.refit_epochs:
+        originals = [load_model(member_path(model_path, k)) for k in range(dqn_config.networks)]
+        losses = fine_tune(originals, DistillationSet.concatenate(parts), config.refit())
+        actor = save_networks(originals, dqn_config, out)
+        report.append({"refit": True, "samples": sum(len(p) for p in parts), "loss_per_epoch": losses})
     (out / _REPORT_FILE).write_text(
         json.dumps(
             {"config": asdict(config), "seed": seed, "source": str(model_path), "rounds": report}, indent=2
