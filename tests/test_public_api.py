@@ -155,6 +155,18 @@ PUBLIC_API: dict[str, set[str]] = {
         "run_day",
     },
     "wattsched.rl.partitioner": {"DQNPartitioner", "QEnsemble", "QNetwork"},
+    "wattsched.rl.distill": {
+        "DISTILL_DAY_OFFSET",
+        "DistillConfig",
+        "DistillResult",
+        "DistillationSet",
+        "LabellingPolicy",
+        "distill",
+        "expert_rollout",
+        "fine_tune",
+        "label_days",
+        "save_networks",
+    },
     "wattsched.rl": {"ENV_ID", "register_envs"},
     "wattsched.viz": {
         "FORMATS",

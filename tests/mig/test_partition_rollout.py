@@ -60,6 +60,32 @@ def test_ties_keep_the_base_policys_choice() -> None:
     assert _first_decision(policy, [_job(10_000.0)]) == 5
 
 
+def test_the_plan_lists_every_candidate_with_its_cost_and_the_cheapest_is_the_choice() -> None:
+    policy = RolloutPartitioner(StaticPartitioner(5), et_coefficient=0.0, jobs_norm=1.0, scenarios=0)
+    policy.reset(GPU, 0)
+    sim = MigSimulation([_job(120.0)], 5, policy.scheduler, gpu=GPU, horizon_s=600.0)
+    sim.advance()
+    snap = sim.snapshot()
+    plan = policy.plan(snap)
+    # a base that cannot rank: its choice first, then every other configuration
+    assert plan.candidates[0] == 5 and set(plan.candidates) == set(GPU.configuration_ids)
+    assert plan.costs == tuple(policy._cost(snap, c, [], 0.0) for c in plan.candidates)
+    # a = 0: the cost is the lateness, 2 min on 5 (above), 0 only on config 1
+    assert plan.costs[0] == pytest.approx(2.0) and plan.choice == 1 == policy.decide(snap)
+    assert plan.costs[plan.candidates.index(1)] == 0.0
+
+
+def test_without_jobs_the_plan_simulates_nothing() -> None:
+    policy = RolloutPartitioner(StaticPartitioner(5), et_coefficient=0.0, jobs_norm=1.0, scenarios=0)
+    policy.reset(GPU, 0)
+    sim = MigSimulation([_job(120.0)], 5, policy.scheduler, gpu=GPU, horizon_s=600.0)
+    sim.advance()
+    from dataclasses import replace
+
+    empty = replace(sim.snapshot(), jobs=())
+    assert policy.plan(empty) == (5, (), ())
+
+
 def test_decisions_never_depend_on_future_arrivals() -> None:
     spec = WorkloadSpec(profile="alibaba-day", hours=1.5, rate_multiplier=2.5)
     jobs = generate_jobs(spec, 3)

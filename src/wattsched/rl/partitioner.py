@@ -169,6 +169,21 @@ class DQNPartitioner:
         """The greedy action (masked actions excluded when the training config masked them)."""
         return int(np.argmax(self._masked_q(observation)))
 
+    def allowed(self, observation: np.ndarray) -> np.ndarray:
+        """Which actions the training config's mask allows for ``observation`` (all without a mask)."""
+        if self._mask is None:
+            return np.ones(self.network.outputs, dtype=bool)
+        allowed: np.ndarray = self._mask.of(observation)
+        return allowed
+
+    def action_index(self, configuration: ConfigId) -> int:
+        """The action that chooses ``configuration``."""
+        if configuration not in self._actions:
+            raise ConfigError(
+                f"configuration {configuration!r} is none of this DQN's actions {list(self._actions)}"
+            )
+        return self._actions.index(configuration)
+
     def _masked_q(self, observation: np.ndarray) -> np.ndarray:
         q_values = self.network.q_values(observation)
         if self._mask is not None:
@@ -185,6 +200,10 @@ class DQNPartitioner:
         q_values = self._masked_q(self._observe(snapshot))
         order = np.argsort(-q_values, kind="stable")
         return [self._actions[int(k)] for k in order if np.isfinite(q_values[k])]
+
+    def observe(self, snapshot: SimSnapshot) -> np.ndarray:
+        """The network's input for ``snapshot`` (the training environment's observation)."""
+        return self._observe(snapshot)
 
     def _observe(self, snapshot: SimSnapshot) -> np.ndarray:
         if self._spec is None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from wattsched.errors import ConfigError
 from wattsched.hardware.mig import MigGpu
@@ -36,10 +36,19 @@ from wattsched.mig.partition.runner import drive
 from wattsched.mig.results import SimSnapshot
 from wattsched.workload.job import Job
 
-__all__ = ["RankedPolicy", "RolloutPartitioner"]
+__all__ = ["RankedPolicy", "RolloutPartitioner", "RolloutPlan"]
 
 #: Spawn key of the sampled days (the lookahead planner's are ``(7,)``).
 _SCENARIO_KEY = 8
+
+
+class RolloutPlan(NamedTuple):
+    """One decision of the rollout: the configuration taken, the candidates tried (the base's preference
+    first) and each one's mean window cost (empty where nothing was simulated)."""
+
+    choice: ConfigId
+    candidates: tuple[ConfigId, ...]
+    costs: tuple[float, ...]
 
 
 @runtime_checkable
@@ -89,23 +98,31 @@ class RolloutPartitioner:
         return self.base.initial_configuration()
 
     def decide(self, snapshot: SimSnapshot) -> ConfigId:
+        return self.plan(snapshot).choice
+
+    def plan(self, snapshot: SimSnapshot) -> RolloutPlan:
+        """The candidates tried at this epoch, their mean window costs and the choice (what :meth:`decide`
+        returns). Without jobs, or with one candidate, nothing is simulated and ``costs`` is empty."""
         if self._gpu is None:
             raise RuntimeError("call reset(gpu) before decide()")
         if not snapshot.jobs:
-            return self.base.decide(snapshot)
+            return RolloutPlan(self.base.decide(snapshot), (), ())
         candidates = self._candidates(snapshot)
         if len(candidates) == 1:
-            return candidates[0]
+            return RolloutPlan(candidates[0], tuple(candidates), ())
         if snapshot.fork_arrived is None:
             raise ConfigError("the rollout policy needs snapshots of a simulation (SimSnapshot.fork_arrived)")
         now_s = float(snapshot.now_s)
         extras = self._days.arrivals(now_s, self.window_s)
-        best, best_cost = candidates[0], float("inf")
-        for candidate in candidates:
-            cost = sum(self._cost(snapshot, candidate, extra, now_s) for extra in extras) / len(extras)
-            if cost < best_cost:  # strict: ties keep the base's preference
-                best, best_cost = candidate, cost
-        return best
+        costs = [
+            sum(self._cost(snapshot, candidate, extra, now_s) for extra in extras) / len(extras)
+            for candidate in candidates
+        ]
+        best = 0
+        for index, cost in enumerate(costs):
+            if cost < costs[best]:  # strict: ties keep the base's preference
+                best = index
+        return RolloutPlan(candidates[best], tuple(candidates), tuple(costs))
 
     def _candidates(self, snapshot: SimSnapshot) -> list[ConfigId]:
         if isinstance(self.base, RankedPolicy):
