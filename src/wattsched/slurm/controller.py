@@ -364,21 +364,22 @@ class Controller:
             return
         if row.gpus > 1:  # a gang: it waits at the cluster for GPUs of one node (_step_gangs)
             row.preemptible = 0
-            self.store.put_job(row)
-            self._known.add(job.job_id)
-            self._rows[job.job_id] = row
-            report.arrived.append(job.job_id)
+            self._admit(row, report)
             self._log(now, f"job {job.job_id} waits for {row.gpus} GPUs of one node")
             return
         model = self._place(row, now)
         if model is None:  # every GPU is a gang's: it waits at the cluster
-            self.store.put_job(row)
-            self._known.add(job.job_id)
-            self._rows[job.job_id] = row
-            report.arrived.append(job.job_id)
+            self._admit(row, report)
             self._log(now, f"job {job.job_id} waits: every GPU is held by a multi-GPU job")
             return
         self._settle(row, model, job, now, report, arriving=True)
+
+    def _admit(self, row: JobRow, report: PassReport) -> None:
+        """A new job's row is written, kept among the active ones and reported arrived."""
+        self.store.put_job(row)
+        self._known.add(row.job_id)
+        self._rows[row.job_id] = row
+        report.arrived.append(row.job_id)
 
     def _settle(
         self, row: JobRow, model: GpuModel, job: SlurmJob, now: float, report: PassReport, *, arriving: bool
@@ -389,11 +390,10 @@ class Controller:
         power = self._node_power(model.node)
         if power in ("off", "booting") and job.state == JobState.PENDING:
             row.phase = "booting"  # waits at the cluster; reaches its GPU's model once the node is up
-        self.store.put_job(row)
         if arriving:
-            self._known.add(job.job_id)
-            self._rows[job.job_id] = row
-            report.arrived.append(job.job_id)
+            self._admit(row, report)
+        else:
+            self.store.put_job(row)
         if row.phase == "booting":
             self._log(now, f"job {job.job_id} waits for node {model.node} ({power}) to be up")
             self._waits_for_boot(model.node, job.job_id, power, now)
@@ -554,9 +554,7 @@ class Controller:
             return
         if row.node is None:  # waiting at the cluster for a GPU no gang holds (_unpark)
             if job is None or job.state.finished:
-                row.phase, row.slurm_state = "done", job.state if job is not None else JobState.COMPLETED
-                row.end_s = job.end_s if job is not None and job.end_s else now
-                self.store.put_job(row)
+                self._ended_waiting(row, job, now)
             return
         if row.phase == "booting":
             self._await_boot(row, job, now, report)
@@ -650,20 +648,30 @@ class Controller:
         turns Slurm's GRES indices into UUIDs), looked up on the GPU it was released for first, then on the
         node's other GPUs (a GRES request names a slice type, not a GPU: where two GPUs of a node offer the
         type, Slurm may start the job on either); else the slice it was released for."""
-        meter = self.meters.get(model.node)
-        if job is not None and job.gpu_uuids and isinstance(meter, FakeGpuState):
+        if job is not None:
             peers = [model] + [p for p in self.gpus if p.node == model.node and p is not model]
             for peer in peers:
-                labels = {inst.uuid: inst.label for inst in meter.instances(peer.index)}
-                for uuid in job.gpu_uuids:
-                    if labels.get(uuid) in peer.labels:
-                        return peer, peer.labels.index(labels[uuid])
+                found = self._uuid_slice(peer, job.gpu_uuids)
+                if found is not None:
+                    return peer, found
         if row.slice_index is not None:
             return model, row.slice_index
         rank = model.ranks[row.job_id]
         return model, next(
             (s for s, r in enumerate(model.sim.decide(self._rel(self.clock()))) if r == rank), 0
         )
+
+    def _uuid_slice(self, model: GpuModel, uuids: Iterable[str]) -> int | None:
+        """The slice of ``model`` the first of ``uuids`` that is one of its MIG instances names, where its
+        node's GPU state names instances (a fake GPU); ``None`` otherwise."""
+        meter = self.meters.get(model.node)
+        if not isinstance(meter, FakeGpuState):
+            return None
+        labels = {inst.uuid: inst.label for inst in meter.instances(model.index)}
+        for uuid in uuids:
+            if labels.get(uuid) in model.labels:
+                return model.labels.index(labels[uuid])
+        return None
 
     def _move(self, row: JobRow, model: GpuModel, where: GpuModel, now: float) -> GpuModel:
         """A job Slurm started on another GPU of its node than the one it was released for: it leaves the
@@ -772,6 +780,12 @@ class Controller:
                 return
             self._settle(row, model, job, now, report, arriving=False)
 
+    def _ended_waiting(self, row: JobRow, job: SlurmJob | None, now: float) -> None:
+        """A job that ended (cancelled, or gone from Slurm) while it waited at the cluster, in no model."""
+        row.phase, row.slurm_state = "done", job.state if job is not None else JobState.COMPLETED
+        row.end_s = job.end_s if job is not None and job.end_s else now
+        self.store.put_job(row)
+
     def _single_jobs(self) -> Counter[tuple[str | None, int | None]]:
         """The single-GPU jobs each GPU has (waiting for its node, queued, released or running)."""
         return Counter((r.node, r.gpu) for r in self._rows.values() if r.gpus == 1 and r.phase in ACTIVE)
@@ -780,6 +794,12 @@ class Controller:
         for model, _ in self._homes(row):
             if model.gang == row.job_id:
                 model.gang = None
+
+    def _drop_reservation(self, row: JobRow) -> None:
+        """A gang gives its reserved GPUs back and waits to reserve again."""
+        self._unreserve(row)
+        row.node = row.gpu = row.members = None
+        self.store.put_job(row)
 
     def _release_gang(self, row: JobRow, now: float, report: PassReport) -> bool:
         """Release a reserved gang once its GPUs are empty and its node up: each GPU's policy gives it the
@@ -794,9 +814,7 @@ class Controller:
             self._power_up(row.node, row.job_id, now)
         elif power == "down":  # a resume that never came back: its GPUs are reserved again elsewhere
             self._log(now, f"node {row.node} is down: job {row.job_id} reserves GPUs again")
-            self._unreserve(row)
-            row.node = row.gpu = row.members = None
-            self.store.put_job(row)
+            self._drop_reservation(row)
             return False
         peers = [g for g in self.gpus if g.node == row.node]
         if (
@@ -817,7 +835,7 @@ class Controller:
                 s for s, sl in enumerate(model.configuration.slices) if sl.profile == profile
             )
         order = device_order([(g.gpu, g.labels) for g in peers], per_gpu=models[0].per_gpu)
-        types = {(g.index, label): g.gres_type(g.labels.index(label)) for g in peers for label in g.labels}
+        types = {(g.index, label): g.gres_type(s) for g in peers for s, label in enumerate(g.labels)}
         busy = {
             (gpu, label)
             for r in self._rows.values()
@@ -875,13 +893,12 @@ class Controller:
         (another GPU's free slice comes first) the reservation is made again at the next pass. ``False``."""
         mine = {m.index for m in models}
         node = row.node
-        self._unreserve(row)
+        self._drop_reservation(row)
         extra = [device for device in picked if device[0] in mine and device not in wanted]
         if extra and node is not None:
             gpu, label = extra[0]
             unfit = self._unfit.setdefault(row.job_id, set())
             unfit.add(node)
-            row.node = row.gpu = row.members = None
             big = {n.name for n in self.config.nodes if len(n.gpus) >= row.gpus}
             if big <= unfit:
                 job = self.slurm.job(row.job_id)
@@ -895,15 +912,12 @@ class Controller:
                     self._reject(row, job, reason, now, report)
                 return False
             self._log(now, f"job {row.job_id} cannot get one slice of each GPU on {node}: another node next")
-            self.store.put_job(row)
             return False
         self._log(
             now,
             f"job {row.job_id}: another GPU's free slice comes first in Slurm's device order; "
             "its GPUs are reserved again",
         )
-        row.node = row.gpu = row.members = None
-        self.store.put_job(row)
         return False
 
     def _withdraw_gang(self, row: JobRow, now: float) -> None:
@@ -926,8 +940,9 @@ class Controller:
         if row.phase == "queued" or not homes:  # waiting, or reserved: in no model yet
             if state.finished:
                 self._unreserve(row)
-                row.phase, row.end_s = "done", job.end_s if job is not None and job.end_s else now
-            self.store.put_job(row)
+                self._ended_waiting(row, job, now)
+            else:
+                self.store.put_job(row)
             return
         ran = job is not None and job.start_s is not None and (state == JobState.RUNNING or state.finished)
         if ran and row.phase == "released":
@@ -942,14 +957,12 @@ class Controller:
         """Slurm started a gang: each GPU's model is told its slice there — the one Slurm gave it where the
         GPUs' state names the devices (the released one otherwise)."""
         members = parse_members(row.members)
-        meter = self.meters.get(row.node or "")
         got: dict[int, int] = {}
-        if job is not None and job.gpu_uuids and isinstance(meter, FakeGpuState):
+        if job is not None and job.gpu_uuids and isinstance(self.meters.get(row.node or ""), FakeGpuState):
             for model, _ in self._homes(row):
-                labels = {inst.uuid: inst.label for inst in meter.instances(model.index)}
-                for uuid in job.gpu_uuids:
-                    if labels.get(uuid) in model.labels:
-                        got[model.index] = model.labels.index(labels[uuid])
+                found = self._uuid_slice(model, job.gpu_uuids)
+                if found is not None:
+                    got[model.index] = found
             if set(got) != set(members):
                 log.warning(
                     "job %d: Slurm gave it devices %s, not one slice of each of GPUs %s of %s",
