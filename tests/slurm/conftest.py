@@ -97,3 +97,20 @@ def wait_for() -> Callable[..., None]:
         raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
 
     return wait
+
+
+class Killed(BaseException):
+    """Stands for a SIGKILL: nothing after it runs."""
+
+
+def kill_in_a_release(monkeypatch: pytest.MonkeyPatch, slurm: object, store: object, when: str) -> None:
+    """Make the next release stop as a SIGKILL would: ``"after the journal"`` (before Slurm gets it) or
+    ``"after the send"`` (before the journal marks it done)."""
+
+    def killed(*_: object, **__: object) -> None:
+        raise Killed
+
+    if when == "after the journal":
+        monkeypatch.setattr(slurm, "release", killed)
+    else:
+        monkeypatch.setattr(store, "finish_action", killed)

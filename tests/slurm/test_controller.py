@@ -17,6 +17,8 @@ from wattsched.slurm.controller import Controller
 from wattsched.slurm.jobs import engine_job
 from wattsched.slurm.state import StateStore
 
+from .conftest import Killed, kill_in_a_release
+
 
 class Clock:
     def __init__(self, start: float = 1_700_000_000.0) -> None:
@@ -266,10 +268,6 @@ def test_a_restart_loses_no_job_and_repeats_no_finished_action(tmp_path: Path) -
     assert report.finished == [a] and report.released == [b]
 
 
-class Killed(BaseException):
-    """Stands for a SIGKILL: nothing after it runs."""
-
-
 @pytest.mark.parametrize("when", ["after the journal", "after the send"])
 def test_a_kill_in_the_middle_of_a_release_neither_loses_nor_repeats_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
@@ -277,18 +275,7 @@ def test_a_kill_in_the_middle_of_a_release_neither_loses_nor_repeats_it(
     controller, slurm, _meter, clock = _setup(tmp_path)
     job = slurm.submit(comment="wattsched: work=100s")
     store = controller.store
-    if when == "after the journal":
-
-        def release(job_id: int) -> None:
-            raise Killed
-
-        monkeypatch.setattr(slurm, "release", release)
-    else:
-
-        def finish(action_id: int, status: str = "done") -> None:
-            raise Killed
-
-        monkeypatch.setattr(store, "finish_action", finish)
+    kill_in_a_release(monkeypatch, slurm, store, when)
     with pytest.raises(Killed):
         controller.run_once()
     monkeypatch.undo()

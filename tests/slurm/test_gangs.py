@@ -19,6 +19,8 @@ from wattsched.slurm.gres_update import device_order
 from wattsched.slurm.jobs import engine_job
 from wattsched.slurm.state import StateStore
 
+from .conftest import Killed, kill_in_a_release
+
 NODES = ("node0", "node1")
 
 
@@ -426,10 +428,6 @@ def test_a_gang_whose_reserved_node_goes_down_reserves_gpus_on_another_node(tmp_
     del a
 
 
-class Killed(BaseException):
-    """Stands for a SIGKILL: nothing after it runs."""
-
-
 @pytest.mark.parametrize("when", ["after the journal", "after the send"])
 def test_a_kill_in_the_middle_of_a_gangs_release_neither_loses_nor_repeats_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
@@ -439,18 +437,7 @@ def test_a_kill_in_the_middle_of_a_gangs_release_neither_loses_nor_repeats_it(
     controller, slurm, meters, clock = _setup(tmp_path)
     g = slurm.submit(comment="wattsched: work=100s deadline=+3600s gpus=2")
     store = controller.store
-    if when == "after the journal":
-
-        def release(job_id: int) -> None:
-            raise Killed
-
-        monkeypatch.setattr(slurm, "release", release)
-    else:
-
-        def finish(action_id: int, status: str = "done") -> None:
-            raise Killed
-
-        monkeypatch.setattr(store, "finish_action", finish)
+    kill_in_a_release(monkeypatch, slurm, store, when)
     with pytest.raises(Killed):
         controller.run_once()
     monkeypatch.undo()

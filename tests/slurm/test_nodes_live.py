@@ -51,6 +51,38 @@ def _jobs(box: Sandbox, config: Path) -> dict[int, dict[str, object]]:
     return {row["job_id"]: row for row in json.loads(out)}
 
 
+def _sbatch(
+    env: dict[str, str], script: Path, work: str, *extra: str, script_args: tuple[str, ...] = ()
+) -> int:
+    """Submit ``script`` (output beside it, ``.<job id>.out``) annotated with ``work`` and a loose deadline;
+    its job id."""
+    out = subprocess.run(
+        [
+            "sbatch",
+            "--parsable",
+            f"--comment=wattsched: work={work} deadline=+3000s",
+            *extra,
+            *("-o", f"{script}.%j.out", str(script), *script_args),
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return int(out.split(";")[0])
+
+
+def _start_controller(config: Path, env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    """``wattsched slurm controller`` on ``config`` in the background, its output appended to ``log_path``."""
+    log = open(log_path, "ab")  # noqa: SIM115 - the child keeps it
+    return subprocess.Popen(
+        [sys.executable, "-m", "wattsched", "slurm", "controller", "--config", str(config)],
+        stdout=log,
+        stderr=log,
+        env=env,
+    )
+
+
 def _runs(pid: int) -> bool:
     """Whether ``pid`` is a live process (an ended daemon not yet reaped has an empty command line)."""
     cmdline = Path(f"/proc/{pid}/cmdline")
@@ -315,27 +347,9 @@ def test_the_controller_waits_for_a_powered_down_node_it_places_a_job_on(
         env = dict(os.environ, **box.env)
 
         def submit(work_s: int) -> int:
-            out = subprocess.run(
-                [
-                    "sbatch",
-                    "--parsable",
-                    f"--comment=wattsched: work={work_s}s deadline=+3000s",
-                    *("-o", f"{script}.%j.out", str(script)),
-                ],
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-            return int(out.split(";")[0])
+            return _sbatch(env, script, f"{work_s}s")
 
-        log = open(tmp_path / "controller.log", "ab")  # noqa: SIM115 - the child keeps it
-        controller = subprocess.Popen(
-            [sys.executable, "-m", "wattsched", "slurm", "controller", "--config", str(config)],
-            stdout=log,
-            stderr=log,
-            env=env,
-        )
+        controller = _start_controller(config, env, tmp_path / "controller.log")
         a = submit(6)
         wait_for(lambda: client.job(a).state is JobState.RUNNING, 20, "A to run")  # type: ignore[union-attr]
         b = submit(6)
@@ -391,28 +405,9 @@ def test_a_two_gpu_job_runs_as_a_gang_on_one_slice_of_each_gpu_of_a_node(
         env = dict(os.environ, **box.env)
 
         def submit(work: str, *extra: str) -> int:
-            out = subprocess.run(
-                [
-                    "sbatch",
-                    "--parsable",
-                    f"--comment=wattsched: work={work} deadline=+3000s",
-                    *extra,
-                    *("-o", f"{script}.%j.out", str(script), work),
-                ],
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-            return int(out.split(";")[0])
+            return _sbatch(env, script, work, *extra, script_args=(work,))
 
-        log = open(tmp_path / "controller.log", "ab")  # noqa: SIM115 - the child keeps it
-        controller = subprocess.Popen(
-            [sys.executable, "-m", "wattsched", "slurm", "controller", "--config", str(config)],
-            stdout=log,
-            stderr=log,
-            env=env,
-        )
+        controller = _start_controller(config, env, tmp_path / "controller.log")
         a = submit("4s")
         wait_for(lambda: client.job(a).state is JobState.RUNNING, 30, "A to run")  # type: ignore[union-attr]
         g = submit("2s", "--gres=gpu:2")
