@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from wattsched.slurm import sandbox as sandbox_module
+from wattsched.slurm.client import SlurmClient
+from wattsched.slurm.controller import Controller
+from wattsched.workload.job import Job
 
 _BINARIES = ("slurmctld", "slurmd", "munged", "mungekey", "sbatch", "squeue", "sinfo", "scontrol", "scancel")
 
@@ -114,3 +117,41 @@ def kill_in_a_release(monkeypatch: pytest.MonkeyPatch, slurm: object, store: obj
         monkeypatch.setattr(slurm, "release", killed)
     else:
         monkeypatch.setattr(store, "finish_action", killed)
+
+
+def run_trace(
+    controller: Controller,
+    client: SlurmClient,
+    trace: list[tuple[float, Job]],
+    scripts: dict[str, Path],
+    limit_s: float,
+) -> tuple[dict[int, int], dict[int, float]]:
+    """Submit each job of ``trace`` (``(offset s, job)``, its deadline relative to its arrival) at its offset,
+    with its script and an annotation of its work, deadline, kind, scaling and GPUs (when more than one),
+    between the controller's passes (every ``poll_s``) until every job is done; Slurm's id of each trace job
+    and when the controller first saw each Slurm job (epoch s). Fails after ``limit_s``."""
+    ids: dict[int, int] = {}
+    seen_s: dict[int, float] = {}
+    begin = time.time()
+    pending = list(trace)
+    while time.time() - begin < limit_s:
+        tick = time.time()
+        while pending and pending[0][0] <= tick - begin:
+            _, job = pending.pop(0)
+            note = (
+                f"wattsched: work={job.dur_full_s}s deadline=+{job.deadline_s}s kind={job.kind.value} "
+                f"scaling={job.scaling.value}" + (f" gpus={job.gpus}" if job.gpus > 1 else "")
+            )
+            script = scripts[job.job_id]
+            ids[int(job.job_id)] = client.submit(script, comment=note, output=f"{script}.out")
+        report = controller.run_once()
+        for job_id in report.arrived:
+            seen_s[job_id] = report.time_s
+        if (
+            not pending
+            and len(seen_s) == len(trace)
+            and all(r.phase == "done" for r in controller.store.jobs())
+        ):
+            return ids, seen_s
+        time.sleep(max(0.0, controller.config.poll_s - (time.time() - tick)))
+    raise AssertionError(f"the day did not finish in {limit_s:.0f} s: {controller.store.jobs()}")

@@ -23,7 +23,6 @@ import os
 import shutil
 import statistics
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -40,7 +39,7 @@ from wattsched.slurm.jobs import engine_job
 from wattsched.slurm.state import StateStore
 from wattsched.workload.job import Job, JobKind, Scaling
 
-from .conftest import require_slurm, sandbox_directory
+from .conftest import require_slurm, run_trace, sandbox_directory
 
 SEED = 20240301
 WAVES = 8
@@ -121,33 +120,7 @@ def _run_live(
         )
         script.chmod(0o755)
         scripts[job.job_id] = script
-    ids: dict[int, int] = {}
-    seen_s: dict[int, float] = {}
-    begin = time.time()
-    pending = list(trace)
-    while time.time() - begin < 150.0:
-        tick = time.time()
-        while pending and pending[0][0] <= tick - begin:
-            _, job = pending.pop(0)
-            note = (
-                f"wattsched: work={job.dur_full_s}s deadline=+{job.deadline_s}s kind={job.kind.value} "
-                f"scaling={job.scaling.value}"
-            )
-            ids[int(job.job_id)] = client.submit(
-                scripts[job.job_id], comment=note, output=f"{scripts[job.job_id]}.out"
-            )
-        report = controller.run_once()
-        for job_id in report.arrived:
-            seen_s[job_id] = report.time_s
-        if (
-            not pending
-            and all(r.phase == "done" for r in controller.store.jobs())
-            and len(seen_s) == len(trace)
-        ):
-            break
-        time.sleep(max(0.0, config.poll_s - (time.time() - tick)))
-    else:
-        raise AssertionError(f"the day did not finish in 150 s: {controller.store.jobs()}")
+    ids, seen_s = run_trace(controller, client, trace, scripts, 150.0)
     return controller, ids, seen_s
 
 
